@@ -1,0 +1,31 @@
+"""grstream: process graphs larger than GPU memory with Gather-Apply-Scatter programs.
+
+Public API::
+
+    import grstream as gr
+    gr.build_shards(source, "shards/g.h5", num_shards=8)   # partition engine
+    store = gr.open("shards/g.h5")                          # shard store
+    result = gr.run(gr.algorithms.PageRank(), store)       # compute engine
+"""
+__version__ = "0.1.0"
+
+from . import errors  # noqa: E402
+from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid, sqrt,  # noqa: E402,A004
+                      where)
+
+
+def __getattr__(name):
+    # Heavier subsystems load on first use so `import grstream` stays cheap.
+    if name in ("build_shards",):
+        from .partition import build_shards
+        return build_shards
+    if name in ("open", "ShardStore"):
+        from . import store as _store
+        return getattr(_store, name)
+    if name in ("run", "Result"):
+        from . import engine as _engine
+        return getattr(_engine, name)
+    if name == "algorithms":
+        import importlib
+        return importlib.import_module(".algorithms", __name__)
+    raise AttributeError(f"module 'grstream' has no attribute {name!r}")

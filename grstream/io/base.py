@@ -1,0 +1,35 @@
+"""The reader contract shared by every input format.
+
+A reader turns an input into an :class:`EdgeSource`: a *re-iterable* stream of edge chunks, so the
+partition engine can make several passes over an input larger than memory (degrees first, then
+bucketing) without ever holding the whole edge list.
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional, Tuple
+
+import numpy as np
+
+#: one chunk: (src int64[k], dst int64[k], weight float64[k] or None); ids already 0-based.
+Chunk = Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]
+
+
+@dataclass
+class EdgeSource:
+    """A re-iterable edge stream.
+
+    ``chunks()`` may be called any number of times and yields the same edges in the same order.
+    ``num_vertices`` is the count declared by the input (Matrix Market / DIMACS header, an in-memory
+    matrix's shape, a networkx graph's node count) or None when only the ids tell.
+    ``weighted`` says whether chunks carry weights. ``size_bytes`` (if known) drives progress bars.
+    """
+
+    name: str
+    make_chunks: Callable[[], Iterator[Chunk]]
+    weighted: bool
+    num_vertices: Optional[int] = None
+    size_bytes: Optional[int] = None
+    format: str = "memory"
+    meta: dict = field(default_factory=dict)
+
+    def chunks(self) -> Iterator[Chunk]:
+        return self.make_chunks()

@@ -1,0 +1,7 @@
+"""The GAS program API: GASProgram, monoids and the functions programs may call."""
+from . import monoid
+from .functions import abs, exp, log, maximum, minimum, sqrt, where  # noqa: A004
+from .program import GASProgram, ProgramSpec
+
+__all__ = ["GASProgram", "ProgramSpec", "monoid", "where", "minimum", "maximum", "abs", "sqrt",
+           "exp", "log"]

@@ -1,0 +1,177 @@
+"""``GASProgram``: the single-source Gather-Apply-Scatter program users write in Python.
+
+A subclass declares its vertex state, the data it reads, its reduction and its phase functions.
+The class is checked when it is defined (``__init_subclass__``): the translatable methods
+(``gather_map``, ``apply``, ``scatter``, ``aggregate_<name>``) may use only the restricted subset
+documented in docs/PROGRAMS.md, so the same source runs vectorised on numpy and translates to
+CUDA C. ``init`` and ``converged`` run on the host and may use any Python.
+"""
+import numpy as np
+
+from ..errors import ProgramError
+from . import monoid as _monoid
+
+#: built-in vertex properties a program may read as ``v.<name>``.
+BUILTIN_VERTEX = ("id", "in_degree", "out_degree")
+#: phase methods that must stay inside the translatable subset.
+TRANSLATED = ("gather_map", "apply", "scatter")
+GATHER_EDGES = ("in", "out", "all")
+ACTIVATE = ("frontier", "all")
+
+
+class ProgramSpec:
+    """What the engines need to know about a program class, derived once when it is defined."""
+
+    def __init__(self, cls):
+        name = cls.__name__
+        self.name = name
+        vertex = getattr(cls, "vertex", None)
+        if not isinstance(vertex, dict) or not vertex:
+            raise ProgramError("declare vertex state as a non-empty dict {field: dtype}", name)
+        self.vertex_fields = {}
+        for field, dt in vertex.items():
+            if not isinstance(field, str) or not field.isidentifier():
+                raise ProgramError(f"vertex field name {field!r} is not an identifier", name)
+            if field in BUILTIN_VERTEX:
+                raise ProgramError(f"vertex field {field!r} shadows a built-in vertex property", name)
+            try:
+                dtype = np.dtype(dt)
+            except TypeError as exc:
+                raise ProgramError(f"vertex field {field!r}: bad dtype {dt!r} ({exc})", name) from None
+            if dtype.kind not in "biuf":
+                raise ProgramError(f"vertex field {field!r}: dtype {dtype} is not bool, int or float", name)
+            self.vertex_fields[field] = dtype
+
+        reads = set(getattr(cls, "reads", ()) or ())
+        self.vertex_reads = {r for r in reads if r in BUILTIN_VERTEX}
+        self.edge_reads = reads - set(BUILTIN_VERTEX)
+        for prop in self.edge_reads:
+            if not isinstance(prop, str) or not prop.isidentifier():
+                raise ProgramError(f"reads: {prop!r} is not a property name", name)
+
+        self.has_gather = _defined(cls, "gather_map")
+        self.has_scatter = _defined(cls, "scatter")
+        self.gather_edges = getattr(cls, "gather_edges", "in") if self.has_gather else None
+        if self.has_gather and self.gather_edges not in GATHER_EDGES:
+            raise ProgramError(f"gather_edges must be one of {GATHER_EDGES}, not {self.gather_edges!r}", name)
+        self.gather_reduce = getattr(cls, "gather_reduce", None)
+        if self.has_gather and not isinstance(self.gather_reduce, _monoid.Monoid):
+            raise ProgramError("gather_map needs gather_reduce = gr.monoid.<sum|min|max|...>", name)
+        first = next(iter(self.vertex_fields.values()))
+        self.gather_dtype = np.dtype(getattr(cls, "gather_dtype", None) or first)
+        if not _defined(cls, "apply"):
+            raise ProgramError("a program must define apply(self, v, acc)", name)
+
+        self.activate = getattr(cls, "activate", "frontier")
+        if self.activate not in ACTIVATE:
+            raise ProgramError(f"activate must be one of {ACTIVATE}, not {self.activate!r}", name)
+
+        self.params = dict(getattr(cls, "params", {}) or {})
+        for p, val in self.params.items():
+            if not isinstance(val, (bool, int, float, np.number)):
+                raise ProgramError(f"param {p!r} must be a number or bool, not {type(val).__name__}", name)
+
+        self.aggregates = dict(getattr(cls, "aggregates", {}) or {})
+        for agg, m in self.aggregates.items():
+            if not isinstance(m, _monoid.Monoid):
+                raise ProgramError(f"aggregate {agg!r} must map to a gr.monoid", name)
+            if not _defined(cls, "aggregate_" + agg):
+                raise ProgramError(f"aggregate {agg!r} needs a method aggregate_{agg}(self, v)", name)
+        self.aggregate_dtype = {a: np.dtype(getattr(cls, "aggregate_dtype", {}).get(a, "float64"))
+                                for a in self.aggregates}
+        clash = (set(self.params) & set(self.aggregates)) | (
+            (set(self.params) | set(self.aggregates)) & {"num_vertices", "num_edges", "iteration"})
+        if clash:
+            raise ProgramError(f"names used twice among params, aggregates and built-ins: {sorted(clash)}", name)
+
+        self.output = getattr(cls, "output", None) or next(iter(self.vertex_fields))
+        if self.output not in self.vertex_fields:
+            raise ProgramError(f"output {self.output!r} is not a vertex field", name)
+
+        # The restricted-subset check and dependency analysis (which of src/dst/edge each
+        # translatable method touches) live in checker.py.
+        from .checker import check_program
+        self.analysis = check_program(cls, self)
+
+    @property
+    def translated_methods(self):
+        names = [m for m in TRANSLATED if _defined_name(self, m)]
+        return names + ["aggregate_" + a for a in self.aggregates]
+
+    def __repr__(self):
+        return f"<ProgramSpec {self.name}>"
+
+
+def _defined(cls, name):
+    fn = getattr(cls, name, None)
+    base = getattr(GASProgram, name, None) if "GASProgram" in globals() else None
+    return fn is not None and fn is not base
+
+
+def _defined_name(spec, name):
+    return {"gather_map": spec.has_gather, "scatter": spec.has_scatter, "apply": True}[name]
+
+
+class GASProgram:
+    """Base class of Gather-Apply-Scatter programs.
+
+    Subclasses set class attributes and define methods:
+
+    ``vertex``        dict field -> dtype, the per-vertex state (resident in memory).
+    ``reads``         built-in vertex properties (``in_degree``, ``out_degree``; ``id`` is always
+                      readable) and edge properties (``weight``) the program reads.
+    ``gather_edges``  ``"in"`` (default), ``"out"`` or ``"all"``: which edges a vertex gathers over.
+    ``gather_reduce`` a :mod:`grstream.monoid` combining the messages.
+    ``gather_dtype``  dtype of the messages and accumulator (default: the first vertex field's).
+    ``activate``      ``"frontier"`` (default): only neighbours of changed vertices are active next
+                      iteration; ``"all"``: every vertex every iteration (topology-driven).
+    ``params``        dict of numeric parameters with defaults, readable as ``self.<name>``.
+    ``aggregates``    dict name -> monoid; ``aggregate_<name>(self, v)`` gives each vertex's term,
+                      reduced over all vertices after init and after every iteration and readable
+                      as ``self.<name>`` in the next iteration and in ``converged``.
+    ``output``        the field returned as the result (default: the first vertex field).
+
+    ``init(self, v)``                   host-side: set initial state; may return a bool mask of
+                                        vertices considered changed (the seed of the frontier);
+                                        returning None activates every vertex.
+    ``gather_map(self, src, dst, edge)`` message along an edge (restricted subset).
+    ``apply(self, v, acc)``             update ``v``'s fields, return a bool "changed" per vertex.
+    ``scatter(self, src, dst, edge)``   optional, along out-edges of changed vertices.
+    ``converged(self)``                 host-side: return True to stop (aggregates are readable).
+    """
+
+    spec = None  # set for each subclass
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("abstract", False):
+            return
+        cls.spec = ProgramSpec(cls)
+
+    def __init__(self, **params):
+        spec = type(self).spec
+        if spec is None:
+            raise ProgramError("GASProgram itself cannot run; subclass it", type(self).__name__)
+        unknown = set(params) - set(spec.params)
+        if unknown:
+            raise ProgramError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(spec.params)}",
+                               spec.name)
+        values = dict(spec.params)
+        values.update(params)
+        for k, v in values.items():
+            setattr(self, k, v)
+        self.num_vertices = 0
+        self.num_edges = 0
+        self.iteration = 0
+        for agg in spec.aggregates:
+            setattr(self, agg, 0.0)
+
+    @property
+    def param_values(self):
+        return {k: getattr(self, k) for k in type(self).spec.params}
+
+    def init(self, v):  # pragma: no cover - overridden
+        return None
+
+    def converged(self):
+        return False
