@@ -1,0 +1,103 @@
+"""The interface between the backend-neutral iteration loop and a backend (cpu, cuda).
+
+The loop (engine/runner.py) owns the program's host-side hooks (init, converged), iteration
+counting, statistics and progress; a backend owns where vertex state lives, how shard data moves
+and how gather / apply / activation execute. Both backends keep exactly the same iteration
+structure, so they produce the same results.
+
+Bulk-synchronous semantics every backend implements, per iteration ``it`` (program.iteration==it):
+
+1. The *active* set A (vertices) was fixed by the previous iteration (or by ``start``).
+   A shard whose interval holds no active vertex is skipped: none of its data is read or moved.
+2. For each processed shard, for every active vertex v of its interval:
+   ``acc[v]`` = gather_reduce over v's edges (per ``spec.gather_edges``: "in" = in-edges from the
+   shard's CSC, "out" = out-edges from its CSR, "all" = both) of ``gather_map(src, dst, edge)``,
+   reading the *current* values (``cur``) of every vertex; identity when v has no such edge.
+   Programs without gather_map skip this (and never read those edges).
+3. ``changed[v] = apply(v, acc[v])``; apply reads ``cur`` and writes ``nxt``.
+4. Activation (fused with apply): the next active set is every vertex that gathers from a changed
+   vertex: out-neighbours of changed vertices for gather_edges "in", in-neighbours for "out",
+   both for "all" (and, for programs without gather, out-neighbours). With ``activate="all"``
+   every vertex is active every iteration and activation is not computed.
+5. After all shards: ``cur[v] = nxt[v]`` for every vertex applied this iteration; then the
+   program's aggregates are reduced over all vertices' ``cur`` values.
+"""
+from dataclasses import asdict, dataclass, field
+from typing import Dict, Optional
+
+import numpy as np
+
+
+@dataclass
+class IterationStats:
+    """What one iteration did; every backend fills the fields it can (others stay 0)."""
+
+    iteration: int = 0
+    active_vertices: int = 0       # |A| at the start of the iteration
+    active_edges: int = 0          # edges gathered over for active vertices
+    changed_vertices: int = 0
+    next_active_vertices: int = 0
+    shards_processed: int = 0
+    shards_skipped: int = 0
+    bytes_read: int = 0            # bytes of shard data read from the store this iteration
+    bytes_h2d: int = 0             # GPU: bytes copied host -> device
+    bytes_d2h: int = 0             # GPU: bytes copied device -> host
+    time_total: float = 0.0        # seconds, wall clock
+    time_read: float = 0.0         # store reads (CPU: time the compute waited for read-ahead)
+    time_gather: float = 0.0
+    time_apply: float = 0.0
+    time_activate: float = 0.0
+    time_copy: float = 0.0         # GPU: copy engine busy time
+    time_kernel: float = 0.0       # GPU: kernel busy time
+    copy_hidden: float = 0.0       # GPU: copy time overlapped with compute
+    aggregates: Dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self):
+        return asdict(self)
+
+
+class Backend:
+    """Base class of backends. See the module docstring for the semantics."""
+
+    name = "abstract"
+
+    def __init__(self, store, program, memory_budget=None, progress=False):
+        self.store = store
+        self.program = program
+        self.spec = type(program).spec
+        self.memory_budget = memory_budget
+        self.progress = progress
+
+    def start(self, state: Dict[str, np.ndarray], seed: Optional[np.ndarray]) -> int:
+        """Take the initial vertex state; compute the first active set from ``seed``.
+
+        ``seed`` is the bool mask init() returned (vertices treated as changed before iteration
+        1: their neighbours per the activation rule become active) or None (every vertex
+        active). Returns the number of active vertices. Also computes the aggregates.
+        """
+        raise NotImplementedError
+
+    def iterate(self, iteration: int) -> IterationStats:
+        """Run one bulk-synchronous iteration over the active shards; see module docstring."""
+        raise NotImplementedError
+
+    def aggregates(self) -> Dict[str, float]:
+        """The program's aggregates over the current state (after start / the last iterate)."""
+        raise NotImplementedError
+
+    def state(self) -> Dict[str, np.ndarray]:
+        """The current vertex state as host numpy arrays."""
+        raise NotImplementedError
+
+    def info(self) -> dict:
+        """Backend facts for the run's statistics (budget, residency, device name, ...)."""
+        return {"backend": self.name}
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
