@@ -1,0 +1,223 @@
+"""The CPU backend: GAS iterations as numpy kernels over streamed or cached shards.
+
+This is the reference implementation of the semantics in grstream/engine/backend.py and the
+default on machines without a GPU.
+"""
+import time
+
+import numpy as np
+
+from ...engine.backend import Backend, IterationStats
+from ...engine.schedule import (activation_arrays, active_shards, needed_arrays, plan_memory,
+                                shard_bytes)
+from ...errors import UsageError
+from .feeder import ShardFeeder
+from .segments import expand_ranges, reduce_segments
+from .views import EdgeView, VertexView, as_length
+
+# Below this fraction of active vertices in an interval, gather and activation select the active
+# vertices' edges instead of sweeping the whole shard.
+SPARSE_FRACTION = 0.25
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self, store, program, memory_budget=None, progress=False):
+        super().__init__(store, program, memory_budget, progress)
+        spec = self.spec
+        missing = spec.edge_reads - set(store.edge_props)
+        if missing:
+            raise UsageError(f"{spec.name} reads edge propert{'y' if len(missing) == 1 else 'ies'} "
+                             f"{', '.join(sorted(missing))} but the store has "
+                             f"{', '.join(sorted(store.edge_props)) or 'no edge properties'} "
+                             f"(build it with --weighted)")
+        n = self.n = int(store.num_vertices)
+        self.intervals = np.asarray(store.intervals, dtype=np.int64)
+        self.builtins = {}
+        if "in_degree" in spec.vertex_reads:
+            self.builtins["in_degree"] = store.in_degree()
+        if "out_degree" in spec.vertex_reads:
+            self.builtins["out_degree"] = store.out_degree()
+        self.names = needed_arrays(spec)
+        self.act_names = activation_arrays(spec)
+        uses = getattr(spec.analysis, "gather_uses", None)
+        self.hoist = spec.has_gather and uses is not None and uses <= {"src"}
+        vertex_bytes = (2 * sum(n * dt.itemsize for dt in spec.vertex_fields.values())
+                        + sum(a.nbytes for a in self.builtins.values())
+                        + 2 * n  # active masks, this iteration and the next
+                        + (n * spec.gather_dtype.itemsize if self.hoist else 0))
+        self.plan = plan_memory(shard_bytes(store, self.names), vertex_bytes, memory_budget)
+        self.feeder = ShardFeeder(store, self.names, self.plan)
+        self.cur = self.nxt = None
+        self.active = None
+        self._aggregates = {}
+
+    # ----------------------------------------------------------------- lifecycle
+    def start(self, state, seed):
+        spec = self.spec
+        self.cur = {f: np.ascontiguousarray(state[f], dtype=dt) for f, dt in spec.vertex_fields.items()}
+        self.nxt = {f: a.copy() for f, a in self.cur.items()}
+        n = self.n
+        if seed is None or spec.activate == "all":
+            self.active = np.ones(n, dtype=bool)
+        else:
+            seed = np.asarray(seed, dtype=bool)
+            nxt = np.zeros(n, dtype=bool)
+            shards, _ = active_shards(self.intervals, seed)
+            for i, arrays, _, _ in self.feeder.stream(shards):
+                lo, hi = self.intervals[i], self.intervals[i + 1]
+                self._activate(arrays, np.flatnonzero(seed[lo:hi]), hi - lo, nxt)
+            self.active = nxt
+        self._aggregates = self._compute_aggregates()
+        return int(self.active.sum())
+
+    def aggregates(self):
+        return dict(self._aggregates)
+
+    def state(self):
+        return {f: a.copy() for f, a in self.cur.items()}
+
+    def info(self):
+        return {"backend": self.name, "memory": self.plan.to_dict(), "arrays": self.names,
+                "hoisted_gather": self.hoist}
+
+    # ----------------------------------------------------------------- one iteration
+    def iterate(self, iteration):
+        t_start = time.perf_counter()
+        spec, program, n = self.spec, self.program, self.n
+        program.iteration = iteration
+        act = self.active
+        st = IterationStats(iteration=iteration)
+        st.active_vertices = int(act.sum())
+        if spec.activate == "all":
+            shards = np.arange(self.store.num_shards)
+            next_active = None
+        else:
+            shards, _ = active_shards(self.intervals, act)
+            next_active = np.zeros(n, dtype=bool)
+        st.shards_processed = len(shards)
+        st.shards_skipped = self.store.num_shards - len(shards)
+
+        hoisted = None
+        if self.hoist and len(shards):
+            t0 = time.perf_counter()
+            everyone = VertexView(self.cur, self.builtins, slice(0, n), n)
+            hoisted = as_length(program.gather_map(everyone, None, None), n, spec.gather_dtype)
+            st.time_gather += time.perf_counter() - t0
+
+        applied = []
+        for i, arrays, nbytes, waited in self.feeder.stream(shards):
+            st.bytes_read += nbytes
+            st.time_read += waited
+            lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+            local = act[lo:hi]
+            count = int(local.sum())
+            if count == 0:
+                continue
+            rows = None if count == hi - lo else np.flatnonzero(local)
+            t0 = time.perf_counter()
+            acc = self._gather(arrays, lo, hi, rows, hoisted, st)
+            t1 = time.perf_counter()
+            index = slice(lo, hi) if rows is None else rows + lo
+            v = VertexView(self.cur, self.builtins, index, count, writable=True)
+            changed = as_length(program.apply(v, acc), count, np.bool_)
+            written = v.assigned()
+            for f, val in written.items():
+                self.nxt[f][index] = val
+            applied.append((index, tuple(written)))
+            t2 = time.perf_counter()
+            ch = np.flatnonzero(changed)
+            st.changed_vertices += len(ch)
+            if next_active is not None and len(ch):
+                self._activate(arrays, ch if rows is None else rows[ch], hi - lo, next_active)
+            st.time_gather += t1 - t0
+            st.time_apply += t2 - t1
+            st.time_activate += time.perf_counter() - t2
+
+        # bulk-synchronous: publish the new values only after every shard has gathered
+        for index, fields in applied:
+            for f in fields:
+                self.cur[f][index] = self.nxt[f][index]
+        if next_active is None:
+            self.active = np.ones(n, dtype=bool)
+        else:
+            self.active = next_active
+        st.next_active_vertices = int(self.active.sum())
+        t0 = time.perf_counter()
+        self._aggregates = self._compute_aggregates()
+        st.aggregates = dict(self._aggregates)
+        st.time_apply += time.perf_counter() - t0
+        st.time_total = time.perf_counter() - t_start
+        return st
+
+    # ----------------------------------------------------------------- phases
+    def _gather(self, arrays, lo, hi, rows, hoisted, st):
+        spec = self.spec
+        dtype = spec.gather_dtype
+        count = (hi - lo) if rows is None else len(rows)
+        if not spec.has_gather:
+            return np.full(count, spec.gather_dtype.type(0), dtype=dtype)
+        monoid = spec.gather_reduce
+        acc = None
+        for direction in ("in", "out"):
+            if spec.gather_edges not in (direction, "all"):
+                continue
+            ids_name = "in/src" if direction == "in" else "out/dst"
+            indptr = arrays[f"{direction}/indptr"]
+            ids = arrays[ids_name]
+            if rows is None:
+                sel, seg = None, indptr
+                other = ids
+            else:
+                sel, seg = expand_ranges(indptr, rows)
+                other = ids[sel]
+            m = int(seg[-1])
+            st.active_edges += m
+
+            def own(seg=seg):
+                # the gathering vertex of every selected edge
+                base = np.arange(lo, hi, dtype=np.int64) if rows is None else rows + lo
+                return np.repeat(base, np.diff(seg))
+
+            if hoisted is not None:
+                msg = hoisted[other] if direction == "in" else hoisted[own()]
+            else:
+                props = {p: arrays[f"{direction}/{p}"] for p in spec.edge_reads}
+                other_view = VertexView(self.cur, self.builtins, other, m)
+                own_view = VertexView(self.cur, self.builtins, own, m)
+                src, dst = (other_view, own_view) if direction == "in" else (own_view, other_view)
+                msg = as_length(self.program.gather_map(src, dst, EdgeView(props, sel)), m, dtype)
+            part = reduce_segments(msg, seg, monoid, dtype)
+            acc = part if acc is None else monoid.ufunc(acc, part).astype(dtype, copy=False)
+        return acc
+
+    def _activate(self, arrays, changed_local, interval_len, next_active):
+        """Mark every vertex that gathers from a changed vertex as active next iteration."""
+        direction = self.spec.gather_edges or "in"
+        pairs = []
+        if direction in ("in", "all"):
+            pairs.append(("out/indptr", "out/dst"))
+        if direction in ("out", "all"):
+            pairs.append(("in/indptr", "in/src"))
+        for ptr_name, ids_name in pairs:
+            indptr, ids = arrays[ptr_name], arrays[ids_name]
+            if len(changed_local) > SPARSE_FRACTION * interval_len:
+                mask = np.zeros(interval_len, dtype=bool)
+                mask[changed_local] = True
+                next_active[ids[np.repeat(mask, np.diff(indptr))]] = True
+            else:
+                sel, _ = expand_ranges(indptr, np.asarray(changed_local, dtype=np.int64))
+                next_active[ids[sel]] = True
+
+    def _compute_aggregates(self):
+        spec, n = self.spec, self.n
+        out = {}
+        if not spec.aggregates:
+            return out
+        view = VertexView(self.cur, self.builtins, slice(0, n), n)
+        for name, monoid in spec.aggregates.items():
+            dtype = spec.aggregate_dtype[name]
+            terms = as_length(getattr(self.program, "aggregate_" + name)(view), n, dtype)
+            out[name] = monoid.reduce(terms, dtype).item()
+        return out

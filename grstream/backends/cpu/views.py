@@ -1,0 +1,90 @@
+"""Vectorised stand-ins for ``src``, ``dst``, ``v`` and ``edge`` in GAS methods on the CPU.
+
+A view maps attribute reads to numpy arrays lazily (nothing is gathered unless the method reads it)
+and caches each read, so ``src.rank / src.rank`` indexes once. Writes (``v.rank = x``, apply only)
+are held in the view; reads after a write see the written value, as the CUDA translation does.
+"""
+import numpy as np
+
+
+class VertexView:
+    __slots__ = ("_fields", "_builtins", "_index", "_count", "_cache", "_assigned", "_writable")
+
+    def __init__(self, fields, builtins, index, count, writable=False):
+        # index: a slice (contiguous interval: reads are views, no copy) or an int array of ids
+        object.__setattr__(self, "_fields", fields)
+        object.__setattr__(self, "_builtins", builtins)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_count", count)
+        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_assigned", {})
+        object.__setattr__(self, "_writable", writable)
+
+    def __getattr__(self, name):
+        assigned = self._assigned
+        if name in assigned:
+            return assigned[name]
+        cache = self._cache
+        if name in cache:
+            return cache[name]
+        idx = self._resolve()
+        if name in self._fields:
+            value = self._fields[name][idx]
+        elif name == "id":
+            value = (np.arange(idx.start, idx.stop, dtype=np.int64) if isinstance(idx, slice)
+                     else idx.astype(np.int64, copy=False))
+        elif name in self._builtins:
+            value = self._builtins[name][idx]
+        else:
+            raise AttributeError(f"vertex has no field or property {name!r}")
+        cache[name] = value
+        return value
+
+    def _resolve(self):
+        # an index may be given as a callable so that it is built only if a method reads it
+        idx = self._index
+        if callable(idx):
+            idx = idx()
+            object.__setattr__(self, "_index", idx)
+        return idx
+
+    def __setattr__(self, name, value):
+        if not self._writable:
+            raise AttributeError(f"cannot assign {name!r} here: only apply writes vertex fields")
+        if name not in self._fields:
+            raise AttributeError(f"{name!r} is not a vertex field")
+        self._assigned[name] = value
+
+    def assigned(self):
+        """Fields written by the method, each broadcast to the view's length."""
+        dtype_of = {k: a.dtype for k, a in self._fields.items()}
+        return {k: np.broadcast_to(np.asarray(v, dtype=dtype_of[k]), (self._count,))
+                for k, v in self._assigned.items()}
+
+
+class EdgeView:
+    __slots__ = ("_arrays", "_index")
+
+    def __init__(self, arrays, index=None):
+        object.__setattr__(self, "_arrays", arrays)
+        object.__setattr__(self, "_index", index)
+
+    def __getattr__(self, name):
+        try:
+            arr = self._arrays[name]
+        except KeyError:
+            raise AttributeError(f"edge has no property {name!r}") from None
+        return arr if self._index is None else arr[self._index]
+
+    def __setattr__(self, name, value):
+        raise AttributeError("edge properties are read-only in gather_map")
+
+
+def as_length(value, count, dtype):
+    """A method's result as an array of ``count`` elements of ``dtype`` (scalars broadcast)."""
+    arr = np.asarray(value)
+    if arr.dtype != dtype:
+        arr = arr.astype(dtype)
+    if arr.shape != (count,):
+        arr = np.broadcast_to(arr, (count,))
+    return arr
