@@ -102,6 +102,21 @@ class ProgramSpec:
         return f"<ProgramSpec {self.name}>"
 
 
+def _coerce_param(spec, name, value):
+    # A param keeps its default's Python type, so numpy's promotion (and the CUDA struct member
+    # chosen from the default) is the same whatever number the caller passed.
+    default = spec.params[name]
+    kind = bool if isinstance(default, (bool, np.bool_)) else (
+        float if isinstance(default, (float, np.floating)) else int)
+    if not isinstance(value, (bool, int, float, np.number, np.bool_)):
+        raise ProgramError(f"param {name!r} must be a number, not {type(value).__name__}", spec.name)
+    if kind is int and not float(value).is_integer():
+        raise ProgramError(f"param {name!r} is an integer parameter, got {value!r}", spec.name)
+    if isinstance(default, np.generic):
+        return type(default)(value)
+    return kind(value)
+
+
 def _defined(cls, name):
     fn = getattr(cls, name, None)
     base = getattr(GASProgram, name, None) if "GASProgram" in globals() else None
@@ -157,7 +172,8 @@ class GASProgram:
             raise ProgramError(f"unknown parameter(s) {sorted(unknown)}; known: {sorted(spec.params)}",
                                spec.name)
         values = dict(spec.params)
-        values.update(params)
+        for k, v in params.items():
+            values[k] = _coerce_param(spec, k, v)
         for k, v in values.items():
             setattr(self, k, v)
         self.num_vertices = 0
