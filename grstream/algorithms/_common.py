@@ -1,0 +1,40 @@
+"""Shared plumbing of the algorithm modules: checking a source vertex and running a program."""
+import numpy as np
+
+from ..engine import run
+from ..errors import UsageError
+
+
+def check_source(store, source, what="source"):
+    n = int(store.num_vertices)
+    if source is None:
+        raise UsageError(f"a {what} vertex is required (--source V)")
+    try:
+        s = int(source)
+    except (TypeError, ValueError):
+        raise UsageError(f"{what} vertex must be an integer, not {source!r}") from None
+    if s != source:
+        raise UsageError(f"{what} vertex must be an integer, not {source!r}")
+    if not 0 <= s < n:
+        raise UsageError(f"{what} vertex {s} is out of range: the graph has {n} vertices (0..{n - 1})")
+    return s
+
+
+def internal_source(store, source):
+    """Map a user-given source id to the store's id (original ids when the store was renumbered)."""
+    original = store.original_ids()
+    if original is None:
+        return check_source(store, source)
+    try:
+        s = int(source)
+    except (TypeError, ValueError):
+        raise UsageError(f"source vertex must be an integer, not {source!r}") from None
+    pos = int(np.searchsorted(original, s))
+    if pos >= len(original) or original[pos] != s:
+        raise UsageError(f"source vertex {s} does not occur in the graph (store was renumbered)")
+    return pos
+
+
+def execute(program, store, run_options):
+    """Run ``program`` with the engine options the algorithm entry points accept."""
+    return run(program, store, **run_options)

@@ -1,0 +1,38 @@
+"""Weakly connected components: every vertex labelled with the smallest id in its component."""
+import grstream as gr
+
+from ._common import execute
+
+NAME = "cc"
+
+
+class ConnectedComponents(gr.GASProgram):
+    """Label propagation over both edge directions; min is idempotent, so only changed labels
+    propagate (frontier driven)."""
+
+    vertex = {"label": "int64"}
+    gather_edges = "all"
+    gather_reduce = gr.monoid.min
+
+    def init(self, v):
+        v.label = v.id
+        return None  # every vertex starts active
+
+    def gather_map(self, src, dst, edge):
+        return gr.minimum(src.label, dst.label)
+
+    def apply(self, v, acc):
+        new = gr.minimum(v.label, acc)
+        changed = new < v.label
+        v.label = new
+        return changed
+
+
+def connected_components(store, **run_options):
+    """Component labels (int64, smallest vertex id of the component) and the engine Result."""
+    result = execute(ConnectedComponents(), store, run_options)
+    return result.values["label"], result
+
+
+def from_args(store, args, run_options):
+    return connected_components(store, **run_options)

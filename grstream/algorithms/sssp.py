@@ -1,0 +1,53 @@
+"""Single-source shortest paths (Bellman-Ford style, frontier driven): inf when unreachable."""
+import numpy as np
+
+import grstream as gr
+from grstream.errors import UsageError
+
+from ._common import execute, internal_source
+
+NAME = "sssp"
+
+
+class SSSP(gr.GASProgram):
+    """A vertex takes the smallest ``dist(u) + w(u, v)`` over its in-edges."""
+
+    vertex = {"dist": "float64"}
+    reads = {"weight"}
+    gather_reduce = gr.monoid.min
+    params = {"source": 0}
+
+    def init(self, v):
+        v.dist = np.where(v.id == self.source, 0.0, np.inf)
+        return v.id == self.source
+
+    def gather_map(self, src, dst, edge):
+        return src.dist + edge.weight
+
+    def apply(self, v, acc):
+        new = gr.minimum(v.dist, acc)
+        changed = new < v.dist
+        v.dist = new
+        return changed
+
+
+def check_weights(store):
+    """Reject stores without weights, or with negative or NaN weights (one pass over them)."""
+    if "weight" not in store.edge_props:
+        raise UsageError("sssp needs edge weights: the store has none (build it with --weighted)")
+    for i in range(store.num_shards):
+        w = store.read(i, "in/weight")
+        if w.size and not (np.nanmin(w) >= 0):
+            raise UsageError(f"sssp needs non-negative weights: shard {i} has weight {np.nanmin(w)!r}"
+                             + (" (NaN present)" if np.isnan(w).any() else ""))
+
+
+def sssp(store, source, **run_options):
+    """Distances from ``source`` (float64, inf unreachable) and the engine Result."""
+    check_weights(store)
+    result = execute(SSSP(source=internal_source(store, source)), store, run_options)
+    return result.values["dist"], result
+
+
+def from_args(store, args, run_options):
+    return sssp(store, args.source, **run_options)
