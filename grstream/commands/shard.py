@@ -1,0 +1,64 @@
+"""``grstream shard``: build a shard store from an edge list."""
+import re
+
+from ..errors import UsageError
+
+_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1000, "KIB": 1024, "M": 1024 ** 2, "MB": 1000 ** 2,
+          "MIB": 1024 ** 2, "G": 1024 ** 3, "GB": 1000 ** 3, "GIB": 1024 ** 3,
+          "T": 1024 ** 4, "TB": 1000 ** 4, "TIB": 1024 ** 4}
+
+
+def parse_bytes(text):
+    """``"512M"``, ``"1.5GiB"``, ``"4096"`` -> bytes. K/M/G and KiB/MiB/GiB are powers of 1024; KB/MB/GB of 1000."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
+    unit = match.group(2).upper() if match else None
+    if match is None or unit not in _UNITS:
+        raise UsageError(f"cannot read {text!r} as a byte count (examples: 4096, 64M, 1.5GiB)")
+    value = int(float(match.group(1)) * _UNITS[unit])
+    if value < 1:
+        raise UsageError(f"byte count {text!r} must be at least 1 byte")
+    return value
+
+
+def add_parser(sub):
+    p = sub.add_parser("shard", help="partition an edge list into a shard store",
+                       description="Partition a graph into load-balanced CSR/CSC shards in one HDF5 store.")
+    p.add_argument("input", help="edge list (.txt/.el/.gz, KONECT out.*, .mtx, .gr, .npy)")
+    p.add_argument("-o", "--output", required=True, help="store to write, e.g. shards/NAME.h5")
+    p.add_argument("--format", help="input format (default: from the file name)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--shards", type=int, metavar="N", help="number of shards")
+    size.add_argument("--shard-size", metavar="BYTES", help="target bytes per shard (default 64M)")
+    p.add_argument("--memory-limit", metavar="BYTES",
+                   help="build in passes with external buckets, within about this much memory")
+    p.add_argument("--tmp-dir", help="directory for bucket files (default: next to the output)")
+    p.add_argument("--undirected", action="store_true", help="store every edge in both directions")
+    weights = p.add_mutually_exclusive_group()
+    weights.add_argument("--weighted", dest="weighted", action="store_true", default=None,
+                         help="keep edge weights (error if the input has none)")
+    weights.add_argument("--no-weights", dest="weighted", action="store_false",
+                         help="ignore the input's weights")
+    p.add_argument("--drop-self-loops", action="store_true", help="drop edges (v, v)")
+    p.add_argument("--drop-duplicates", action="store_true",
+                   help="keep one edge per (src, dst), the one with the smallest weight")
+    p.add_argument("--renumber", action="store_true",
+                   help="map the ids that occur to 0..n-1 (the mapping is kept in the store)")
+    p.add_argument("--weight-dtype", default="float64", help="stored weight dtype (default float64)")
+    p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or summary")
+    p.set_defaults(func=main)
+    return p
+
+
+def main(args):
+    from ..partition import build_shards
+    if args.shards is not None and args.shards < 1:
+        raise UsageError(f"--shards must be at least 1, got {args.shards}")
+    build_shards(
+        args.input, args.output, format=args.format, num_shards=args.shards,
+        shard_size=None if args.shard_size is None else parse_bytes(args.shard_size),
+        memory_limit=None if args.memory_limit is None else parse_bytes(args.memory_limit),
+        undirected=args.undirected, weighted=args.weighted, self_loops=not args.drop_self_loops,
+        duplicates=not args.drop_duplicates, renumber=args.renumber, weight_dtype=args.weight_dtype,
+        progress=not args.quiet, overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir)
+    return 0

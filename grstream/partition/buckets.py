@@ -1,0 +1,58 @@
+"""External bucketing: edges appended to one temporary file per (direction, shard)."""
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+class BucketFiles:
+    """Temporary bucket files under ``directory``; records keep the order they were appended in.
+
+    A record is (primary, secondary[, weight]) with ids already in the store's id dtype, so a
+    bucket costs ``2 * id bytes + weight bytes`` per edge on disk.
+    """
+
+    def __init__(self, directory, name, num_shards, id_dtype, weight_dtype=None):
+        fields = [("p", id_dtype), ("s", id_dtype)]
+        if weight_dtype is not None:
+            fields.append(("w", weight_dtype))
+        self.record = np.dtype(fields)
+        self.num_shards = num_shards
+        self.directory = Path(tempfile.mkdtemp(prefix=f"{name}.buckets-", dir=directory))
+
+    def _file(self, direction, shard):
+        return self.directory / f"{direction}-{shard}.bin"
+
+    def append(self, direction, shard, primary, secondary, weight):
+        """Append edges to the buckets named by ``shard`` (per edge), keeping their order."""
+        if len(shard) == 0:
+            return
+        # small shard indices sort by radix in numpy's stable argsort
+        narrow = shard.astype(np.min_scalar_type(self.num_shards))
+        order = np.argsort(narrow, kind="stable")
+        counts = np.bincount(narrow, minlength=self.num_shards)
+        records = np.empty(len(order), dtype=self.record)
+        records["p"] = primary[order]
+        records["s"] = secondary[order]
+        if weight is not None:
+            records["w"] = weight[order]
+        del order
+        start = 0
+        for index in np.flatnonzero(counts):
+            stop = start + int(counts[index])
+            with open(self._file(direction, int(index)), "ab") as handle:
+                records[start:stop].tofile(handle)
+            start = stop
+
+    def load(self, direction, shard):
+        """All records of one bucket, in append order (an empty array when none were appended)."""
+        path = self._file(direction, shard)
+        if not path.exists():
+            return np.empty(0, dtype=self.record)
+        records = np.fromfile(path, dtype=self.record)
+        path.unlink()
+        return records
+
+    def cleanup(self):
+        shutil.rmtree(self.directory, ignore_errors=True)

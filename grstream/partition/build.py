@@ -1,0 +1,390 @@
+"""``build_shards``: an edge source in, a load-balanced shard store out."""
+import datetime
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from ..errors import MemoryBudgetError, UsageError
+from ..store import format as fmt
+from .buckets import BucketFiles
+from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prepare_chunk,
+                    split_chunks)
+from .intervals import choose_intervals, shard_of
+from .layout import compress
+from .writer import StoreWriter
+
+log = logging.getLogger("grstream.partition")
+
+#: default shard size when neither num_shards nor shard_size is given
+DEFAULT_SHARD_BYTES = 64 * 2 ** 20
+#: working bytes per edge while one bucket is sorted (records, packed key, order, outputs),
+#: an upper bound measured by tests/partition/test_memory.py
+SORT_BYTES_PER_EDGE = 72
+#: working bytes per input edge while a chunk is prepared and bucketed (doubling, shard
+#: indices, gathered records of both directions)
+CHUNK_BYTES_PER_EDGE = 256
+#: bytes per vertex held during an external build (degrees, cumulative counts, renumber map)
+VERTEX_BYTES = 48
+MAX_CHUNK_EDGES = 1 << 22
+MIN_CHUNK_EDGES = 1 << 12
+MAX_HEAVY_RECORDED = 1000
+
+
+def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
+                 undirected=False, weighted=None, self_loops=True, duplicates=True,
+                 renumber=False, weight_dtype="float64", format=None, progress=True,
+                 overwrite=True, tmp_dir=None):
+    """Partition a graph into a shard store (docs/FORMAT.md).
+
+    Parameters
+    ----------
+    source : path, array, scipy.sparse matrix, networkx graph or :class:`grstream.io.base.EdgeSource`
+        The input; anything but an EdgeSource goes through ``grstream.io.open_source``.
+    path : str or Path
+        Target store file (``shards/NAME.h5``). Written atomically.
+    num_shards : int, optional
+        Requested shard count: each shard's target is ``(in + out edges) / num_shards``.
+        A vertex whose edges exceed the target gets a shard of its own, so the count can differ.
+    shard_size : int, optional
+        Target bytes of a shard's datasets instead of ``num_shards``. Default without
+        either: 64 MiB shards, at least one.
+    memory_limit : int, optional
+        Bytes of working memory. When given, the build runs in passes over the input (degrees,
+        external bucketing into temporary files, per-shard sort) and never holds the edge
+        list; shards are made small enough that one bucket sorts within the limit. Vertex
+        arrays (``VERTEX_BYTES`` per vertex) count against it.
+    undirected : bool
+        Store every edge in both directions (a self-loop once).
+    weighted : bool, optional
+        Keep the input's weights as edge property ``weight``; default: when the input has them.
+    self_loops : bool
+        False drops edges ``(v, v)``.
+    duplicates : bool
+        False keeps one edge per (src, dst) pair, the one with the minimum weight. Intervals are
+        still balanced on the counts before dropping.
+    renumber : bool
+        Map the ids that occur to ``0..n-1`` in increasing order and store ``/vertex/original_id``.
+        Otherwise ``n = max(declared vertex count, largest id + 1)``.
+    weight_dtype : str or numpy dtype
+        Floating dtype of the stored weights.
+    format : str, optional
+        Input format name for ``open_source`` (default: from the file name).
+    progress : bool
+        tqdm bars and a one-line summary on stderr.
+    overwrite : bool
+        Replace an existing store at ``path``; False raises :class:`UsageError` instead.
+    tmp_dir : str or Path, optional
+        Where bucket files go during an external build (default: the target's directory).
+
+    Returns
+    -------
+    pathlib.Path
+        The store's path.
+
+    Examples
+    --------
+    >>> import numpy as np, grstream as gr
+    >>> edges = np.array([[0, 1], [1, 2], [2, 0]])
+    >>> p = gr.build_shards(edges, tmp_path / "tri.h5", num_shards=2, progress=False)
+    >>> gr.open(p).num_edges
+    3
+    """
+    started = time.perf_counter()
+    path = Path(path)
+    _check_options(num_shards, shard_size, memory_limit, weight_dtype)
+    chunk_edges = _chunk_edges(memory_limit)
+    edges = _open(source, format, weighted, chunk_edges)
+    is_weighted = edges.weighted if weighted is None else bool(weighted)
+    if is_weighted and not edges.weighted:
+        raise UsageError(f"{edges.name}: weights requested but the input has none")
+    options = EdgeOptions(undirected=undirected, self_loops=self_loops, weighted=is_weighted,
+                          weight_dtype=np.dtype(weight_dtype))
+    plan = _Plan(edges, options, num_shards, shard_size, memory_limit, not duplicates,
+                 chunk_edges, progress, tmp_dir)
+    plan.renumber_requested = bool(renumber)
+    with StoreWriter(path, overwrite=overwrite) as writer:
+        if memory_limit is None:
+            result = _build_in_memory(plan, writer)
+        else:
+            result = _build_external(plan, writer)
+        writer.commit(_root_attrs(plan, result))
+    if progress:
+        print(_summary(path, result, time.perf_counter() - started), file=sys.stderr)
+    return path
+
+
+class _Plan:
+    def __init__(self, edges, options, num_shards, shard_size, memory_limit, dedup, chunk_edges,
+                 progress, tmp_dir):
+        self.edges = edges
+        self.options = options
+        self.num_shards = num_shards
+        self.shard_size = shard_size
+        self.memory_limit = memory_limit
+        self.dedup = dedup
+        self.chunk_edges = chunk_edges
+        self.progress = progress
+        self.tmp_dir = tmp_dir
+        self.renumber = False
+
+    def bar(self, desc, total=None, unit="edges"):
+        return tqdm(desc=desc, total=total, unit=unit, unit_scale=True, file=sys.stderr,
+                    disable=not self.progress, leave=False)
+
+    def raw_chunks(self):
+        for src, dst, w in split_chunks(self.edges.chunks(), self.chunk_edges):
+            check_chunk(src, dst, w, self.edges.name, self.options.weighted)
+            yield src, dst, w
+
+    def prepared_chunks(self, bar=None):
+        for src, dst, w in self.raw_chunks():
+            if bar is not None:
+                bar.update(len(src))
+            yield prepare_chunk(src, dst, w, self.options)
+
+
+def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
+    if num_shards is not None and shard_size is not None:
+        raise UsageError("give num_shards or shard_size, not both")
+    if num_shards is not None and (not isinstance(num_shards, (int, np.integer)) or num_shards < 1):
+        raise UsageError(f"num_shards must be a positive integer, got {num_shards!r}")
+    for name, value in (("shard_size", shard_size), ("memory_limit", memory_limit)):
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+            raise UsageError(f"{name} must be a positive number of bytes, got {value!r}")
+    try:
+        kind = np.dtype(weight_dtype).kind
+    except TypeError:
+        kind = None
+    if kind != "f":
+        raise UsageError(f"weight_dtype must be a floating dtype, got {weight_dtype!r}")
+
+
+def _chunk_edges(memory_limit):
+    if memory_limit is None:
+        return MAX_CHUNK_EDGES
+    return int(min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, memory_limit // (4 * CHUNK_BYTES_PER_EDGE))))
+
+
+def _open(source, format, weighted, chunk_edges):
+    from ..io.base import EdgeSource
+    if isinstance(source, EdgeSource):
+        return source
+    from ..io import open_source
+    return open_source(source, format=format, weighted=weighted, chunk_edges=chunk_edges)
+
+
+def _set_renumbering(plan):
+    with plan.bar("renumbering") as bar:
+        chunks = ((bar.update(len(s)) or s, d, w) for s, d, w in plan.raw_chunks())
+        plan.options.original_ids = occurring_ids(chunks)
+    plan.renumber = True
+
+
+def _shard_count(plan, edges_per_vertex, id_dtype):
+    total = int(edges_per_vertex.sum())
+    if plan.num_shards is not None:
+        count = plan.num_shards
+    else:
+        size = plan.shard_size or DEFAULT_SHARD_BYTES
+        per_edge = id_dtype.itemsize + (plan.options.weight_dtype.itemsize if plan.options.weighted else 0)
+        count = max(1, math.ceil(total * per_edge / size))
+    if plan.memory_limit is not None:
+        budget = plan.memory_limit - VERTEX_BYTES * len(edges_per_vertex)
+        sortable = budget // SORT_BYTES_PER_EDGE
+        if sortable < 1:
+            raise MemoryBudgetError(
+                f"memory limit {plan.memory_limit} B is below the {VERTEX_BYTES} B per vertex "
+                f"an external build of {len(edges_per_vertex)} vertices holds",
+                minimum=VERTEX_BYTES * len(edges_per_vertex) + SORT_BYTES_PER_EDGE)
+        # a shard holds at most twice its target (a non-heavy vertex straddles a cut)
+        count = max(count, math.ceil(2 * total / sortable))
+    return count
+
+
+def _intervals(plan, in_degree, out_degree, id_dtype):
+    per_vertex = in_degree + out_degree
+    intervals, heavy = choose_intervals(per_vertex, _shard_count(plan, per_vertex, id_dtype))
+    if len(heavy):
+        shown = ", ".join(str(v) for v in heavy[:10]) + (" ..." if len(heavy) > 10 else "")
+        log.warning("%d vertex(es) hold more edges than a shard's target and got a shard of "
+                    "their own: %s", len(heavy), shown)
+    if plan.memory_limit is not None and len(heavy):
+        side = int(max(in_degree[heavy].max(), out_degree[heavy].max()))
+        need = VERTEX_BYTES * len(per_vertex) + side * SORT_BYTES_PER_EDGE
+        if need > plan.memory_limit:
+            raise MemoryBudgetError(
+                f"vertex {int(heavy[np.argmax(np.maximum(in_degree[heavy], out_degree[heavy]))])} "
+                f"has {side} edges in one direction; sorting them needs {need} B, more than the "
+                f"memory limit {plan.memory_limit} B", minimum=need)
+    return intervals, heavy
+
+
+class _Result:
+    def __init__(self, n, intervals, heavy, id_dtype):
+        self.num_vertices = n
+        self.intervals = intervals
+        self.heavy = heavy
+        self.id_dtype = id_dtype
+        self.in_degree = np.zeros(n, dtype=np.int64)
+        self.out_degree = np.zeros(n, dtype=np.int64)
+        self.shard_edges = []
+        self.nbytes = 0
+        self.mode = None
+
+
+def _vertex_count(plan, counted):
+    if plan.renumber:
+        return len(plan.options.original_ids)
+    return max(plan.edges.num_vertices or 0, counted)
+
+
+def _build_in_memory(plan, writer):
+    if plan.renumber_requested:
+        _set_renumbering(plan)
+    with plan.bar("reading") as bar:
+        parts = list(plan.prepared_chunks(bar))
+    src = _concat([p[0] for p in parts], np.int64)
+    dst = _concat([p[1] for p in parts], np.int64)
+    weight = _concat([p[2] for p in parts], plan.options.weight_dtype) if plan.options.weighted else None
+    del parts
+    n = _vertex_count(plan, int(max(src.max(), dst.max())) + 1 if len(src) else 0)
+    id_dtype = fmt.id_dtype_for(n)
+    in_degree = np.bincount(dst, minlength=n).astype(np.int64)
+    out_degree = np.bincount(src, minlength=n).astype(np.int64)
+    intervals, heavy = _intervals(plan, in_degree, out_degree, id_dtype)
+    result = _Result(n, intervals, heavy, id_dtype)
+    result.mode = "in-memory"
+    csc = compress(dst, src, weight, 0, n, n, id_dtype, plan.dedup)
+    csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup)
+    del src, dst, weight
+    with plan.bar("writing", total=len(intervals) - 1, unit="shards") as bar:
+        for i in range(len(intervals) - 1):
+            lo, hi = int(intervals[i]), int(intervals[i + 1])
+            _write_shard(writer, result, plan, i, lo, hi, _slice(csc, lo, hi), _slice(csr, lo, hi))
+            bar.update(1)
+    _write_vertex_data(writer, result, plan)
+    return result
+
+
+def _concat(arrays, dtype):
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
+
+
+def _slice(compressed, lo, hi):
+    indptr, ids, weights = compressed
+    start, stop = int(indptr[lo]), int(indptr[hi])
+    local = indptr[lo:hi + 1] - start
+    return local, ids[start:stop], None if weights is None else weights[start:stop]
+
+
+def _build_external(plan, writer):
+    if plan.renumber_requested:
+        _set_renumbering(plan)
+    counter = DegreeCounter()
+    with plan.bar("reading") as bar:
+        for src, dst, _ in plan.prepared_chunks(bar):
+            counter.add(src, dst)
+        num_input = bar.n
+    n = _vertex_count(plan, len(counter.in_degree))
+    counter.grow(n)
+    id_dtype = fmt.id_dtype_for(n)
+    intervals, heavy = _intervals(plan, counter.in_degree, counter.out_degree, id_dtype)
+    del counter
+    result = _Result(n, intervals, heavy, id_dtype)
+    result.mode = "external"
+    num_shards = len(intervals) - 1
+    bucket_dir = plan.tmp_dir if plan.tmp_dir is not None else writer.path.parent
+    buckets = BucketFiles(bucket_dir, writer.path.name, num_shards, id_dtype,
+                          plan.options.weight_dtype if plan.options.weighted else None)
+    try:
+        with plan.bar("bucketing", total=num_input) as bar:
+            for src, dst, w in plan.prepared_chunks(bar):
+                buckets.append("in", shard_of(dst, intervals), dst, src, w)
+                buckets.append("out", shard_of(src, intervals), src, dst, w)
+        with plan.bar("writing", total=num_shards, unit="shards") as bar:
+            for i in range(num_shards):
+                lo, hi = int(intervals[i]), int(intervals[i + 1])
+                parts = []
+                for direction in ("in", "out"):
+                    rec = buckets.load(direction, i)
+                    weight = rec["w"] if plan.options.weighted else None
+                    parts.append(compress(rec["p"], rec["s"], weight, lo, hi, n, id_dtype, plan.dedup))
+                    del rec, weight
+                _write_shard(writer, result, plan, i, lo, hi, parts[0], parts[1])
+                del parts
+                bar.update(1)
+    finally:
+        buckets.cleanup()
+    _write_vertex_data(writer, result, plan)
+    return result
+
+
+def _write_shard(writer, result, plan, i, lo, hi, in_parts, out_parts):
+    props = ("weight",) if plan.options.weighted else ()
+    result.nbytes += writer.shard(i, lo, hi, in_parts, out_parts, props)
+    result.in_degree[lo:hi] = np.diff(in_parts[0])
+    result.out_degree[lo:hi] = np.diff(out_parts[0])
+    result.shard_edges.append((len(in_parts[1]), len(out_parts[1])))
+
+
+def _write_vertex_data(writer, result, plan):
+    writer.dataset(fmt.INTERVALS, result.intervals)
+    writer.dataset(fmt.IN_DEGREE, result.in_degree)
+    writer.dataset(fmt.OUT_DEGREE, result.out_degree)
+    if plan.renumber:
+        writer.dataset(fmt.ORIGINAL_ID, plan.options.original_ids.astype(np.int64))
+
+
+def _root_attrs(plan, result):
+    renumber = plan.renumber
+    props = {"weight": plan.options.weight_dtype.name} if plan.options.weighted else {}
+    from .. import __version__
+    build = {
+        "input": plan.edges.name,
+        "input_format": plan.edges.format,
+        "grstream_version": __version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "mode": result.mode,
+        "options": {
+            "num_shards": plan.num_shards, "shard_size": plan.shard_size,
+            "memory_limit": plan.memory_limit, "undirected": plan.options.undirected,
+            "weighted": plan.options.weighted, "self_loops": plan.options.self_loops,
+            "duplicates": not plan.dedup, "renumber": renumber,
+            "weight_dtype": plan.options.weight_dtype.name,
+        },
+        "num_heavy_vertices": int(len(result.heavy)),
+        "heavy_vertices": [int(v) for v in result.heavy[:MAX_HEAVY_RECORDED]],
+    }
+    return {
+        "format": fmt.FORMAT_NAME,
+        "format_version": np.int64(fmt.FORMAT_VERSION),
+        "num_vertices": np.int64(result.num_vertices),
+        "num_edges": np.int64(int(result.in_degree.sum())),
+        "num_shards": np.int64(len(result.intervals) - 1),
+        "id_dtype": result.id_dtype.name,
+        "edge_props": props,
+        "directed": not plan.options.undirected,
+        "renumbered": bool(renumber),
+        "build": build,
+    }
+
+
+def _summary(path, result, seconds):
+    edges = [i + o for i, o in result.shard_edges]
+    mean = sum(edges) / len(edges) if edges else 0.0
+    balance = (max(edges) / mean) if mean else 1.0
+    return (f"{path}: {result.num_vertices} vertices, {int(result.in_degree.sum())} edges, "
+            f"{len(edges)} shards (max/mean edges {balance:.2f}), {_human(result.nbytes)}, "
+            f"{seconds:.2f} s")
+
+
+def _human(nbytes):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if nbytes < 1024 or unit == "GiB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024

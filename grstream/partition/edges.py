@@ -1,0 +1,125 @@
+"""Edge chunks as the store will hold them: renumbered, self-loops dropped, both directions.
+
+Every step is applied chunk by chunk and is independent of where the chunks are cut (an
+undirected edge's reverse follows it directly), so an external build that re-chunks its input
+sees the same edge sequence as an in-memory build.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..errors import InputFormatError
+
+
+@dataclass
+class EdgeOptions:
+    """How input edges become stored edges."""
+
+    undirected: bool = False
+    self_loops: bool = True
+    weighted: bool = False
+    weight_dtype: np.dtype = np.dtype(np.float64)
+    #: sorted ids occurring in the input when renumbering, else None
+    original_ids: Optional[np.ndarray] = None
+
+
+def split_chunks(chunks, max_edges):
+    """Re-cut a chunk stream so no chunk holds more than ``max_edges`` edges (bounds working memory)."""
+    for src, dst, w in chunks:
+        if len(src) <= max_edges:
+            yield src, dst, w
+            continue
+        for start in range(0, len(src), max_edges):
+            stop = start + max_edges
+            yield src[start:stop], dst[start:stop], None if w is None else w[start:stop]
+
+
+def check_chunk(src, dst, w, name, weighted):
+    """Reject what a reader should never hand over but an in-memory EdgeSource might."""
+    if len(src) != len(dst) or (w is not None and len(w) != len(src)):
+        raise InputFormatError("edge chunk arrays differ in length", path=name)
+    if len(src) and (src.min() < 0 or dst.min() < 0):
+        raise InputFormatError("negative vertex id", path=name)
+    if weighted:
+        if w is None:
+            raise InputFormatError("weighted input yielded a chunk without weights", path=name)
+        if len(w) and not np.isfinite(w).all():
+            raise InputFormatError("NaN or infinite edge weight", path=name)
+
+
+def prepare_chunk(src, dst, w, options):
+    """Apply renumbering, self-loop removal and undirected doubling to one chunk."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    w = np.asarray(w, dtype=options.weight_dtype) if options.weighted else None
+    if options.original_ids is not None:
+        src = np.searchsorted(options.original_ids, src)
+        dst = np.searchsorted(options.original_ids, dst)
+    if not options.self_loops:
+        keep = src != dst
+        if not keep.all():
+            src, dst = src[keep], dst[keep]
+            w = None if w is None else w[keep]
+    if options.undirected:
+        src, dst, w = _both_ways(src, dst, w)
+    return src, dst, w
+
+
+def _both_ways(src, dst, w):
+    k = len(src)
+    both_src = np.empty(2 * k, dtype=np.int64)
+    both_dst = np.empty(2 * k, dtype=np.int64)
+    both_src[0::2], both_src[1::2] = src, dst
+    both_dst[0::2], both_dst[1::2] = dst, src
+    both_w = None
+    if w is not None:
+        both_w = np.repeat(w, 2)
+    loops = src == dst
+    if loops.any():
+        # a self-loop's reverse is itself: store it once
+        keep = np.ones(2 * k, dtype=bool)
+        keep[1::2] = ~loops
+        both_src, both_dst = both_src[keep], both_dst[keep]
+        both_w = None if both_w is None else both_w[keep]
+    return both_src, both_dst, both_w
+
+
+class DegreeCounter:
+    """In- and out-degree of every vertex seen so far, growing with the largest id."""
+
+    def __init__(self, num_vertices=0):
+        self.in_degree = np.zeros(num_vertices, dtype=np.int64)
+        self.out_degree = np.zeros(num_vertices, dtype=np.int64)
+
+    def add(self, src, dst):
+        if len(src) == 0:
+            return
+        top = int(max(src.max(), dst.max())) + 1
+        if top > len(self.in_degree):
+            self.grow(top)
+        _count_into(self.out_degree, src)
+        _count_into(self.in_degree, dst)
+
+    def grow(self, size):
+        if size > len(self.in_degree):
+            extra = size - len(self.in_degree)
+            self.in_degree = np.concatenate((self.in_degree, np.zeros(extra, dtype=np.int64)))
+            self.out_degree = np.concatenate((self.out_degree, np.zeros(extra, dtype=np.int64)))
+
+
+def _count_into(counts, ids):
+    # bincount allocates O(n) per call; scattered increments win when the chunk is much smaller
+    if len(ids) * 8 >= len(counts):
+        counts += np.bincount(ids, minlength=len(counts))
+    else:
+        np.add.at(counts, ids, 1)
+
+
+def occurring_ids(chunks):
+    """Sorted distinct ids over a chunk stream (O(distinct ids) memory), for renumbering."""
+    seen = np.empty(0, dtype=np.int64)
+    for src, dst, _ in chunks:
+        if len(src):
+            seen = np.union1d(seen, np.unique(np.concatenate((src, dst)).astype(np.int64)))
+    return seen

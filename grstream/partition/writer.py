@@ -1,0 +1,115 @@
+"""Atomic writing of a shard store: a temporary file in the target directory, renamed when complete."""
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ..errors import UsageError
+from ..store import format as fmt
+
+
+class StoreWriter:
+    """Writes one store to ``NAME.h5.tmp-<pid>`` and moves it onto ``NAME.h5`` in :meth:`commit`.
+
+    Used as a context manager: leaving the block by an exception removes the temporary file,
+    so a failed build never leaves anything under the target name (a SIGKILL leaves only the
+    temporary, which the next build in that directory removes).
+    """
+
+    def __init__(self, path, overwrite=True):
+        self.path = Path(path)
+        if self.path.exists() and not overwrite:
+            raise UsageError(f"{self.path} exists (pass overwrite=True to replace it)")
+        if self.path.is_dir():
+            raise UsageError(f"{self.path} is a directory, not a store path")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.path)
+        self.tmp_path = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
+        self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.abort()
+        return False
+
+    def dataset(self, name, array):
+        """Write ``array`` contiguous and uncompressed with its CRC32; return its size in bytes."""
+        array = np.ascontiguousarray(array)
+        dset = self.file.create_dataset(name, data=array)
+        dset.attrs["crc32"] = np.int64(fmt.crc32(array))
+        return array.nbytes
+
+    def shard(self, index, lo, hi, in_parts, out_parts, edge_props):
+        """Write shard ``index``: ``in_parts``/``out_parts`` are (indptr, ids, weights-or-None)."""
+        group = fmt.shard_group(index)
+        nbytes = 0
+        for direction, (indptr, ids, weights) in (("in", in_parts), ("out", out_parts)):
+            nbytes += self.dataset(f"{group}/{direction}/{fmt.INDPTR}", indptr)
+            nbytes += self.dataset(f"{group}/{direction}/{fmt.ID_DATASET[direction]}", ids)
+            for prop in edge_props:
+                nbytes += self.dataset(f"{group}/{direction}/{prop}", weights)
+        attrs = self.file[group].attrs
+        attrs["lo"], attrs["hi"] = np.int64(lo), np.int64(hi)
+        attrs["num_in_edges"] = np.int64(len(in_parts[1]))
+        attrs["num_out_edges"] = np.int64(len(out_parts[1]))
+        attrs["nbytes"] = np.int64(nbytes)
+        return nbytes
+
+    def commit(self, attrs):
+        """Set the root attributes, flush, fsync and rename onto the target path."""
+        root = self.file.attrs
+        for key, value in attrs.items():
+            root[key] = json.dumps(value) if isinstance(value, dict) else value
+        self.file.flush()
+        self.file.close()
+        fd = os.open(self.tmp_path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(self.tmp_path, self.path)
+        _fsync_directory(self.path.parent)
+
+    def abort(self):
+        try:
+            if self.file.id.valid:
+                self.file.close()
+        finally:
+            self.tmp_path.unlink(missing_ok=True)
+
+
+def remove_stale_temporaries(path):
+    """Remove ``NAME.h5.tmp-<pid>`` files whose writer process no longer exists."""
+    for tmp in path.parent.glob(f"{path.name}.tmp-*"):
+        pid = tmp.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_directory(directory):
+    # the rename is durable only once the directory entry is on disk
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,48 @@
+"""Constants and small helpers of the shard store format (docs/FORMAT.md is the contract)."""
+import zlib
+
+import numpy as np
+
+FORMAT_NAME = "grstream-shards"
+FORMAT_VERSION = 1
+#: h5py ``libver`` pinned so files written today stay readable by the HDF5 versions we test with.
+LIBVER = ("v110", "latest")
+
+INTERVALS = "intervals"
+IN_DEGREE = "vertex/in_degree"
+OUT_DEGREE = "vertex/out_degree"
+ORIGINAL_ID = "vertex/original_id"
+
+#: per-shard id datasets: direction -> name of the neighbour-id dataset
+ID_DATASET = {"in": "src", "out": "dst"}
+INDPTR = "indptr"
+
+ROOT_ATTRS = ("format", "format_version", "num_vertices", "num_edges", "num_shards", "id_dtype",
+              "edge_props", "directed", "renumbered", "build")
+SHARD_ATTRS = ("lo", "hi", "num_in_edges", "num_out_edges", "nbytes")
+
+
+def id_dtype_for(num_vertices):
+    """Vertex-id dtype of a store with ``num_vertices`` vertices: int32 below 2**31, else int64."""
+    return np.dtype(np.int32) if num_vertices < 2 ** 31 else np.dtype(np.int64)
+
+
+def shard_group(i):
+    return f"shards/{i}"
+
+
+def shard_dataset_names(edge_props):
+    """Dataset names of one shard, relative to its group, in the order they are written."""
+    names = []
+    for direction, ids in ID_DATASET.items():
+        names += [f"{direction}/{INDPTR}", f"{direction}/{ids}"]
+        names += [f"{direction}/{prop}" for prop in edge_props]
+    return names
+
+
+def crc32(array):
+    """``zlib.crc32`` of an array's raw bytes, without copying it when it is contiguous."""
+    arr = np.ascontiguousarray(array)
+    if arr.size == 0:
+        return 0
+    return zlib.crc32(memoryview(arr).cast("B")) & 0xFFFFFFFF

@@ -1,0 +1,432 @@
+"""Reading and validating a shard store (docs/FORMAT.md)."""
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ..errors import ChecksumError, FormatVersionError, ShardStoreError, UsageError
+from . import format as fmt
+
+VERIFY_MODES = ("first", "always", "never")
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """What the engine needs to plan one shard: its interval, edge counts and sizes in bytes."""
+
+    index: int
+    lo: int
+    hi: int
+    num_in_edges: int
+    num_out_edges: int
+    nbytes: int
+    dataset_nbytes: dict = field(default_factory=dict)
+
+    @property
+    def num_vertices(self):
+        return self.hi - self.lo
+
+
+@dataclass(frozen=True)
+class _Dataset:
+    name: str            # full HDF5 path
+    dtype: np.dtype
+    size: int
+    offset: object       # file offset of the contiguous data, None when it has no storage yet
+    crc: int
+    is_ids: bool
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+
+class ShardStore:
+    """An open shard store; see :func:`open`.
+
+    Reads of shard datasets go straight into the caller's buffer with ``os.preadv`` at the
+    dataset's file offset (contiguous storage), which also lets a read-ahead thread run while
+    others hold the GIL. Every h5py call is made under one lock, so reads from several threads
+    are safe.
+    """
+
+    def __init__(self, path, verify="first"):
+        if verify not in VERIFY_MODES:
+            raise UsageError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
+        self.path = Path(path)
+        self.verify = verify
+        self._lock = threading.RLock()
+        self._verified = set()
+        self._fd = None
+        self._h5 = None
+        if not self.path.is_file():
+            raise ShardStoreError("no such store file", path=self.path)
+        try:
+            self._h5 = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise ShardStoreError(f"not a readable HDF5 file ({_first_line(exc)})", path=self.path) from None
+        try:
+            self._load()
+            self._fd = os.open(self.path, os.O_RDONLY)
+        except ShardStoreError:
+            self.close()
+            raise
+        except (OSError, KeyError, ValueError, TypeError) as exc:
+            self.close()
+            raise ShardStoreError(f"unreadable store metadata ({_first_line(exc)})", path=self.path) from None
+
+    # ---- opening and validation -------------------------------------------------------------
+
+    def _fail(self, message, shard=None, dataset=None, cls=ShardStoreError):
+        raise cls(message, path=self.path, shard=shard, dataset=dataset)
+
+    def _load(self):
+        attrs = self._h5.attrs
+        if attrs.get("format") != fmt.FORMAT_NAME:
+            self._fail(f"not a grstream shard store (format attribute is {attrs.get('format')!r}, "
+                       f"expected {fmt.FORMAT_NAME!r})")
+        version = attrs.get("format_version")
+        if not isinstance(version, (int, np.integer)):
+            self._fail(f"format_version attribute is {version!r}, expected an integer")
+        if int(version) != fmt.FORMAT_VERSION:
+            self._fail(f"format version {int(version)} is not supported (this grstream reads "
+                       f"version {fmt.FORMAT_VERSION})", cls=FormatVersionError)
+        self.format_version = int(version)
+        missing = [a for a in fmt.ROOT_ATTRS if a not in attrs]
+        if missing:
+            self._fail(f"missing root attribute(s): {', '.join(missing)}")
+        self.num_vertices = self._int_attr(attrs, "num_vertices", minimum=0)
+        self.num_edges = self._int_attr(attrs, "num_edges", minimum=0)
+        self.num_shards = self._int_attr(attrs, "num_shards", minimum=1)
+        if attrs["id_dtype"] not in ("int32", "int64"):
+            self._fail(f"id_dtype attribute is {attrs['id_dtype']!r}, expected 'int32' or 'int64'")
+        self.id_dtype = np.dtype(attrs["id_dtype"])
+        if self.id_dtype.itemsize < fmt.id_dtype_for(self.num_vertices).itemsize:
+            self._fail(f"id_dtype {self.id_dtype} cannot hold {self.num_vertices} vertices")
+        self.edge_props = {name: np.dtype(dt) for name, dt in self._json_attr(attrs, "edge_props").items()}
+        self.directed = bool(attrs["directed"])
+        self.renumbered = bool(attrs["renumbered"])
+        self.build = self._json_attr(attrs, "build")
+
+        n, s = self.num_vertices, self.num_shards
+        self.intervals = self._read_small(fmt.INTERVALS, np.int64, s + 1)
+        iv = self.intervals
+        if iv[0] != 0 or iv[-1] != n or np.any(np.diff(iv) < 0):
+            self._fail("intervals must start at 0, end at num_vertices and not decrease",
+                       dataset=fmt.INTERVALS)
+        self._in_degree = self._read_small(fmt.IN_DEGREE, np.int64, n)
+        self._out_degree = self._read_small(fmt.OUT_DEGREE, np.int64, n)
+        self._original_ids = (self._read_small(fmt.ORIGINAL_ID, np.int64, n)
+                              if self.renumbered else None)
+        self._shards = []
+        self._datasets = []
+        for i in range(s):
+            self._load_shard(i)
+        total_in = sum(info.num_in_edges for info in self._shards)
+        total_out = sum(info.num_out_edges for info in self._shards)
+        if not total_in == total_out == self.num_edges:
+            self._fail(f"shards hold {total_in} in-edges and {total_out} out-edges but "
+                       f"num_edges is {self.num_edges}")
+
+    def _int_attr(self, attrs, name, minimum):
+        value = attrs[name]
+        if not isinstance(value, (int, np.integer)) or int(value) < minimum:
+            self._fail(f"root attribute {name} is {value!r}, expected an integer >= {minimum}")
+        return int(value)
+
+    def _json_attr(self, attrs, name):
+        try:
+            value = json.loads(attrs[name])
+        except (TypeError, ValueError):
+            value = None
+        if not isinstance(value, dict):
+            self._fail(f"root attribute {name} is not a JSON object")
+        return value
+
+    def _describe(self, name, dtype, size, shard=None, is_ids=False):
+        """Check one dataset's presence, dtype, shape and layout; return its read descriptor."""
+        dset = self._h5.get(name)
+        if not isinstance(dset, h5py.Dataset):
+            self._fail("dataset missing", shard=shard, dataset=name)
+        if dset.dtype != np.dtype(dtype):
+            self._fail(f"dtype {dset.dtype}, expected {np.dtype(dtype)}", shard=shard, dataset=name)
+        if dset.shape != (size,):
+            self._fail(f"shape {dset.shape}, expected ({size},)", shard=shard, dataset=name)
+        if dset.chunks is not None or dset.compression is not None:
+            self._fail("dataset must be contiguous and uncompressed", shard=shard, dataset=name)
+        crc = dset.attrs.get("crc32")
+        if not isinstance(crc, (int, np.integer)):
+            self._fail("crc32 attribute missing", shard=shard, dataset=name)
+        return _Dataset(name, np.dtype(dtype), size, dset.id.get_offset(), int(crc), is_ids)
+
+    def _read_small(self, name, dtype, size):
+        desc = self._describe(name, dtype, size)
+        array = np.empty(size, dtype=desc.dtype)
+        self._read_into(desc, array, shard=None)
+        if self.verify != "never":
+            self._check_crc(desc, array, shard=None)
+        array.flags.writeable = False
+        return array
+
+    def _load_shard(self, i):
+        group_name = fmt.shard_group(i)
+        group = self._h5.get(group_name)
+        if not isinstance(group, h5py.Group):
+            self._fail("shard group missing", shard=i, dataset=group_name)
+        missing = [a for a in fmt.SHARD_ATTRS if a not in group.attrs]
+        if missing:
+            self._fail(f"missing shard attribute(s): {', '.join(missing)}", shard=i, dataset=group_name)
+        a = {k: int(group.attrs[k]) for k in fmt.SHARD_ATTRS}
+        lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+        if (a["lo"], a["hi"]) != (lo, hi):
+            self._fail(f"shard bounds [{a['lo']}, {a['hi']}) differ from intervals [{lo}, {hi})",
+                       shard=i, dataset=group_name)
+        descs = {}
+        for direction, ids in fmt.ID_DATASET.items():
+            edges = a[f"num_{direction}_edges"]
+            key = f"{direction}/{fmt.INDPTR}"
+            descs[key] = self._describe(f"{group_name}/{key}", np.int64, hi - lo + 1, shard=i)
+            descs[f"{direction}/{ids}"] = self._describe(
+                f"{group_name}/{direction}/{ids}", self.id_dtype, edges, shard=i, is_ids=True)
+            for prop, dtype in self.edge_props.items():
+                descs[f"{direction}/{prop}"] = self._describe(
+                    f"{group_name}/{direction}/{prop}", dtype, edges, shard=i)
+        self._datasets.append(descs)
+        for direction in fmt.ID_DATASET:
+            # offsets are read (and so verified) now: every later read trusts them
+            key = f"{direction}/{fmt.INDPTR}"
+            indptr = self.read(i, key)
+            if indptr[0] != 0 or indptr[-1] != a[f"num_{direction}_edges"] or np.any(np.diff(indptr) < 0):
+                self._fail(f"offsets must start at 0, not decrease and end at the edge count "
+                           f"{a[f'num_{direction}_edges']}", shard=i, dataset=descs[key].name)
+        nbytes = sum(d.nbytes for d in descs.values())
+        if nbytes != a["nbytes"]:
+            self._fail(f"nbytes attribute {a['nbytes']} differs from the datasets' {nbytes} bytes",
+                       shard=i, dataset=group_name)
+        self._shards.append(ShardInfo(i, lo, hi, a["num_in_edges"], a["num_out_edges"], nbytes,
+                                      {k: d.nbytes for k, d in descs.items()}))
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    def _shard_index(self, i):
+        if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_shards:
+            raise UsageError(f"{self.path}: shard {i!r} out of range 0..{self.num_shards - 1}")
+        return int(i)
+
+    def dataset_names(self, i):
+        """Names of shard ``i``'s datasets (``"in/indptr"``, ``"in/src"``, ..., ``"out/weight"``)."""
+        return list(self._datasets[self._shard_index(i)])
+
+    def shard_info(self, i):
+        """:class:`ShardInfo` of shard ``i``."""
+        return self._shards[self._shard_index(i)]
+
+    def read(self, i, name, out=None):
+        """Read dataset ``name`` of shard ``i``.
+
+        Parameters
+        ----------
+        i : int
+            Shard index.
+        name : str
+            ``"in/indptr"``, ``"in/src"``, ``"in/<prop>"``, ``"out/indptr"``, ``"out/dst"``,
+            ``"out/<prop>"``.
+        out : ndarray or writable buffer, optional
+            Destination of exactly the dataset's dtype and size (for instance a pinned host
+            buffer); the bytes go straight into it, without an intermediate copy.
+
+        Returns
+        -------
+        ndarray
+            ``out`` itself when it is an ndarray, else a new array or a view of ``out``.
+
+        Raises
+        ------
+        ChecksumError
+            The data does not match its CRC32 (checked per the store's ``verify`` mode).
+        ShardStoreError
+            Ids out of range, or the file is truncated.
+        """
+        i = self._shard_index(i)
+        desc = self._datasets[i].get(name)
+        if desc is None:
+            raise UsageError(f"{self.path}: shard {i} has no dataset {name!r} "
+                             f"(has {', '.join(self._datasets[i])})")
+        target = self._destination(desc, out)
+        self._read_into(desc, target, shard=i)
+        key = (i, name)
+        if self.verify == "always" or (self.verify == "first" and key not in self._verified):
+            self._check_crc(desc, target, shard=i)
+            if desc.is_ids and desc.size:
+                low, high = int(target.min()), int(target.max())
+                if low < 0 or high >= self.num_vertices:
+                    self._fail(f"vertex id {low if low < 0 else high} out of range "
+                               f"0..{self.num_vertices - 1}", shard=i, dataset=desc.name)
+            with self._lock:
+                self._verified.add(key)
+        return target
+
+    def read_shard(self, i, names=None):
+        """Dict of shard ``i``'s datasets (all of them, or those in ``names``)."""
+        names = self.dataset_names(i) if names is None else list(names)
+        return {name: self.read(i, name) for name in names}
+
+    def _destination(self, desc, out):
+        if out is None:
+            return np.empty(desc.size, dtype=desc.dtype)
+        if isinstance(out, np.ndarray):
+            if out.dtype != desc.dtype or out.size != desc.size or not out.flags.c_contiguous \
+                    or not out.flags.writeable:
+                raise UsageError(f"{self.path}: dataset {desc.name} needs a writable C-contiguous "
+                                 f"{desc.dtype} buffer of {desc.size} elements, got {out.dtype} "
+                                 f"shape {out.shape}")
+            return out.reshape(-1)
+        view = memoryview(out)
+        if view.readonly or view.nbytes != desc.nbytes:
+            raise UsageError(f"{self.path}: dataset {desc.name} needs a writable buffer of "
+                             f"{desc.nbytes} bytes, got {view.nbytes}"
+                             + (" (read-only)" if view.readonly else ""))
+        return np.frombuffer(out, dtype=desc.dtype, count=desc.size)
+
+    def _read_into(self, desc, target, shard):
+        if desc.size == 0:
+            return
+        if desc.offset is None or self._fd is None:
+            with self._lock:
+                self._h5[desc.name].read_direct(target)
+            return
+        view = memoryview(target).cast("B")
+        done = 0
+        while done < desc.nbytes:
+            got = os.preadv(self._fd, [view[done:]], desc.offset + done)
+            if got == 0:
+                self._fail(f"file truncated: {desc.nbytes - done} of {desc.nbytes} bytes missing",
+                           shard=shard, dataset=desc.name)
+            done += got
+
+    def _check_crc(self, desc, array, shard):
+        actual = fmt.crc32(array)
+        if actual != desc.crc:
+            self._fail(f"checksum mismatch (stored {desc.crc:#010x}, data {actual:#010x})",
+                       shard=shard, dataset=desc.name, cls=ChecksumError)
+
+    # ---- whole-store views ------------------------------------------------------------------
+
+    def in_degree(self):
+        """In-degree of every vertex (read-only int64 array)."""
+        return self._in_degree
+
+    def out_degree(self):
+        """Out-degree of every vertex (read-only int64 array)."""
+        return self._out_degree
+
+    def original_ids(self):
+        """Input id of every vertex when the store was renumbered, else None."""
+        return self._original_ids
+
+    def nbytes(self):
+        """Total bytes of all shard datasets."""
+        return sum(info.nbytes for info in self._shards)
+
+    def max_shard_nbytes(self):
+        """Bytes of the largest shard (what one device slot must hold)."""
+        return max(info.nbytes for info in self._shards)
+
+    def to_scipy(self, kind="csr", weights=True):
+        """The whole graph as an ``n x n`` scipy.sparse matrix (entry ``[src, dst]``).
+
+        Parameters
+        ----------
+        kind : {"csr", "csc"}
+            "csr" assembles the shards' out-edges, "csc" their in-edges.
+        weights : bool
+            Use edge property ``weight`` as the values when the store has it; otherwise 1.0.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix or csc_matrix
+            In canonical form: repeated (src, dst) pairs are summed, as scipy does.
+        """
+        import scipy.sparse as sp
+        if kind not in ("csr", "csc"):
+            raise UsageError(f"kind must be 'csr' or 'csc', got {kind!r}")
+        direction = "out" if kind == "csr" else "in"
+        ids_name = f"{direction}/{fmt.ID_DATASET[direction]}"
+        use_weights = weights and "weight" in self.edge_props
+        indptr = np.zeros(self.num_vertices + 1, dtype=np.int64)
+        indices, data = [], []
+        base = 0
+        for i, info in enumerate(self._shards):
+            local = self.read(i, f"{direction}/{fmt.INDPTR}")
+            indptr[info.lo + 1:info.hi + 1] = local[1:] + base
+            base += int(local[-1])
+            indices.append(self.read(i, ids_name))
+            if use_weights:
+                data.append(self.read(i, f"{direction}/weight"))
+        indices = np.concatenate(indices) if indices else np.empty(0, dtype=self.id_dtype)
+        values = np.concatenate(data).astype(np.float64) if use_weights else np.ones(len(indices))
+        cls = sp.csr_matrix if kind == "csr" else sp.csc_matrix
+        matrix = cls((values, indices, indptr), shape=(self.num_vertices, self.num_vertices))
+        matrix.sum_duplicates()
+        return matrix
+
+    # ---- lifetime ---------------------------------------------------------------------------
+
+    def close(self):
+        """Close the file; later reads fail."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            if self._h5 is not None:
+                self._h5.close()
+                self._h5 = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return (f"<ShardStore {self.path}: {self.num_vertices} vertices, {self.num_edges} edges, "
+                f"{self.num_shards} shards>")
+
+
+def open(path, verify="first"):  # noqa: A001 - grstream.open mirrors the builtin on purpose
+    """Open and validate a shard store.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.h5`` file written by :func:`grstream.build_shards`.
+    verify : {"first", "always", "never"}
+        When shard datasets' CRC32 and id ranges are checked: on a dataset's first read, on
+        every read, or never. Store-wide datasets and offsets are checked on open unless "never".
+
+    Returns
+    -------
+    ShardStore
+
+    Raises
+    ------
+    ShardStoreError
+        The file is missing, not HDF5, truncated, not a shard store or inconsistent.
+    FormatVersionError
+        The store's format version is not one this grstream reads.
+
+    Examples
+    --------
+    >>> with gr.open("shards/g.h5") as store:
+    ...     src = store.read(0, "in/src")
+    """
+    return ShardStore(path, verify=verify)
+
+
+def _first_line(exc):
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
