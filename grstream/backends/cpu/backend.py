@@ -69,7 +69,8 @@ class CpuBackend(Backend):
                 lo, hi = self.intervals[i], self.intervals[i + 1]
                 self._activate(arrays, np.flatnonzero(seed[lo:hi]), hi - lo, nxt)
             self.active = nxt
-        self._aggregates = self._compute_aggregates()
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            self._aggregates = self._compute_aggregates()
         return int(self.active.sum())
 
     def aggregates(self):
@@ -84,6 +85,11 @@ class CpuBackend(Backend):
 
     # ----------------------------------------------------------------- one iteration
     def iterate(self, iteration):
+        # IEEE semantics as on the GPU: x/0 gives inf or nan without a warning
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._iterate(iteration)
+
+    def _iterate(self, iteration):
         t_start = time.perf_counter()
         spec, program, n = self.spec, self.program, self.n
         program.iteration = iteration
