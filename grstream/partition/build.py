@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from ..errors import MemoryBudgetError, UsageError
 from ..store import format as fmt
+from ..units import format_bytes
 from .buckets import BucketFiles
 from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prepare_chunk,
                     split_chunks)
@@ -379,12 +380,6 @@ def _summary(path, result, seconds):
     mean = sum(edges) / len(edges) if edges else 0.0
     balance = (max(edges) / mean) if mean else 1.0
     return (f"{path}: {result.num_vertices} vertices, {int(result.in_degree.sum())} edges, "
-            f"{len(edges)} shards (max/mean edges {balance:.2f}), {_human(result.nbytes)}, "
+            f"{len(edges)} shards (max/mean edges {balance:.2f}), {format_bytes(result.nbytes)}, "
             f"{seconds:.2f} s")
 
-
-def _human(nbytes):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if nbytes < 1024 or unit == "GiB":
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1024

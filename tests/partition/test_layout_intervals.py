@@ -1,0 +1,96 @@
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grstream.partition import choose_intervals, compress
+from grstream.partition.layout import _compress_lexsort
+
+edge_lists = st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 9)),
+                      max_size=60)
+
+
+def reference(p, s, w, lo, hi, dedup):
+    order = sorted(range(len(p)), key=lambda k: (p[k], s[k], k))
+    rows, nbrs, ws = [], [], []
+    for k in order:
+        if dedup and rows and rows[-1] == p[k] and nbrs[-1] == s[k]:
+            ws[-1] = min(ws[-1], w[k])
+            continue
+        rows.append(p[k]), nbrs.append(s[k]), ws.append(w[k])
+    indptr = np.searchsorted(np.array(rows, dtype=np.int64), np.arange(lo, hi + 1))
+    return indptr, nbrs, ws
+
+
+@settings(max_examples=80, deadline=None)
+@given(edges=edge_lists, dedup=st.booleans(), weighted=st.booleans(), lo=st.integers(0, 5))
+def test_compress_matches_reference_sort(edges, dedup, weighted, lo):
+    edges = [e for e in edges if e[0] >= lo]
+    p = np.array([e[0] for e in edges], dtype=np.int64)
+    s = np.array([e[1] for e in edges], dtype=np.int64)
+    w = np.array([float(e[2]) for e in edges])
+    want = reference(list(p), list(s), list(w), lo, 21, dedup)
+    for fn in (compress, _lexsort_compress):
+        indptr, nbrs, ws = fn(p, s, w if weighted else None, lo, 21, 21, np.int32, dedup)
+        np.testing.assert_array_equal(indptr, want[0])
+        np.testing.assert_array_equal(nbrs, want[1])
+        assert nbrs.dtype == np.int32 and indptr.dtype == np.int64
+        if weighted:
+            np.testing.assert_array_equal(ws, want[2])
+        else:
+            assert ws is None
+
+
+def _lexsort_compress(p, s, w, lo, hi, n, id_dtype, dedup):
+    # the fallback taken when the packed key would not fit 64 bits
+    return _compress_lexsort(p, s, w, lo, hi - lo, id_dtype, dedup)
+
+
+def test_compress_uses_strided_int32_inputs():
+    rec = np.array([(3, 1, 2.0), (2, 5, 1.0), (3, 0, 4.0)],
+                   dtype=[("p", np.int32), ("s", np.int32), ("w", np.float64)])
+    indptr, nbrs, ws = compress(rec["p"], rec["s"], rec["w"], 2, 4, 6, np.int32)
+    np.testing.assert_array_equal(indptr, [0, 1, 3])
+    np.testing.assert_array_equal(nbrs, [5, 0, 1])
+    np.testing.assert_array_equal(ws, [1.0, 4.0, 2.0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(degrees=st.lists(st.integers(0, 50), min_size=1, max_size=200), shards=st.integers(1, 12))
+def test_intervals_are_balanced(degrees, shards):
+    per_vertex = np.array(degrees, dtype=np.int64)
+    intervals, heavy = choose_intervals(per_vertex, shards)
+    n = len(per_vertex)
+    assert intervals[0] == 0 and intervals[-1] == n and np.all(np.diff(intervals) > 0)
+    total = per_vertex.sum()
+    target = total / min(shards, n)
+    biggest = per_vertex.max()
+    for lo, hi in zip(intervals[:-1], intervals[1:]):
+        load = per_vertex[lo:hi].sum()
+        # a shard overshoots its target by at most one vertex, or is one heavy vertex alone
+        assert load <= target + biggest or hi - lo == 1
+    for v in heavy:
+        assert per_vertex[v] > target and v in intervals and v + 1 in intervals
+    if total and not len(heavy):
+        assert len(intervals) - 1 <= min(shards, n)
+
+
+def test_intervals_exact_count_on_uniform_degrees():
+    intervals, heavy = choose_intervals(np.full(100, 4), 7)
+    assert len(intervals) == 8 and len(heavy) == 0
+    loads = np.diff(intervals) * 4
+    assert loads.max() - loads.min() <= 4
+
+
+def test_intervals_isolate_a_hub():
+    degrees = np.ones(100, dtype=np.int64)
+    degrees[40] = 500
+    intervals, heavy = choose_intervals(degrees, 4)
+    assert list(heavy) == [40]
+    assert 40 in intervals and 41 in intervals
+
+
+def test_intervals_without_edges_or_vertices():
+    intervals, _ = choose_intervals(np.zeros(10, dtype=np.int64), 3)
+    np.testing.assert_array_equal(intervals, [0, 3, 6, 10])
+    intervals, _ = choose_intervals(np.zeros(0, dtype=np.int64), 3)
+    np.testing.assert_array_equal(intervals, [0, 0])
