@@ -70,6 +70,10 @@ class TranslatedProgram:
     param_members: Dict[str, str] = field(default_factory=dict)   # param -> member
     pointer_members: List[str] = field(default_factory=list)
     required_pointers: List[str] = field(default_factory=list)
+    #: method -> (numpy dtype, is a Python scalar) of the value it returns, before the cast to
+    #: the declared message/aggregate type; what numpy would compute on the CPU.
+    return_types: Dict[str, tuple] = field(default_factory=dict)
+    edge_dtypes: Dict[str, np.dtype] = field(default_factory=dict)
 
     @property
     def key(self):
@@ -182,12 +186,14 @@ def translate(program, edge_dtypes=None):
 
     funcs = []
     edge_props = {}
+    return_types = {}
     analysis = spec.analysis
     for mname in spec.translated_methods:
         info = analysis.methods[mname]
         emitter = _Emitter(spec, info, edge_dtypes)
         funcs.append(emitter.function())
         edge_props[mname] = emitter.edge_args
+        return_types[mname] = emitter.return_type
 
     pairs = []
     if spec.has_gather:
@@ -208,7 +214,8 @@ def translate(program, edge_dtypes=None):
     return TranslatedProgram(name=name, source=source, msg_ctype=msg_ctype, edge_props=edge_props,
                              field_ctypes=field_ctypes, args_dtype=args_dtype, spec=spec,
                              param_members=param_members, pointer_members=pointer_members,
-                             required_pointers=required)
+                             required_pointers=required, return_types=return_types,
+                             edge_dtypes=edge_dtypes)
 
 
 def _spec_of(program):
@@ -295,6 +302,7 @@ class _Emitter:
         for stmt in body:
             if isinstance(stmt, ast.Return):
                 val = self.expr(stmt.value)
+                self.return_type = (val.dtype, val.weak)
                 dt = np.dtype(bool) if name == "apply" else self._ret_dtype()
                 result_code = self.declare("grstream_result", Val(cast(val, ret), dt), stmt).code
             else:
