@@ -3,6 +3,9 @@
 This is the reference implementation of the semantics in grstream/engine/backend.py and the
 default on machines without a GPU.
 """
+import collections
+import concurrent.futures
+import os
 import time
 
 import numpy as np
@@ -12,8 +15,9 @@ from ...engine.schedule import (activation_arrays, active_shards, needed_arrays,
                                 shard_bytes)
 from ...errors import UsageError
 from .feeder import ShardFeeder
-from .segments import expand_ranges, reduce_segments
-from .views import EdgeView, VertexView, as_length
+from ...program.monoid import sum as sum_monoid
+from .segments import expand_ranges, reduce_segments, spmv
+from .views import EdgeView, ExpandedView, VertexView, as_length
 
 # Below this fraction of active vertices in an interval, gather and activation select the active
 # vertices' edges instead of sweeping the whole shard.
@@ -23,8 +27,10 @@ SPARSE_FRACTION = 0.25
 class CpuBackend(Backend):
     name = "cpu"
 
-    def __init__(self, store, program, memory_budget=None, progress=False):
+    def __init__(self, store, program, memory_budget=None, progress=False, threads=None):
         super().__init__(store, program, memory_budget, progress)
+        # numpy and scipy release the GIL in the heavy loops, so shards compute in parallel
+        self.threads = max(1, int(threads or min(8, os.cpu_count() or 1)))
         spec = self.spec
         missing = spec.edge_reads - set(store.edge_props)
         if missing:
@@ -49,6 +55,7 @@ class CpuBackend(Backend):
                         + (n * spec.gather_dtype.itemsize if self.hoist else 0))
         self.plan = plan_memory(shard_bytes(store, self.names), vertex_bytes, memory_budget)
         self.feeder = ShardFeeder(store, self.names, self.plan)
+        self.pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="grstream-cpu")
         self.cur = self.nxt = None
         self.active = None
         self._aggregates = {}
@@ -65,9 +72,12 @@ class CpuBackend(Backend):
             seed = np.asarray(seed, dtype=bool)
             nxt = np.zeros(n, dtype=bool)
             shards, _ = active_shards(self.intervals, seed)
-            for i, arrays, _, _ in self.feeder.stream(shards):
+            for i, arrays, _, _, release in self.feeder.stream(shards):
                 lo, hi = self.intervals[i], self.intervals[i + 1]
-                self._activate(arrays, np.flatnonzero(seed[lo:hi]), hi - lo, nxt)
+                try:
+                    self._activate(arrays, np.flatnonzero(seed[lo:hi]), hi - lo, nxt)
+                finally:
+                    release()
             self.active = nxt
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self._aggregates = self._compute_aggregates()
@@ -79,8 +89,11 @@ class CpuBackend(Backend):
     def state(self):
         return {f: a.copy() for f, a in self.cur.items()}
 
+    def close(self):
+        self.pool.shutdown(wait=True)
+
     def info(self):
-        return {"backend": self.name, "memory": self.plan.to_dict(), "arrays": self.names,
+        return {"backend": self.name, "threads": self.threads, "memory": self.plan.to_dict(), "arrays": self.names,
                 "hoisted_gather": self.hoist}
 
     # ----------------------------------------------------------------- one iteration
@@ -113,33 +126,32 @@ class CpuBackend(Backend):
             st.time_gather += time.perf_counter() - t0
 
         applied = []
-        for i, arrays, nbytes, waited in self.feeder.stream(shards):
-            st.bytes_read += nbytes
-            st.time_read += waited
-            lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
-            local = act[lo:hi]
-            count = int(local.sum())
-            if count == 0:
-                continue
-            rows = None if count == hi - lo else np.flatnonzero(local)
-            t0 = time.perf_counter()
-            acc = self._gather(arrays, lo, hi, rows, hoisted, st)
-            t1 = time.perf_counter()
-            index = slice(lo, hi) if rows is None else rows + lo
-            v = VertexView(self.cur, self.builtins, index, count, writable=True)
-            changed = as_length(program.apply(v, acc), count, np.bool_)
-            written = v.assigned()
-            for f, val in written.items():
-                self.nxt[f][index] = val
-            applied.append((index, tuple(written)))
-            t2 = time.perf_counter()
-            ch = np.flatnonzero(changed)
-            st.changed_vertices += len(ch)
-            if next_active is not None and len(ch):
-                self._activate(arrays, ch if rows is None else rows[ch], hi - lo, next_active)
-            st.time_gather += t1 - t0
-            st.time_apply += t2 - t1
-            st.time_activate += time.perf_counter() - t2
+        pending = collections.deque()
+
+        def finish(future):
+            index, written, changed, times, edges = future.result()
+            if index is not None:
+                applied.append((index, written))
+            st.changed_vertices += changed
+            st.active_edges += edges
+            st.time_gather += times[0]
+            st.time_apply += times[1]
+            st.time_activate += times[2]
+
+        try:
+            for i, arrays, nbytes, waited, release in self.feeder.stream(shards):
+                st.bytes_read += nbytes
+                st.time_read += waited
+                pending.append(self.pool.submit(self._shard, i, arrays, release, act, hoisted,
+                                                next_active))
+                while len(pending) >= self.threads:
+                    finish(pending.popleft())
+            while pending:
+                finish(pending.popleft())
+        finally:
+            for f in pending:  # an error stopped the loop: let running work end
+                f.cancel()
+            concurrent.futures.wait(pending)
 
         # bulk-synchronous: publish the new values only after every shard has gathered
         for index, fields in applied:
@@ -158,14 +170,48 @@ class CpuBackend(Backend):
         return st
 
     # ----------------------------------------------------------------- phases
-    def _gather(self, arrays, lo, hi, rows, hoisted, st):
+    def _shard(self, i, arrays, release, act, hoisted, next_active):
+        """Gather, apply and activate one shard; runs on a worker thread.
+
+        Shards write disjoint interval ranges of ``nxt`` and only set flags in ``next_active``,
+        so workers need no locks.
+        """
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+                local = act[lo:hi]
+                count = int(local.sum())
+                if count == 0:
+                    return None, (), 0, (0.0, 0.0, 0.0), 0
+                rows = None if count == hi - lo else np.flatnonzero(local)
+                t0 = time.perf_counter()
+                acc, edges = self._gather(arrays, lo, hi, rows, hoisted)
+                t1 = time.perf_counter()
+                index = slice(lo, hi) if rows is None else rows + lo
+                v = VertexView(self.cur, self.builtins, index, count, writable=True)
+                changed = as_length(self.program.apply(v, acc), count, np.bool_)
+                written = v.assigned()
+                for f, val in written.items():
+                    self.nxt[f][index] = val
+                t2 = time.perf_counter()
+                ch = np.flatnonzero(changed)
+                if next_active is not None and len(ch):
+                    self._activate(arrays, ch if rows is None else rows[ch], hi - lo, next_active)
+                t3 = time.perf_counter()
+                return index, tuple(written), len(ch), (t1 - t0, t2 - t1, t3 - t2), edges
+        finally:
+            release()
+
+    def _gather(self, arrays, lo, hi, rows, hoisted):
+        """(accumulator per active vertex of the interval, edges gathered over)."""
         spec = self.spec
         dtype = spec.gather_dtype
         count = (hi - lo) if rows is None else len(rows)
         if not spec.has_gather:
-            return np.full(count, spec.gather_dtype.type(0), dtype=dtype)
+            return np.full(count, spec.gather_dtype.type(0), dtype=dtype), 0
         monoid = spec.gather_reduce
         acc = None
+        edges = 0
         for direction in ("in", "out"):
             if spec.gather_edges not in (direction, "all"):
                 continue
@@ -179,24 +225,32 @@ class CpuBackend(Backend):
                 sel, seg = expand_ranges(indptr, rows)
                 other = ids[sel]
             m = int(seg[-1])
-            st.active_edges += m
+            edges += m
 
             def own(seg=seg):
                 # the gathering vertex of every selected edge
                 base = np.arange(lo, hi, dtype=np.int64) if rows is None else rows + lo
                 return np.repeat(base, np.diff(seg))
 
+            if hoisted is not None and monoid is sum_monoid and direction == "in" and dtype.kind in "fi":
+                # sum of a per-source value over in-edges is a sparse matrix-vector product: let
+                # scipy's fused C loop do the gather and the reduction in one pass
+                part = spmv(seg, other, hoisted)
+                acc = part if acc is None else acc + part
+                continue
             if hoisted is not None:
                 msg = hoisted[other] if direction == "in" else hoisted[own()]
             else:
                 props = {p: arrays[f"{direction}/{p}"] for p in spec.edge_reads}
                 other_view = VertexView(self.cur, self.builtins, other, m)
-                own_view = VertexView(self.cur, self.builtins, own, m)
+                own_index = slice(lo, hi) if rows is None else rows + lo
+                own_view = ExpandedView(VertexView(self.cur, self.builtins, own_index, count),
+                                        np.diff(seg))
                 src, dst = (other_view, own_view) if direction == "in" else (own_view, other_view)
                 msg = as_length(self.program.gather_map(src, dst, EdgeView(props, sel)), m, dtype)
             part = reduce_segments(msg, seg, monoid, dtype)
             acc = part if acc is None else monoid.ufunc(acc, part).astype(dtype, copy=False)
-        return acc
+        return acc, edges
 
     def _activate(self, arrays, changed_local, interval_len, next_active):
         """Mark every vertex that gathers from a changed vertex as active next iteration."""

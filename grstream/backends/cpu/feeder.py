@@ -56,10 +56,11 @@ class ShardFeeder:
         return arrays, nbytes
 
     def stream(self, shards):
-        """Yield ``(i, arrays, bytes_read, waited_seconds)`` for each shard in order.
+        """Yield ``(i, arrays, bytes_read, waited_seconds, release)`` for each shard in order.
 
-        Buffers are recycled when the consumer asks for the next shard, so a consumer must be done
-        with one shard's arrays before advancing.
+        A consumer calls ``release()`` once it is done with the shard's arrays; that returns the
+        streaming buffer to the pool (a no-op for cached shards). At most ``num_buffers`` streamed
+        shards are outstanding: the next one waits for a release.
         """
         shards = list(shards)
         if not shards:
@@ -70,11 +71,11 @@ class ShardFeeder:
             for i in shards:
                 t0 = time.perf_counter()
                 if i in self.cache:
-                    yield i, self.cache[i], 0, 0.0
+                    yield i, self.cache[i], 0, 0.0, _noop
                 else:
                     arrays, nbytes = self._read(i, None)
                     self.cache[i] = arrays
-                    yield i, arrays, nbytes, time.perf_counter() - t0
+                    yield i, arrays, nbytes, time.perf_counter() - t0, _noop
             return
         yield from self._stream_threaded(shards)
 
@@ -113,20 +114,15 @@ class ShardFeeder:
 
         thread = threading.Thread(target=producer, name="grstream-readahead", daemon=True)
         thread.start()
-        held = None
         try:
             for _ in shards:
-                # the consumer is done with the previous shard: its buffer may be refilled
-                if held is not None:
-                    free.put(held)
-                    held = None
                 t0 = time.perf_counter()
                 item = ready.get()
                 waited = time.perf_counter() - t0
                 if isinstance(item, BaseException):
                     raise item
-                i, arrays, nbytes, held = item
-                yield i, arrays, nbytes, waited
+                i, arrays, nbytes, buf = item
+                yield i, arrays, nbytes, waited, (_noop if buf is None else _releaser(free, buf))
         finally:
             stop.set()
             # drain so a producer blocked on a full queue can finish
@@ -136,3 +132,17 @@ class ShardFeeder:
                 except queue.Empty:
                     pass
             thread.join()
+
+
+def _noop():
+    pass
+
+
+def _releaser(free, buf):
+    done = []
+
+    def release():
+        if not done:  # idempotent: a buffer goes back once
+            done.append(True)
+            free.put(buf)
+    return release

@@ -1,5 +1,6 @@
 """Segment operations on CSR/CSC offsets, the numpy kernels of the CPU backend."""
 import numpy as np
+import scipy.sparse as sp
 
 
 def reduce_segments(values, indptr, monoid, dtype):
@@ -42,3 +43,34 @@ def segment_owner(indptr, first=0):
     """For every element, the id of the segment holding it (``first`` + local index)."""
     counts = np.diff(indptr)
     return np.repeat(np.arange(first, first + len(counts), dtype=np.int64), counts)
+
+
+def spmv(indptr, indices, x):
+    """``out[k] = sum(x[indices[indptr[k]:indptr[k+1]]])`` through scipy's CSR product.
+
+    Index arrays are given one dtype so scipy does not copy them; the all-ones data array is
+    cached per dtype and length (it is the same every call).
+    """
+    nrows = len(indptr) - 1
+    if len(indices) == 0 or nrows == 0:
+        return np.zeros(nrows, dtype=x.dtype)
+    if indices.dtype == np.int32 and len(indices) < 2**31 - 1:
+        indptr = indptr.astype(np.int32)
+    else:
+        indices = indices.astype(np.int64, copy=False)
+        indptr = indptr.astype(np.int64, copy=False)
+    data = _ones(len(indices), x.dtype)
+    mat = sp.csr_matrix((data, indices, indptr), shape=(nrows, len(x)), copy=False)
+    return mat @ x
+
+
+_ONES = {}
+
+
+def _ones(length, dtype):
+    dtype = np.dtype(dtype)
+    have = _ONES.get(dtype)
+    if have is None or len(have) < length:
+        have = np.ones(max(length, 1 << 16), dtype=dtype)
+        _ONES[dtype] = have
+    return have[:length]

@@ -62,6 +62,27 @@ class VertexView:
                 for k, v in self._assigned.items()}
 
 
+class ExpandedView:
+    """The gathering vertex seen from each of its edges: one vertex's values repeated once per
+    edge (``np.repeat`` of the values, cheaper than repeating ids and then indexing)."""
+
+    __slots__ = ("_base", "_counts", "_cache")
+
+    def __init__(self, base, counts):
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_counts", counts)
+        object.__setattr__(self, "_cache", {})
+
+    def __getattr__(self, name):
+        cache = self._cache
+        if name not in cache:
+            cache[name] = np.repeat(getattr(self._base, name), self._counts)
+        return cache[name]
+
+    def __setattr__(self, name, value):
+        raise AttributeError("only apply writes vertex fields")
+
+
 class EdgeView:
     __slots__ = ("_arrays", "_index")
 
