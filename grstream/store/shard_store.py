@@ -258,6 +258,7 @@ class ShardStore:
                              f"(has {', '.join(self._datasets[i])})")
         target = self._destination(desc, out)
         self._read_into(desc, target, shard=i)
+        result = out if isinstance(out, np.ndarray) else target
         key = (i, name)
         if self.verify == "always" or (self.verify == "first" and key not in self._verified):
             self._check_crc(desc, target, shard=i)
@@ -268,7 +269,7 @@ class ShardStore:
                                f"0..{self.num_vertices - 1}", shard=i, dataset=desc.name)
             with self._lock:
                 self._verified.add(key)
-        return target
+        return result
 
     def read_shard(self, i, names=None):
         """Dict of shard ``i``'s datasets (all of them, or those in ``names``)."""

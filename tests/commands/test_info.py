@@ -1,0 +1,44 @@
+import json
+
+import numpy as np
+import pytest
+
+from grstream.cli import main
+from grstream.partition import build_shards
+
+from ..partition.graphs import array_source
+
+
+@pytest.fixture
+def store(tmp_path):
+    src = np.array([0, 0, 0, 1, 2, 3])
+    dst = np.array([1, 2, 3, 2, 3, 0])
+    return build_shards(array_source(src, dst, np.arange(6.0)), tmp_path / "g.h5", num_shards=2,
+                        progress=False)
+
+
+def test_info_json(store, capsys):
+    assert main(["info", str(store), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["num_vertices"], info["num_edges"], info["num_shards"]) == (4, 6, 2)
+    per_shard = [s["num_in_edges"] + s["num_out_edges"] for s in info["shards"]]
+    assert info["max_shard_edges"] == max(per_shard)
+    assert info["mean_shard_edges"] == sum(per_shard) / 2 == 6.0
+    assert info["format_version"] == 1 and info["directed"] is True and info["renumbered"] is False
+    assert info["edge_props"] == {"weight": "float64"}
+    assert info["nbytes"] == sum(s["nbytes"] for s in info["shards"])
+
+
+def test_info_text(store, capsys):
+    assert main(["info", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "vertices:     4" in out and "edges:        6" in out and "weight (float64)" in out
+
+
+def test_info_bad_store_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"not hdf5")
+    assert main(["info", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("grstream info: error:") and "not a readable HDF5 file" in err
+    assert "\n" not in err

@@ -1,0 +1,201 @@
+import threading
+
+import h5py
+import numpy as np
+import pytest
+
+import grstream as gr
+from grstream.errors import ChecksumError, FormatVersionError, ShardStoreError, UsageError
+from grstream.partition import build_shards
+from grstream.store import format as fmt
+
+from ..partition.graphs import array_source
+
+
+@pytest.fixture
+def store_path(tmp_path):
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
+    return build_shards(array_source(src, dst, rng.random(400)), tmp_path / "s.h5", num_shards=3,
+                        progress=False)
+
+
+def test_attributes_and_shard_info(store_path):
+    with gr.open(store_path) as store:
+        assert (store.num_vertices, store.num_edges, store.num_shards) == (60, 400, 3)
+        assert store.format_version == 1 and store.id_dtype == np.int32
+        assert store.edge_props == {"weight": np.dtype(np.float64)}
+        infos = [store.shard_info(i) for i in range(3)]
+        assert sum(i.num_in_edges for i in infos) == 400
+        assert store.nbytes() == sum(i.nbytes for i in infos)
+        assert store.max_shard_nbytes() == max(i.nbytes for i in infos)
+        info = infos[1]
+        assert info.dataset_nbytes["in/src"] == 4 * info.num_in_edges
+        assert info.dataset_nbytes["out/indptr"] == 8 * (info.hi - info.lo + 1)
+        assert set(store.read_shard(1)) == set(store.dataset_names(1))
+
+
+def test_read_into_caller_buffers(store_path):
+    with gr.open(store_path) as store:
+        want = store.read(2, "in/src")
+        out = np.full(len(want), -1, dtype=np.int32)
+        assert store.read(2, "in/src", out=out) is out
+        np.testing.assert_array_equal(out, want)
+        raw = bytearray(8 * store.shard_info(2).num_out_edges)
+        view = store.read(2, "out/weight", out=raw)
+        np.testing.assert_array_equal(view, store.read(2, "out/weight"))
+        assert np.shares_memory(view, np.frombuffer(raw, dtype=np.float64))
+        with pytest.raises(UsageError, match="int32 buffer"):
+            store.read(2, "in/src", out=np.empty(len(want), dtype=np.int64))
+        with pytest.raises(UsageError, match="bytes"):
+            store.read(2, "out/weight", out=bytearray(3))
+        with pytest.raises(UsageError, match="no dataset"):
+            store.read(0, "in/nothing")
+        with pytest.raises(UsageError, match="out of range"):
+            store.read(3, "in/src")
+
+
+def test_threaded_reads_agree(store_path):
+    with gr.open(store_path, verify="always") as store:
+        want = {(i, n): store.read(i, n) for i in range(3) for n in store.dataset_names(i)}
+        errors = []
+
+        def worker():
+            for _ in range(20):
+                for (i, n), arr in want.items():
+                    if not np.array_equal(store.read(i, n), arr):
+                        errors.append((i, n))
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+
+
+def _flip_byte(path, dataset, index=0):
+    with h5py.File(path, "r") as f:
+        offset = f[dataset].id.get_offset() + index
+    with open(path, "r+b") as raw:
+        raw.seek(offset)
+        byte = raw.read(1)
+        raw.seek(offset)
+        raw.write(bytes([byte[0] ^ 0x01]))
+
+
+@pytest.mark.parametrize("dataset", ["shards/1/in/src", "shards/0/out/weight"])
+def test_corrupt_shard_byte_raises_checksum_error_naming_it(store_path, dataset):
+    _flip_byte(store_path, dataset)
+    shard, name = int(dataset.split("/")[1]), "/".join(dataset.split("/")[2:])
+    with gr.open(store_path) as store:
+        with pytest.raises(ChecksumError, match=f"shard {shard}, dataset {dataset}"):
+            store.read(shard, name)
+    with gr.open(store_path, verify="never") as store:
+        store.read(shard, name)          # "never" trusts the bytes
+
+
+def test_verify_first_checks_once_and_always_every_time(store_path):
+    with gr.open(store_path, verify="first") as first, gr.open(store_path, verify="always") as always:
+        first.read(1, "in/src")
+        always.read(1, "in/src")
+        _flip_byte(store_path, "shards/1/in/src", index=1)
+        first.read(1, "in/src")
+        with pytest.raises(ChecksumError):
+            always.read(1, "in/src")
+
+
+def test_corrupt_store_wide_dataset_fails_on_open(store_path):
+    _flip_byte(store_path, "vertex/in_degree")
+    with pytest.raises(ChecksumError, match="vertex/in_degree"):
+        gr.open(store_path)
+
+
+def _rewrite(path, dataset, values):
+    with h5py.File(path, "r+") as f:
+        f[dataset][...] = values
+        f[dataset].attrs["crc32"] = np.int64(fmt.crc32(np.asarray(values, dtype=f[dataset].dtype)))
+
+
+def test_id_out_of_range_is_reported(store_path):
+    with h5py.File(store_path, "r") as f:
+        ids = f["shards/0/out/dst"][()]
+    ids[-1] = 60
+    _rewrite(store_path, "shards/0/out/dst", ids)
+    with gr.open(store_path) as store:
+        with pytest.raises(ShardStoreError, match="shard 0, dataset shards/0/out/dst: vertex id 60"):
+            store.read(0, "out/dst")
+
+
+def test_non_monotone_offsets_fail_on_open(store_path):
+    with h5py.File(store_path, "r") as f:
+        indptr = f["shards/2/in/indptr"][()]
+    indptr[1], indptr[2] = indptr[2] + 1, indptr[1]
+    _rewrite(store_path, "shards/2/in/indptr", indptr)
+    with pytest.raises(ShardStoreError, match="shard 2, dataset shards/2/in/indptr: offsets"):
+        gr.open(store_path)
+
+
+@pytest.mark.parametrize("attr, value, error, message", [
+    ("format", "something-else", ShardStoreError, "not a grstream shard store"),
+    ("format_version", np.int64(2), FormatVersionError, "format version 2"),
+    ("num_edges", np.int64(401), ShardStoreError, "num_edges"),
+    ("id_dtype", "float32", ShardStoreError, "id_dtype"),
+    ("edge_props", "{}", ShardStoreError, "nbytes attribute"),
+])
+def test_bad_root_attributes(store_path, attr, value, error, message):
+    with h5py.File(store_path, "r+") as f:
+        f.attrs[attr] = value
+    with pytest.raises(error, match=message):
+        gr.open(store_path)
+
+
+def test_missing_dataset(store_path):
+    with h5py.File(store_path, "r+") as f:
+        del f["shards/1/out/weight"]
+    with pytest.raises(ShardStoreError, match="shard 1, dataset shards/1/out/weight: dataset missing"):
+        gr.open(store_path)
+
+
+def test_truncated_file(store_path, tmp_path):
+    data = store_path.read_bytes()
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ShardStoreError, match="cut.h5"):
+        gr.open(cut)
+
+
+def test_not_hdf5_and_foreign_hdf5_and_missing(tmp_path):
+    text = tmp_path / "text.h5"
+    text.write_text("hello\n")
+    with pytest.raises(ShardStoreError, match="not a readable HDF5 file"):
+        gr.open(text)
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f["x"] = np.arange(3)
+    with pytest.raises(ShardStoreError, match="not a grstream shard store"):
+        gr.open(foreign)
+    with pytest.raises(ShardStoreError, match="no such store file"):
+        gr.open(tmp_path / "absent.h5")
+
+
+def test_bad_verify_mode(store_path):
+    with pytest.raises(UsageError, match="verify"):
+        gr.open(store_path, verify="sometimes")
+
+
+def test_to_scipy_sums_duplicates_and_can_ignore_weights(tmp_path):
+    path = build_shards(array_source([0, 0, 1], [1, 1, 0], [2.0, 3.0, 4.0]), tmp_path / "d.h5",
+                        progress=False)
+    with gr.open(path) as store:
+        assert store.to_scipy("csr")[0, 1] == 5.0
+        assert store.to_scipy("csc", weights=False)[0, 1] == 2.0
+        with pytest.raises(UsageError, match="kind"):
+            store.to_scipy("coo")
+
+
+def test_close_and_context_manager(store_path):
+    store = gr.open(store_path)
+    with store:
+        store.read(0, "in/src")
+    assert store._h5 is None and store._fd is None
