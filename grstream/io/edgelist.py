@@ -1,0 +1,64 @@
+"""Plain and SNAP edge lists: ``src dst [weight]`` per line, 0-based ids as written.
+
+Lines starting with ``#`` or ``%`` and blank lines are skipped anywhere. Columns are separated by
+spaces or tabs (commas for CSV). Every data line must have the column count of the first one:
+2, or 3 with a weight. gzip-compressed files are read transparently.
+"""
+from ..errors import InputFormatError
+from .base import EdgeSource
+from .chunking import check_chunk_edges
+from .texttable import TextTable, file_size, find_first_data, is_data_line
+from .validate import resolve_weighted
+
+COMMENTS = (b"#", b"%")
+
+
+def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
+    """Open a text edge list as an :class:`EdgeSource`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, optionally gzip-compressed.
+    weighted : bool or None
+        None: use the third column when present; True: require it; False: ignore it.
+    chunk_edges : int, optional
+        Maximum edges per chunk.
+    delimiter : {None, ","}
+        None for spaces/tabs, ``","`` for CSV.
+
+    Returns
+    -------
+    EdgeSource
+
+    Raises
+    ------
+    InputFormatError
+        If the file is missing or its first data line does not have 2 or 3 columns
+        (later lines are checked while streaming).
+
+    Examples
+    --------
+    >>> src = read_edgelist("graph.txt")                        # doctest: +SKIP
+    >>> for s, d, w in src.chunks(): ...                        # doctest: +SKIP
+    """
+    path = str(path)
+    chunk_edges = check_chunk_edges(chunk_edges)
+    delim = None if delimiter is None else delimiter.encode() if isinstance(delimiter, str) \
+        else delimiter
+    _, first = find_first_data(path, is_data_line(COMMENTS))
+    fmt = "csv" if delim == b"," else "edgelist"
+    if first is None:
+        use_weight = resolve_weighted(False, weighted, path)
+        return EdgeSource(path, lambda: iter(()), use_weight, size_bytes=file_size(path),
+                          format=fmt, meta={"columns": 0})
+    line_no, _, line = first
+    ncol = len(line.split(delim) if delim else line.split())
+    if ncol not in (2, 3):
+        raise InputFormatError(f"expected 2 or 3 columns (src dst [weight]), found {ncol}",
+                               path, line_no)
+    use_weight = resolve_weighted(ncol == 3, weighted, path)
+    table = TextTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
+                      delimiter=delim)
+    return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight,
+                      size_bytes=file_size(path), format=fmt, meta={"columns": ncol})

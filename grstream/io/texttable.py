@@ -1,0 +1,111 @@
+"""The streaming loop shared by the text readers: blocks -> parsed rows -> checked edge chunks."""
+import os
+
+import numpy as np
+
+from ..errors import InputFormatError
+from .chunking import rechunk
+from .textblocks import BLOCK_BYTES, BlockParser, head_lines, iter_blocks, line_of
+from .validate import to_edges
+
+
+def find_first_data(path, is_data):
+    """Scan the start of *path* for its first data line.
+
+    Returns ``(header, first)`` where *header* lists ``(line_no, line)`` of the lines before it
+    and *first* is ``(line_no, offset, line)`` of the first line ``is_data`` accepts, or None
+    when the file has no data line (an empty graph).
+    """
+    header = []
+    for line_no, offset, line in head_lines(path):
+        if is_data(line):
+            return header, (line_no, offset, line)
+        header.append((line_no, line))
+    return header, None
+
+
+def file_size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+class TextTable:
+    """How to stream one text file's data lines into edges.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    first : (int, int, bytes)
+        ``(line_no, offset, line)`` of the first data line.
+    ncol : int
+        Numbers per data line.
+    use_weight : bool
+        Return column 3 as the weight.
+    base : int
+        1 for 1-based ids.
+    limits : (int or None, int or None)
+        Declared row / column counts, checked per id column.
+    transform : callable, optional
+        ``transform(src, dst, weight) -> (src, dst, weight)`` applied to each checked piece
+        (symmetric expansion, bipartite offsets).
+    expected : (int, str, int), optional
+        ``(count, what, line_no)``: the number of data lines the header declares, a word for
+        them in the error, and the header's line.
+    parser_options : dict
+        Passed to :class:`BlockParser` (prefix, comments, delimiter).
+    """
+
+    def __init__(self, path, first, ncol, *, use_weight, base=0, limits=(None, None),
+                 transform=None, expected=None, block_bytes=BLOCK_BYTES, **parser_options):
+        self.path = path
+        self.first = first
+        self.ncol = ncol
+        self.use_weight = use_weight
+        self.base = base
+        self.limits = limits
+        self.transform = transform
+        self.expected = expected
+        self.block_bytes = block_bytes
+        self.parser = BlockParser(path, ncol, 3 if use_weight else 2, first[2], **parser_options)
+
+    def pieces(self):
+        """Yield checked ``(src, dst, weight)`` pieces, one per block."""
+        line_no, offset, _ = self.first
+        count = 0
+        for block in iter_blocks(self.path, offset, self.block_bytes):
+            values, lines, nlines = self.parser.parse(block, line_no)
+            line_no += nlines
+
+            def fail(row, message, lines=lines):
+                raise InputFormatError(message, self.path, line_of(lines, row))
+
+            weight = values[:, 2] if self.use_weight else None
+            edges = to_edges(values[:, 0], values[:, 1], weight, fail, base=self.base,
+                             limits=self.limits)
+            count += len(edges[0])
+            yield self.transform(*edges) if self.transform else edges
+        if self.expected is not None and count != self.expected[0]:
+            declared, what, header_line = self.expected
+            raise InputFormatError(f"header declares {declared} {what} but the file has {count}",
+                                   self.path, header_line)
+
+    def chunks(self, chunk_edges):
+        return rechunk(self.pieces(), chunk_edges)
+
+
+def mirror(src, dst, weight):
+    """Both directions of each undirected edge; a self-loop stays a single edge."""
+    off = src != dst
+    weight = None if weight is None else np.concatenate([weight, weight[off]])
+    return np.concatenate([src, dst[off]]), np.concatenate([dst, src[off]]), weight
+
+
+def is_data_line(comments):
+    """A predicate for lines that are neither blank nor start with one of *comments*."""
+    def is_data(line):
+        text = line.strip()
+        return bool(text) and not text.startswith(comments)
+    return is_data
