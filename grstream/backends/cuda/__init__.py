@@ -1,0 +1,40 @@
+"""The GPU backend (PyCUDA): generated kernels plus the data-movement engine.
+
+Importing this package never imports PyCUDA; :func:`available` says whether the GPU path can run
+here and :func:`require` raises :class:`~grstream.errors.DeviceError` naming what is missing.
+
+Modules: ``skeletons`` (kernel templates, source generation), ``compile`` (translation +
+compile + caches), ``loadbalance`` (per-shard gather strategy), ``schedule`` (budget, slots,
+residency; no CUDA calls), ``movement`` (pinned host buffers, streams, spray copies, overlap) and
+``backend`` (:class:`CudaBackend`).
+"""
+from .backend import CudaBackend, CudaIterationStats
+
+__all__ = ["CudaBackend", "CudaIterationStats", "available", "require"]
+
+
+def available():
+    """``(True, device name)`` when PyCUDA and a CUDA GPU are usable, else ``(False, reason)``."""
+    try:
+        import pycuda.driver as cuda
+    except ImportError as exc:
+        return False, f"PyCUDA is not installed ({exc}); install it with pip install pycuda"
+    except Exception as exc:  # a broken build: libcuda missing, ABI mismatch
+        return False, f"PyCUDA cannot be imported ({type(exc).__name__}: {exc})"
+    try:
+        cuda.init()
+        count = cuda.Device.count()
+    except Exception as exc:
+        return False, f"the CUDA driver cannot be initialised ({exc}); is an NVIDIA driver installed?"
+    if count == 0:
+        return False, "no CUDA GPU found (the driver reports 0 devices)"
+    return True, cuda.Device(0).name()
+
+
+def require():
+    """Raise DeviceError naming what is missing unless the GPU path can run."""
+    ok, reason = available()
+    if not ok:
+        from ...errors import DeviceError
+        raise DeviceError(f"device 'cuda' is not available: {reason}")
+    return reason

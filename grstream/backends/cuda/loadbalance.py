@@ -1,0 +1,66 @@
+"""Per-shard choice of the gather's load-balance strategy, from the shard's degree statistics.
+
+``twc``   thread/warp/block mapping by degree (Merrill et al.): cheap to launch, touches only the
+          active vertices' edges; a single very large vertex keeps one block busy while the rest of
+          the grid idles.
+``merge`` edge-balanced split (merge-path style, Raval et al. / GSwitch STRICT): every thread gets
+          the same number of edges whatever the degrees, at the price of a binary search per
+          thread and atomics at range boundaries; it sweeps all of the shard's edges, so it only
+          pays when most destinations are active.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import UsageError
+from .skeletons import BLOCK_MIN
+
+STRATEGIES = ("auto", "twc", "merge")
+#: max degree over mean degree beyond which a shard counts as skewed
+SKEW_RATIO = 64.0
+#: below this fraction of active vertices the merge split would sweep mostly idle edges
+DENSE_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class DegreeStats:
+    vertices: int
+    edges: int
+    max_degree: int
+
+    @property
+    def mean(self):
+        return self.edges / self.vertices if self.vertices else 0.0
+
+    @property
+    def skew(self):
+        return self.max_degree / self.mean if self.mean > 0 else 0.0
+
+
+def degree_stats(degrees):
+    """DegreeStats of one shard interval's degree array."""
+    d = np.asarray(degrees)
+    return DegreeStats(int(d.size), int(d.sum()), int(d.max()) if d.size else 0)
+
+
+def check_strategy(strategy, merge_ok):
+    if strategy not in STRATEGIES:
+        raise UsageError(f"load_balance must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    if strategy == "merge" and not merge_ok:
+        raise UsageError("load_balance='merge' needs an atomic for the program's gather monoid "
+                         "and message dtype; use 'twc' or 'auto'")
+
+
+def choose(stats, active_fraction, strategy="auto", merge_ok=True):
+    """``"twc"`` or ``"merge"`` for one shard's gather.
+
+    Forced strategies are returned as given. ``auto`` takes the merge split for a dense, skewed
+    shard (some vertex holds at least a block's worth of edges and ``SKEW_RATIO`` times the mean)
+    and TWC otherwise.
+    """
+    if strategy != "auto":
+        return strategy
+    if (merge_ok and active_fraction >= DENSE_FRACTION and stats.max_degree >= BLOCK_MIN
+            and stats.skew >= SKEW_RATIO):
+        return "merge"
+    return "twc"

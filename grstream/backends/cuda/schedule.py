@@ -1,0 +1,127 @@
+"""Device-side planning for the GPU path, free of CUDA calls so CI can test it.
+
+GraphReduce Eq. 1-2: the device holds the static vertex state (every field twice: the values
+gather reads and the values apply writes, degrees, two frontier bitmaps, the accumulator of one
+interval) and spends the rest of the budget on shard *slots*, each as large as the largest shard's
+needed arrays. :func:`plan_device` reuses the backend-neutral :func:`plan_memory`: when the budget
+holds every shard, every shard is resident (copied once, in-memory mode); otherwise two slots
+(double buffering; one when only one fits) stream the shards that do not stay resident.
+"""
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from ...engine.schedule import plan_memory
+
+ALIGN = 256  # every device sub-array starts on a 256-byte boundary (coalescing, 16-byte loads)
+#: bytes kept free below the device's free memory when no budget is given (context, modules,
+#: library workspaces and fragmentation).
+DEFAULT_MARGIN = 1 << 30
+
+
+def align(nbytes):
+    return (int(nbytes) + ALIGN - 1) // ALIGN * ALIGN
+
+
+def layout(nbytes_by_name: Dict[str, int]):
+    """Offsets of a shard's arrays packed into one device region: ({name: offset}, total bytes)."""
+    offsets, off = {}, 0
+    for name, nb in nbytes_by_name.items():
+        offsets[name] = off
+        off += align(max(int(nb), 1))
+    return offsets, off
+
+
+def shard_region_bytes(store, names) -> np.ndarray:
+    """Device bytes of each shard's needed arrays, aligned as :func:`layout` packs them."""
+    out = np.zeros(store.num_shards, dtype=np.int64)
+    for i in range(store.num_shards):
+        info = store.shard_info(i)
+        out[i] = layout({n: info.dataset_nbytes[n] for n in names})[1]
+    return out
+
+
+def vertex_state_bytes(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
+                       agg_itemsizes=()):
+    """Static device bytes: the state that stays resident whatever the budget (GraphReduce Eq. 1)."""
+    words = (int(n) + 31) // 32
+    total = sum(2 * align(n * np.dtype(dt).itemsize) for dt in field_dtypes)   # cur + nxt
+    total += degrees * align(8 * n)                                           # in/out degree
+    total += 2 * align(4 * max(words, 1))                                     # frontier bitmaps
+    total += align(msg_itemsize * max(max_interval, 1))                       # accumulator
+    total += align(max(max_interval, 1))                                      # changed flags
+    total += align(msg_itemsize * n) if hoisted else 0                        # hoisted messages
+    total += align(8 * (num_shards + 1)) + align(8 * max(num_shards, 1))      # intervals, counts
+    total += sum(align(8 * 1024) + ALIGN for _ in agg_itemsizes)              # aggregate partials
+    total += 2 * ALIGN                                                        # counters
+    return int(total)
+
+
+def plan_device(region_bytes, vertex_bytes, budget, slots=2):
+    """Resident shards and streaming slots for ``budget`` device bytes (MemoryBudgetError below the
+    minimum: vertex state plus the largest shard's needed arrays)."""
+    return plan_memory(np.asarray(region_bytes, dtype=np.int64), int(vertex_bytes), budget,
+                       max_buffers=slots)
+
+
+def plan_host_cache(region_bytes, streamed, limit):
+    """Streamed shards whose arrays stay in pinned host memory after their first read.
+
+    With all of them cached, iterations after the first never touch the store and copies run at
+    link speed; the rest are read each time they are needed, through staging buffers.
+    """
+    cached, used = [], 0
+    for i in streamed:
+        nb = int(region_bytes[i])
+        if limit is None or used + nb <= limit:
+            cached.append(int(i))
+            used += nb
+    return cached
+
+
+@dataclass(frozen=True)
+class Step:
+    """One shard of an iteration: where its data lives on the device and whether it moves."""
+
+    shard: int
+    resident: bool
+    slot: Optional[int]   # streaming slot index, None for resident shards
+    copy: bool            # copy host -> device before its kernels
+
+
+class Residency:
+    """Which resident shards are already on the device; turns active shards into ordered steps."""
+
+    def __init__(self, resident, num_slots):
+        self.resident = set(int(i) for i in resident)
+        self.loaded = set()
+        self.num_slots = int(num_slots)
+        self._next_slot = 0
+
+    def steps(self, active) -> List[Step]:
+        """Steps for the active shards (shards with no active vertex never appear: skipped).
+
+        Resident and streamed shards alternate, a resident one first, so the copy of a streamed
+        shard overlaps a resident shard's kernels; streamed shards take the slots in turn.
+        """
+        active = [int(i) for i in active]
+        res = [i for i in active if i in self.resident]
+        streamed = [i for i in active if i not in self.resident]
+        if streamed and self.num_slots == 0:
+            raise RuntimeError("shards to stream but no streaming slot")
+        order = []
+        while res or streamed:
+            if res:
+                order.append(res.pop(0))
+            if streamed:
+                order.append(streamed.pop(0))
+        out = []
+        for i in order:
+            if i in self.resident:
+                out.append(Step(i, True, None, i not in self.loaded))
+                self.loaded.add(i)
+            else:
+                out.append(Step(i, False, self._next_slot, True))
+                self._next_slot = (self._next_slot + 1) % self.num_slots
+        return out

@@ -1,0 +1,264 @@
+"""The CUDA backend against the CPU backend (the reference), on a GPU; skipped without one."""
+import functools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import grstream as gr
+from grstream.engine import runner
+from grstream.errors import DeviceError, KernelCompileError, MemoryBudgetError
+
+pytestmark = pytest.mark.cuda
+
+
+# ---------------------------------------------------------------- programs only tests use
+class OutMax(gr.GASProgram):
+    """Gather over out-edges with an edge property and a max monoid."""
+
+    vertex = {"best": "float64"}
+    reads = {"weight"}
+    gather_edges = "out"
+    gather_reduce = gr.monoid.max
+
+    def init(self, v):
+        v.best = -1.0
+
+    def gather_map(self, src, dst, edge):
+        return edge.weight + 0.0 * dst.best
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.best, acc)
+        changed = new > v.best
+        v.best = new
+        return changed
+
+
+class CountDown(gr.GASProgram):
+    """No gather: in-edges are never needed."""
+
+    vertex = {"left": "int64"}
+    params = {"start": 3}
+
+    def init(self, v):
+        v.left = self.start + v.id % 2
+
+    def apply(self, v, acc):
+        v.left = gr.maximum(v.left - 1 + acc, 0)
+        return v.left > 0
+
+
+class InIdSum(gr.GASProgram):
+    """Integer sum over in-edges of a per-edge message (not hoistable: reads dst)."""
+
+    vertex = {"total": "int64"}
+    gather_reduce = gr.monoid.sum
+    activate = "all"
+
+    def gather_map(self, src, dst, edge):
+        return src.id * 3 + dst.id
+
+    def apply(self, v, acc):
+        v.total = acc
+        return False
+
+
+# ---------------------------------------------------------------- helpers
+def build(tmp_path, n, src, dst, w=None, num_shards=1, name="g"):
+    data = np.ones(len(src)) if w is None else w
+    mat = sp.coo_matrix((data, (src, dst)), shape=(n, n))
+    path = tmp_path / f"{name}-{num_shards}.h5"
+    gr.build_shards(mat, path, num_shards=num_shards, weighted=w is not None, progress=False)
+    return gr.open(path)
+
+
+def skewed_graph(rng, n=3000, m=30000, hub_edges=5000):
+    """Random edges plus one hub with thousands of in- and out-edges (block-phase, merge atomics)."""
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    hub = 7
+    src = np.concatenate([src, rng.integers(0, n, hub_edges), np.full(hub_edges // 2, hub)])
+    dst = np.concatenate([dst, np.full(hub_edges, hub), rng.integers(0, n, hub_edges // 2)])
+    w = rng.integers(1, 20, len(src)).astype(np.float64)
+    return n, src, dst, w
+
+
+@pytest.fixture
+def cuda_run(gpu, monkeypatch):
+    """``cuda_run(fn, *args, load_balance=..., **kw)``: run with the CUDA backend and options."""
+    from grstream.backends.cuda import CudaBackend
+    original = runner.resolve_device
+
+    def call(fn, *args, load_balance="auto", host_cache=None, **kwargs):
+        cls = functools.partial(CudaBackend, load_balance=load_balance, host_cache=host_cache)
+        monkeypatch.setattr(runner, "resolve_device", lambda d: cls if d == "cuda" else original(d))
+        try:
+            return fn(*args, device="cuda", **kwargs)
+        finally:
+            monkeypatch.setattr(runner, "resolve_device", original)
+    return call
+
+
+def gpu_minimum(program, store):
+    from grstream.backends.cuda import CudaBackend
+    try:
+        CudaBackend(store, program, memory_budget=1).close()
+    except MemoryBudgetError as exc:
+        return exc.minimum
+    raise AssertionError("a 1-byte budget was accepted")
+
+
+def budget(kind, program, store):
+    if kind == "all":
+        return None
+    low = gpu_minimum(program, store)
+    return low if kind == "minimum" else low + store.nbytes() // 2
+
+
+def assert_same(name, cpu, gpu_values, rtol):
+    if rtol == 0:
+        np.testing.assert_array_equal(gpu_values, cpu, err_msg=name)
+    else:
+        np.testing.assert_allclose(gpu_values, cpu, rtol=rtol, atol=1e-12, err_msg=name)
+
+
+ALGOS = {
+    "bfs": (lambda st, **kw: gr.algorithms.bfs.bfs(st, 7, **kw), 0),
+    "sssp": (lambda st, **kw: gr.algorithms.sssp.sssp(st, 7, **kw), 0),
+    "pagerank": (lambda st, **kw: gr.algorithms.pagerank.pagerank(st, max_iter=40, **kw), 1e-5),
+    "cc": (lambda st, **kw: gr.algorithms.cc.connected_components(st, **kw), 0),
+    "bc": (lambda st, **kw: gr.algorithms.bc.betweenness(st, k=3, seed=1, **kw), 1e-6),
+}
+
+
+# ---------------------------------------------------------------- equality with the CPU path
+@pytest.mark.parametrize("lb", ["auto", "twc", "merge"])
+@pytest.mark.parametrize("budget_kind", ["all", "minimum", "partial"])
+@pytest.mark.parametrize("num_shards", [1, 4])
+@pytest.mark.parametrize("algo", sorted(ALGOS))
+def test_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_kind, lb):
+    n, src, dst, w = skewed_graph(rng)
+    store = build(tmp_path, n, src, dst, w, num_shards=num_shards)
+    fn, rtol = ALGOS[algo]
+    cpu, cpu_res = fn(store)
+    kind_program = {"bfs": gr.algorithms.bfs.BFS(), "sssp": gr.algorithms.sssp.SSSP(),
+                    "pagerank": gr.algorithms.pagerank.PageRank(), "cc": gr.algorithms.cc.ConnectedComponents(),
+                    "bc": gr.algorithms.bc.BrandesForward()}[algo]
+    mb = budget(budget_kind, kind_program, store)
+    got, res = cuda_run(fn, store, load_balance=lb, memory_budget=mb)
+    assert_same(algo, cpu, got, rtol)
+    if algo != "bc":
+        assert res.iterations == cpu_res.iterations
+        assert res.info["backend"] == "cuda"
+        assert [s.changed_vertices for s in res.stats] == [s.changed_vertices for s in cpu_res.stats]
+        assert [s.active_vertices for s in res.stats] == [s.active_vertices for s in cpu_res.stats]
+        assert [s.active_edges for s in res.stats] == [s.active_edges for s in cpu_res.stats]
+        if lb != "auto":
+            used = res.info["gather_strategies"]
+            assert used[lb] > 0 and used["twc" if lb == "merge" else "merge"] == 0
+
+
+@pytest.mark.parametrize("program_cls", [OutMax, CountDown, InIdSum])
+@pytest.mark.parametrize("lb", ["twc", "merge"])
+def test_engine_shapes_match_cpu(cuda_run, tmp_path, rng, program_cls, lb):
+    n, src, dst, w = skewed_graph(rng, n=800, m=6000, hub_edges=2000)
+    store = build(tmp_path, n, src, dst, w, num_shards=3)
+    cpu = gr.run(program_cls(), store, max_iter=6)
+    got = cuda_run(gr.run, program_cls(), store, load_balance=lb if program_cls is not CountDown else "twc",
+                   max_iter=6, memory_budget=budget("minimum", program_cls(), store))
+    for f in cpu.values:
+        np.testing.assert_array_equal(got.values[f], cpu.values[f])
+    assert got.iterations == cpu.iterations
+
+
+@pytest.mark.parametrize("name", ["karate.mtx", "dolphins.mtx", "netscience.mtx", "rome99.gr",
+                                  "p2p-Gnutella08.txt"])
+def test_shared_datasets_match_cpu(cuda_run, shared_datasets, tmp_path, name):
+    store = gr.open(gr.build_shards(shared_datasets / name, tmp_path / "g.h5", num_shards=3,
+                                    weighted=name != "p2p-Gnutella08.txt", progress=False))
+    for algo in ("bfs", "pagerank", "cc") + (("sssp",) if store.edge_props else ()):
+        fn, rtol = ALGOS[algo]
+        src = 0
+        if algo in ("bfs", "sssp"):
+            call = (lambda st, f=getattr(gr.algorithms, algo), **kw: getattr(f, algo)(st, src, **kw))
+        else:
+            call = fn
+        cpu, _ = call(store)
+        got, _ = cuda_run(call, store, memory_budget=None)
+        assert_same(f"{name}/{algo}", cpu, got, rtol)
+        got_stream, res = cuda_run(call, store, memory_budget=budget(
+            "minimum", {"bfs": gr.algorithms.bfs.BFS(), "sssp": gr.algorithms.sssp.SSSP(),
+                        "pagerank": gr.algorithms.pagerank.PageRank(),
+                        "cc": gr.algorithms.cc.ConnectedComponents()}[algo], store), host_cache=0)
+        assert_same(f"{name}/{algo}/streamed", cpu, got_stream, rtol)
+
+
+# ---------------------------------------------------------------- movement, residency, statistics
+def test_residency_modes_and_copy_accounting(cuda_run, tmp_path, rng):
+    n, src, dst, w = skewed_graph(rng, n=2000, m=20000, hub_edges=1000)
+    store = build(tmp_path, n, src, dst, w, num_shards=6)
+    prog = gr.algorithms.pagerank.PageRank
+    low = gpu_minimum(prog(), store)
+    full = cuda_run(gr.run, prog(), store, max_iter=5)
+    assert full.info["residency"] == "in-memory"
+    shard_bytes = full.stats[0].bytes_h2d
+    assert shard_bytes > 0 and all(s.shards_copied == 0 for s in full.stats[1:])
+    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low)
+    assert stream.info["residency"] in ("streaming", "partial")
+    assert all(s.shards_copied == s.shards_processed - stream.info["memory"]["cached_shards"]
+               for s in stream.stats[1:])
+    for s in stream.stats:
+        assert s.bytes_h2d > 0 and s.time_copy > 0 and s.time_kernel > 0
+        assert 0 <= s.copy_hidden <= min(s.time_copy, s.time_kernel) + 1e-6
+    # pinned host cache: the store is read in the first iteration only
+    assert stream.stats[0].bytes_read > 0 and all(s.bytes_read == 0 for s in stream.stats[1:])
+    nocache = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, host_cache=0)
+    assert all(s.bytes_read > 0 for s in nocache.stats)
+    np.testing.assert_allclose(nocache.values["rank"], full.values["rank"], rtol=1e-12)
+
+
+def test_bfs_skips_inactive_shards(cuda_run, tmp_path):
+    # a path graph: the frontier sits in one shard at a time
+    n = 4000
+    src = np.arange(n - 1)
+    store = build(tmp_path, n, src, src + 1, num_shards=8)
+    low = gpu_minimum(gr.algorithms.bfs.BFS(), store)
+    levels, res = cuda_run(gr.algorithms.bfs.bfs, store, 0, memory_budget=low)
+    np.testing.assert_array_equal(levels, np.arange(n))
+    assert sum(s.shards_skipped for s in res.stats) > 0.8 * 7 * res.iterations
+    assert all(s.shards_copied <= s.shards_processed <= 2 for s in res.stats)
+
+
+# ---------------------------------------------------------------- errors
+def test_budget_below_minimum_names_it(gpu, tmp_path, rng):
+    from grstream.backends.cuda import CudaBackend
+    n, src, dst, w = skewed_graph(rng, n=500, m=4000, hub_edges=100)
+    store = build(tmp_path, n, src, dst, w, num_shards=4)
+    low = gpu_minimum(gr.algorithms.bfs.BFS(), store)
+    with pytest.raises(MemoryBudgetError, match=f"{low:,}") as info:
+        CudaBackend(store, gr.algorithms.bfs.BFS(), memory_budget=low - 1)
+    assert info.value.minimum == low
+    CudaBackend(store, gr.algorithms.bfs.BFS(), memory_budget=low).close()
+
+
+def test_out_of_memory_is_a_device_error(gpu, tmp_path, rng):
+    from grstream.backends.cuda import CudaBackend
+    n, src, dst, w = skewed_graph(rng, n=200, m=1000, hub_edges=10)
+    store = build(tmp_path, n, src, dst, w, num_shards=2)
+    with CudaBackend(store, gr.algorithms.bfs.BFS()) as backend:
+        with pytest.raises(DeviceError, match="out of memory"):
+            backend._alloc(1 << 50, "a test buffer")
+
+
+def test_compile_failure_carries_numbered_source(gpu):
+    import pycuda.autoinit  # noqa: F401
+    from grstream.backends.cuda.compile import load_module, module_source
+    ks = module_source(gr.algorithms.bfs.BFS.spec, np.int32)
+    ks.source = ks.source + "\nextern \"C\" __global__ void broken() { undefined_name += 1; }\n"
+    with pytest.raises(KernelCompileError) as info:
+        load_module(ks)
+    err = info.value
+    assert "undefined_name" in err.log
+    assert err.source == ks.source
+    last = err.numbered_source().splitlines()[-1]
+    assert last.lstrip().startswith(str(len(ks.source.splitlines()))) and "broken" in last
