@@ -144,12 +144,13 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
     program.num_vertices = int(store.num_vertices)
     program.num_edges = int(store.num_edges)
     program.iteration = 0
-    state, seed = initial_state(program, store)
     stats = []
     converged = False
     limit = max_iter if max_iter is not None else max(1, 10 * int(store.num_vertices) + 10)
     bar = None
+    # the backend checks the budget first, so a budget error comes before any work
     with backend_cls(store, program, memory_budget=memory_budget, progress=progress) as backend:
+        state, seed = initial_state(program, store)
         active = backend.start(state, seed)
         _set_aggregates(program, backend.aggregates())
         if progress:

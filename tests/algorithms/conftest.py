@@ -1,7 +1,6 @@
 """Graph fixtures for algorithm tests: random edge lists with the awkward cases built in
 (isolated vertices, self-loops, duplicate edges), stored under several shard counts and budgets."""
 import numpy as np
-import pytest
 import scipy.sparse as sp
 
 import grstream as gr
@@ -49,8 +48,3 @@ def budget_for(kind, program, store):
         return None
     low = minimum_budget(program, store)
     return low if kind == "minimum" else low + (low - 0) // 2 + 1
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(12345)
