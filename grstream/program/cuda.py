@@ -39,6 +39,7 @@ and sqrt/exp/log/pow of float32, which CUDA's libm may round differently by an u
 """
 import ast
 import hashlib
+import operator
 from dataclasses import dataclass, field
 from typing import Dict, List
 
@@ -47,7 +48,7 @@ import numpy as np
 from ..errors import ProgramError, UsageError
 from . import cuda_prelude
 from .checker import SELF_BUILTINS
-from .cuda_types import (SYMBOLS, Val, binary, check_ctype, common, ctype, result, weak)
+from .cuda_types import (CANONICAL, SYMBOLS, WEAK_DTYPE, Val, binary, check_ctype, common, ctype, result, weak)
 from .functions import FUNCTIONS
 
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -439,8 +440,11 @@ class _Emitter:
             if op is ast.Invert and a.pytype is bool:
                 self.fail(node, "~ on a Python bool is integer inversion (~True == -2); apply ~ "
                                 "to an array expression, or compare with == instead")
-            dt = np.dtype(np.float64) if a.pytype is float else np.dtype(np.int64)
-            wk = True
+            py = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[op]
+            try:
+                dt, wk = WEAK_DTYPE[type(py(CANONICAL[a.pytype]))], True
+            except TypeError as exc:
+                self.fail(node, f"unary '{sym}' is not defined for Python {a.pytype.__name__} ({exc})")
         else:
             fn = {ast.USub: np.negative, ast.UAdd: np.positive, ast.Invert: np.invert}[op]
             res = result(fn, (a,), f"unary '{sym}'")
