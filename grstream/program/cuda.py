@@ -48,7 +48,7 @@ import numpy as np
 from ..errors import ProgramError, UsageError
 from . import cuda_prelude
 from .checker import SELF_BUILTINS
-from .cuda_types import (CANONICAL, SYMBOLS, WEAK_DTYPE, Val, binary, check_ctype, common, ctype, result, weak)
+from .cuda_types import (BINARY_PY, CANONICAL, SYMBOLS, WEAK_DTYPE, Val, binary, check_ctype, common, ctype, result, weak)
 from .functions import FUNCTIONS
 
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -430,7 +430,15 @@ class _Emitter:
                     ast.BitXor: f"(({c})({A} ^ {B}))"}.get(t)
         if code is None:  # pragma: no cover - numpy's typing rules out the other combinations
             self.fail(node, f"'{SYMBOLS[t]}' on {dt} has no translation")
-        return Val(code, dt, wk)
+        sample = None
+        if wk and a.sample is not None and b.sample is not None:
+            try:  # a constant sub-expression's value, for numpy's range checks further up
+                sample = BINARY_PY[t](a.sample, b.sample)
+            except (ArithmeticError, ValueError):
+                pass
+            if type(sample) not in (bool, int, float):
+                sample = None
+        return Val(code, dt, wk, sample)
 
     def unary(self, node):
         a = self.expr(node.operand)
@@ -445,12 +453,15 @@ class _Emitter:
                 dt, wk = WEAK_DTYPE[type(py(CANONICAL[a.pytype]))], True
             except TypeError as exc:
                 self.fail(node, f"unary '{sym}' is not defined for Python {a.pytype.__name__} ({exc})")
+            # keep the value of a negated literal: numpy checks it against the array's dtype
+            sample = None if a.sample is None else py(a.sample)
         else:
             fn = {ast.USub: np.negative, ast.UAdd: np.positive, ast.Invert: np.invert}[op]
             res = result(fn, (a,), f"unary '{sym}'")
             if isinstance(res, str):
                 self.fail(node, res)
             dt, wk = res
+            sample = None
         c = ctype(dt)
         A = cast(a, c)
         if op is ast.UAdd:
@@ -459,7 +470,7 @@ class _Emitter:
             code = f"(-{A})" if dt.kind == "f" else f"(({c})(0ULL - (unsigned long long){A}))"
         else:
             code = f"(!{A})" if dt.kind == "b" else f"(({c})(~{A}))"
-        return Val(code, dt, wk)
+        return Val(code, dt, wk, sample if wk else None)
 
     def compare(self, node):
         a, b = self.expr(node.left), self.expr(node.comparators[0])
