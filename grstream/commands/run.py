@@ -24,7 +24,7 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="bc: seed of the source sample (default 0)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where to run (default cpu; auto picks the GPU when present)")
-    p.add_argument("--memory-budget", type=parse_bytes, default=None, metavar="BYTES",
+    p.add_argument("--memory-budget", default=None, metavar="BYTES",
                    help="bytes for vertex state plus shard data (e.g. 512M); default: everything")
     p.add_argument("--max-iter", type=int, default=None, metavar="N", help="iteration limit")
     p.add_argument("--tol", type=float, default=None, help="pagerank tolerance (default 1e-6)")
@@ -46,6 +46,8 @@ def main(args):
     for path, suffix in ((args.output, ".npy"), (args.plot, ".png")):
         if path is not None and not path.endswith(suffix):
             raise UsageError(f"{path}: expected a {suffix} file name")
+    if args.memory_budget is not None:
+        args.memory_budget = parse_bytes(args.memory_budget)
     if args.max_iter is not None and args.max_iter < 0:
         raise UsageError(f"--max-iter must be >= 0, not {args.max_iter}")
     if args.store is None:
