@@ -1,23 +1,6 @@
 """``grstream shard``: build a shard store from an edge list."""
-import re
-
 from ..errors import UsageError
-
-_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1000, "KIB": 1024, "M": 1024 ** 2, "MB": 1000 ** 2,
-          "MIB": 1024 ** 2, "G": 1024 ** 3, "GB": 1000 ** 3, "GIB": 1024 ** 3,
-          "T": 1024 ** 4, "TB": 1000 ** 4, "TIB": 1024 ** 4}
-
-
-def parse_bytes(text):
-    """``"512M"``, ``"1.5GiB"``, ``"4096"`` -> bytes. K/M/G and KiB/MiB/GiB are powers of 1024; KB/MB/GB of 1000."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
-    unit = match.group(2).upper() if match else None
-    if match is None or unit not in _UNITS:
-        raise UsageError(f"cannot read {text!r} as a byte count (examples: 4096, 64M, 1.5GiB)")
-    value = int(float(match.group(1)) * _UNITS[unit])
-    if value < 1:
-        raise UsageError(f"byte count {text!r} must be at least 1 byte")
-    return value
+from ..units import parse_bytes
 
 
 def add_parser(sub):
