@@ -152,7 +152,11 @@ class Mover:
             free.put(b)
         stop = threading.Event()
         thread = None
-        if to_read:
+        if to_read and all(i in self._cache_filled for i in to_read):
+            # every shard is in the pinned host cache: hand them over without a thread hop
+            for i in to_read:
+                ready.put((i, self._host_views(i, self._cache_block, self._cache_off[i]), 0, None))
+        elif to_read:
             thread = threading.Thread(target=self._reader, args=(to_read, ready, free, stop),
                                       name="grstream-cuda-readahead", daemon=True)
             thread.start()

@@ -148,6 +148,7 @@ TWC = Template(r"""
     if (threadIdx.x == owner) { s_job[0] = beg; s_job[1] = end; s_job[2] = k; todo = false; }
     __syncthreads();
     const long long b = s_job[0], e = s_job[1], kk = s_job[2], v = lo + kk;
+    (void)kk; (void)v;
     $BLOCK_BEGIN
     for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) { $EDGE }
     $BLOCK_END
@@ -160,6 +161,7 @@ TWC = Template(r"""
     const long long b = __shfl_sync(GR_FULL, beg, leader), e = __shfl_sync(GR_FULL, end, leader);
     const long long kk = __shfl_sync(GR_FULL, k, leader), v = lo + kk;
     if (lane == leader) todo = false;
+    (void)kk; (void)v;
     $WARP_BEGIN
     for (long long j = b + lane; j < e; j += 32) { $EDGE }
     $WARP_END
@@ -167,6 +169,7 @@ TWC = Template(r"""
   // thread phase: small vertices, one thread each
   if (todo) {
     const long long kk = k, v = lo + k;
+    (void)kk; (void)v;
     $THREAD_BEGIN
     for (long long j = beg; j < end; ++j) { $EDGE }
     $THREAD_END
@@ -411,7 +414,7 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
 
     # activation walks the edges of changed vertices; TWC keeps one hub from serialising a warp
     act = TWC.substitute(SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="", WARP_BEGIN="", WARP_END="",
-                         THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, (long long)nbr[j]); (void)v;")
+                         THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, (long long)nbr[j]);")
     parts.append(KERNELS.substitute(NAME=name, ACTIVATE_BODY=act))
     kernels = {"fill": f"grstream_fill_{name}", "apply": f"grstream_apply_{name}",
                "activate": f"grstream_activate_{name}", "count": f"grstream_count_{name}"}

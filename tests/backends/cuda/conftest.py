@@ -1,10 +1,13 @@
 """Fixtures of the GPU-path tests: stores built from random graphs and the shared datasets."""
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-DATASETS = Path(__file__).resolve().parents[3].parent / "shared" / "datasets"
+# GRSTREAM_DATASETS points elsewhere where ../shared does not exist (the GPU machine)
+DATASETS = Path(os.environ.get("GRSTREAM_DATASETS")
+                or Path(__file__).resolve().parents[3].parent / "shared" / "datasets")
 
 
 @pytest.fixture
