@@ -22,7 +22,7 @@ def _check_ids(ids, fail, base, limit):
     if ids.dtype.kind == "f":
         bad = ~np.isfinite(ids) | (ids != np.floor(ids))
         if bad.any():
-            fail(_first(bad), f"vertex id {ids[_first(bad)]!r} is not an integer")
+            fail(_first(bad), f"vertex id {float(ids[_first(bad)])!r} is not an integer")
         big = np.abs(ids) >= _FLOAT_EXACT
         if big.any():
             fail(_first(big), f"vertex id {ids[_first(big)]:.0f} is too large")
