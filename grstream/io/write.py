@@ -1,4 +1,4 @@
-"""Write edge chunks to ``.npy``, text (``.el`` ``.txt`` ``.tsv`` ``.edges``) or gzip text, atomically.
+"""Write edge chunks to ``.npy``, text (``.el``, ``.txt``, ...) or gzip text, atomically.
 
 The file appears under its name only once complete: chunks go to ``NAME.tmp-<pid>`` which is
 flushed, fsynced and renamed, so an interrupted run never leaves a truncated graph behind.
