@@ -381,6 +381,8 @@ class _MethodChecker:
                                 f"(known: {known})")
             return
         role = self.info.argmap.get(base)
+        if role == "v" and attr in self.info.vertex_writes:
+            return  # apply reads back a value it assigned, not the vertex state
         if role in ("src", "dst", "v"):
             if attr in self.spec.vertex_fields:
                 pass

@@ -111,7 +111,9 @@ def test_random_expressions_match_numpy(tmp_path_factory, exprs, seed):
     try:
         t = translate(cls)
     except ProgramError as err:
-        assert "~ on a Python bool" in str(err)
+        # the two documented refusals of what numpy accepts: float16 intermediates and ~ on a
+        # Python bool (integer inversion, almost surely a bug)
+        assert "~ on a Python bool" in str(err) or "float16" in str(err), str(err)
         return
     host = HostProgram(t, tmp_path_factory.mktemp("host"))
     prog = cls()
