@@ -1,9 +1,16 @@
-"""Binary ``.npy`` edge tables, memory-mapped so files larger than memory stream chunk by chunk."""
+"""Binary ``.npy`` edge tables, streamed chunk by chunk with plain reads into one reused buffer.
+
+A memory map would be simpler, but every page it touches counts toward the process's RSS until
+the kernel reclaims it, so a bounded-memory build over a large file would look unbounded.
+"""
 import numpy as np
 
 from ..errors import InputFormatError
-from .arrays import array_source, columns_of_table
+from .arrays import columns_of_table
+from .base import EdgeSource
+from .chunking import check_chunk_edges
 from .texttable import file_size
+from .validate import resolve_weighted, to_edges
 
 
 def read_npy(path, *, weighted=None, chunk_edges=None):
@@ -12,27 +19,84 @@ def read_npy(path, *, weighted=None, chunk_edges=None):
     Parameters
     ----------
     path : str or os.PathLike
-        The file (read with ``mmap_mode='r'``).
+        The file; only its header is read at open, rows are read per chunk.
     weighted : bool or None
         None: use the third column when present; True: require it; False: drop it.
     chunk_edges : int, optional
-        Maximum edges per chunk.
+        Maximum edges per chunk (also the size of the reused read buffer).
 
     Raises
     ------
     InputFormatError
-        A missing or unreadable file or a wrong shape or dtype (at open); bad ids or weights
-        while streaming, naming the 0-based row.
+        A missing, unreadable or truncated file or a wrong shape or dtype (at open); bad ids
+        or weights while streaming, naming the 0-based row.
     """
     path = str(path)
+    shape, fortran, dtype, offset = _header(path)
+    # a zero-byte view with the file's shape and dtype, so the array reader's checks apply as is
+    table = np.broadcast_to(np.zeros((), dtype=dtype), shape)
+    _, _, weight = columns_of_table(table, path)
+    if weight is None and dtype.kind == "f":
+        raise InputFormatError(f"an (m, 2) edge table must hold integers, not {dtype}", path)
+    m, cols = shape
+    if file_size(path) < offset + m * cols * dtype.itemsize:
+        raise InputFormatError(f"truncated: the header declares {m} rows of {cols} {dtype} "
+                               f"but the file is shorter", path)
+    chunk_edges = check_chunk_edges(chunk_edges)
+    use_weight = resolve_weighted(weight is not None, weighted, path)
+
+    def chunks():
+        return _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight)
+
+    return EdgeSource(path, chunks, use_weight, None, file_size(path), "npy", {"edges": m})
+
+
+def _header(path):
     try:
-        table = np.load(path, mmap_mode="r", allow_pickle=False)
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read(handle)
+            offset = handle.tell()
     except FileNotFoundError as exc:
         raise InputFormatError("no such file", path) from exc
     except (ValueError, OSError, EOFError) as exc:
         raise InputFormatError(f"not a readable .npy array ({exc})", path) from exc
-    src, dst, weight = columns_of_table(table, path)
-    if weight is None and table.dtype.kind == "f":
-        raise InputFormatError(f"an (m, 2) edge table must hold integers, not {table.dtype}", path)
-    return array_source(src, dst, weight, name=path, weighted=weighted, chunk_edges=chunk_edges,
-                        fmt="npy", check_now=False, size_bytes=file_size(path))
+    if dtype.hasobject:
+        raise InputFormatError(f"edge array must be integer or real, not {dtype}", path)
+    return shape, fortran, dtype, offset
+
+
+def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight):
+    buffer = np.empty(min(chunk_edges, m) * cols, dtype=dtype)
+    with open(path, "rb") as handle:
+        for start in range(0, m, chunk_edges):
+            k = min(chunk_edges, m - start)
+            block = buffer[:k * cols]
+            if fortran:
+                # column-major: each column's rows are one contiguous run
+                for c in range(cols):
+                    _read_exactly(handle, offset + (c * m + start) * dtype.itemsize,
+                                  block[c * k:(c + 1) * k], path)
+                table = block.reshape(cols, k).T
+            else:
+                _read_exactly(handle, offset + start * cols * dtype.itemsize, block, path)
+                table = block.reshape(k, cols)
+
+            def fail(row, message, start=start):
+                raise InputFormatError(f"row {start + row}: {message}", path)
+
+            # to_edges returns new arrays, so the buffer can be refilled for the next chunk
+            yield to_edges(table[:, 0], table[:, 1], table[:, 2] if use_weight else None, fail)
+
+
+def _read_exactly(handle, position, out, path):
+    handle.seek(position)
+    view = memoryview(out).cast("B")
+    done = 0
+    while done < len(view):
+        got = handle.readinto(view[done:])
+        if not got:
+            raise InputFormatError(f"truncated at byte {position + done}", path)
+        done += got

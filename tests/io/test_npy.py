@@ -55,3 +55,30 @@ def test_missing_and_corrupt_files(tmp_path):
     (tmp_path / "c.npy").write_bytes(b"not numpy")
     with pytest.raises(InputFormatError, match="not a readable .npy"):
         read_npy(tmp_path / "c.npy")
+
+
+def test_fortran_order_and_big_endian_tables_stream_by_rows(tmp_path):
+    table = np.asfortranarray(np.arange(30, dtype=">f8").reshape(10, 3))
+    np.save(tmp_path / "f.npy", table)
+    source = read_npy(tmp_path / "f.npy", chunk_edges=4)
+    assert [len(c[0]) for c in source.chunks()] == [4, 4, 2]
+    src, dst, weight = collect(source)
+    np.testing.assert_array_equal(src, table[:, 0].astype(np.int64))
+    np.testing.assert_array_equal(dst, table[:, 1].astype(np.int64))
+    np.testing.assert_array_equal(weight, table[:, 2])
+
+
+def test_chunks_are_not_views_of_the_reused_read_buffer(tmp_path):
+    table = np.arange(40, dtype=np.int32).reshape(20, 2)
+    np.save(tmp_path / "g.npy", table)
+    chunks = list(read_npy(tmp_path / "g.npy", chunk_edges=6).chunks())
+    np.testing.assert_array_equal(np.concatenate([c[0] for c in chunks]), table[:, 0])
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), table[:, 1])
+
+
+def test_truncated_file_fails_at_open(tmp_path):
+    np.save(tmp_path / "t.npy", np.arange(20, dtype=np.int64).reshape(10, 2))
+    data = (tmp_path / "t.npy").read_bytes()
+    (tmp_path / "t.npy").write_bytes(data[:-8])
+    with pytest.raises(InputFormatError, match="truncated"):
+        read_npy(tmp_path / "t.npy")
