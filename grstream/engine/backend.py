@@ -19,8 +19,11 @@ Bulk-synchronous semantics every backend implements, per iteration ``it`` (progr
    vertex: out-neighbours of changed vertices for gather_edges "in", in-neighbours for "out",
    both for "all" (and, for programs without gather, out-neighbours). With ``activate="all"``
    every vertex is active every iteration and activation is not computed.
-5. After all shards: ``cur[v] = nxt[v]`` for every vertex applied this iteration; then the
-   program's aggregates are reduced over all vertices' ``cur`` values.
+   Scatter (fused with activation) runs over the out-edges of changed vertices; it reads the
+   source's new state, the destination's ``cur`` state and the edge, and writes mutable edge
+   state. Its writes become visible after the iteration (gather never sees a half-done scatter).
+5. After all shards: ``cur[v] = nxt[v]`` for every vertex applied this iteration, scatter's
+   edge writes land; then the program's aggregates are reduced over all vertices' ``cur``.
 """
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Optional
@@ -47,6 +50,7 @@ class IterationStats:
     time_gather: float = 0.0
     time_apply: float = 0.0
     time_activate: float = 0.0
+    time_scatter: float = 0.0
     time_copy: float = 0.0         # GPU: copy engine busy time
     time_kernel: float = 0.0       # GPU: kernel busy time
     copy_hidden: float = 0.0       # GPU: copy time overlapped with compute
@@ -88,6 +92,11 @@ class Backend:
     def state(self) -> Dict[str, np.ndarray]:
         """The current vertex state as host numpy arrays."""
         raise NotImplementedError
+
+    def edge_state(self) -> Dict[str, np.ndarray]:
+        """The program's mutable edge state, each array in the global CSR order (empty when the
+        program declares none)."""
+        return {}
 
     def info(self) -> dict:
         """Backend facts for the run's statistics (budget, residency, device name, ...)."""

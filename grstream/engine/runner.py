@@ -23,6 +23,8 @@ class Result:
     stats: List[IterationStats] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     seconds: float = 0.0
+    #: mutable edge state (programs with edge_state), each array in the global CSR order
+    edge_values: Dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def value(self):
@@ -31,7 +33,7 @@ class Result:
 
     def totals(self):
         keys = ("active_edges", "shards_processed", "shards_skipped", "bytes_read", "bytes_h2d",
-                "bytes_d2h", "time_read", "time_gather", "time_apply", "time_activate",
+                "bytes_d2h", "time_read", "time_gather", "time_apply", "time_activate", "time_scatter",
                 "time_copy", "time_kernel", "copy_hidden")
         return {k: sum(getattr(s, k) for s in self.stats) for k in keys}
 
@@ -178,13 +180,14 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
             if bar is not None:
                 bar.close()
         values = backend.state()
+        edge_values = backend.edge_state()
         info = backend.info()
     info.update({"program": type(program).__name__, "params": program.param_values,
                  "num_vertices": int(store.num_vertices), "num_edges": int(store.num_edges),
                  "num_shards": int(store.num_shards), "device": info.get("backend")})
     return Result(values=values, output=type(program).spec.output, iterations=len(stats),
                   converged=bool(converged), stats=stats, info=info,
-                  seconds=time.perf_counter() - t_start)
+                  seconds=time.perf_counter() - t_start, edge_values=edge_values)
 
 
 def _set_aggregates(program, aggs):

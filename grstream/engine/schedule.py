@@ -18,6 +18,8 @@ def gather_arrays(spec):
     names = []
     if spec.gather_edges in ("in", "all"):
         names += ["in/indptr", "in/src"] + [f"in/{p}" for p in sorted(spec.edge_reads)]
+        if gather_reads_edge_state(spec):
+            names.append("in/eid")  # edge state lives in CSR order: in-edges find it by id
     if spec.gather_edges in ("out", "all"):
         names += ["out/indptr", "out/dst"] + [f"out/{p}" for p in sorted(spec.edge_reads)]
     return names
@@ -36,11 +38,24 @@ def activation_arrays(spec):
     return names
 
 
+def gather_reads_edge_state(spec):
+    info = spec.analysis.methods.get("gather_map") if spec.has_gather else None
+    return bool(info is not None and set(info.edge_reads) & set(spec.edge_state))
+
+
+def scatter_arrays(spec):
+    """Shard datasets scatter reads: the out-edges of changed vertices and their properties."""
+    if not spec.has_scatter:
+        return []
+    return ["out/indptr", "out/dst"] + [f"out/{p}" for p in sorted(spec.edge_reads)]
+
+
 def needed_arrays(spec) -> List[str]:
     """Every shard dataset one iteration of ``spec`` touches, in a stable order (phase elimination:
-    a program without gather never reads in-edges; topology-driven programs skip activation)."""
+    a program without gather never reads in-edges; without scatter, out-edges are read only for
+    activation; topology-driven programs skip activation)."""
     out = []
-    for name in gather_arrays(spec) + activation_arrays(spec):
+    for name in gather_arrays(spec) + activation_arrays(spec) + scatter_arrays(spec):
         if name not in out:
             out.append(name)
     return out

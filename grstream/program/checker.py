@@ -301,8 +301,9 @@ class _MethodChecker:
                 self.fail(stmt, f"{base}.{attr}: {attr!r} is not a declared vertex field "
                                 f"(fields: {sorted(self.spec.vertex_fields)})")
             if role == "edge" and self.name == "scatter":
-                if attr not in self.spec.edge_reads:
-                    self.fail(stmt, f"{base}.{attr}: edge property {attr!r} is not in reads")
+                if attr not in self.spec.edge_state:
+                    self.fail(stmt, f"{base}.{attr}: scatter writes only mutable edge state; "
+                                    f"declare {attr!r} in edge_state")
                 self.info.edge_writes.add(attr)
                 self.info.uses.add("edge")
                 return
@@ -396,8 +397,9 @@ class _MethodChecker:
             self.info.vertex_reads.setdefault(role, set()).add(attr)
             return
         if role == "edge":
-            if attr not in self.spec.edge_reads:
-                self.fail(node, f"{base}.{attr}: edge property {attr!r} is not in reads")
+            if attr not in self.spec.edge_reads and attr not in self.spec.edge_state:
+                self.fail(node, f"{base}.{attr}: edge property {attr!r} is neither in reads "
+                                f"nor in edge_state")
             self.info.uses.add("edge")
             self.info.edge_reads.add(attr)
             return

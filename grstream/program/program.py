@@ -49,8 +49,26 @@ class ProgramSpec:
             if not isinstance(prop, str) or not prop.isidentifier():
                 raise ProgramError(f"reads: {prop!r} is not a property name", name)
 
+        self.edge_state = {}
+        for prop, dt in (getattr(cls, "edge_state", None) or {}).items():
+            if not isinstance(prop, str) or not prop.isidentifier():
+                raise ProgramError(f"edge_state name {prop!r} is not an identifier", name)
+            if prop in self.edge_reads:
+                raise ProgramError(f"edge property {prop!r} is both in reads and edge_state: "
+                                   f"list it in edge_state only (it starts from the stored values)", name)
+            try:
+                dtype = np.dtype(dt)
+            except TypeError as exc:
+                raise ProgramError(f"edge_state {prop!r}: bad dtype {dt!r} ({exc})", name) from None
+            if dtype.kind not in "biuf":
+                raise ProgramError(f"edge_state {prop!r}: dtype {dtype} is not bool, int or float", name)
+            self.edge_state[prop] = dtype
+
         self.has_gather = _defined(cls, "gather_map")
         self.has_scatter = _defined(cls, "scatter")
+        if self.has_scatter and not self.edge_state:
+            raise ProgramError("scatter writes mutable edge state: declare it as "
+                               "edge_state = {name: dtype}", name)
         self.gather_edges = getattr(cls, "gather_edges", "in") if self.has_gather else None
         if self.has_gather and self.gather_edges not in GATHER_EDGES:
             raise ProgramError(f"gather_edges must be one of {GATHER_EDGES}, not {self.gather_edges!r}", name)
@@ -135,6 +153,9 @@ class GASProgram:
     ``vertex``        dict field -> dtype, the per-vertex state (resident in memory).
     ``reads``         built-in vertex properties (``in_degree``, ``out_degree``; ``id`` is always
                       readable) and edge properties (``weight``) the program reads.
+    ``edge_state``    dict name -> dtype: mutable per-edge state that ``scatter`` writes and
+                      gather/scatter read as ``edge.<name>``; it starts at 0, or at the stored edge
+                      property of the same name when the store has one.
     ``gather_edges``  ``"in"`` (default), ``"out"`` or ``"all"``: which edges a vertex gathers over.
     ``gather_reduce`` a :mod:`grstream.monoid` combining the messages.
     ``gather_dtype``  dtype of the messages and accumulator (default: the first vertex field's).

@@ -54,7 +54,7 @@ REJECTED = [
     ("gather", "return sum([src.x for _ in range(2)])  #!", "call of sum"),
     ("gather", "return src.y  #!", "'y' is not a vertex field"),
     ("gather", "return src.in_degree  #!", "add 'in_degree' to the program's reads"),
-    ("gather", "return edge.length  #!", "edge property 'length' is not in reads"),
+    ("gather", "return edge.length  #!", "edge property 'length' is neither in reads"),
     ("gather", "return self.beta  #!", "self.beta is not a param"),
     ("gather", "return GLOBAL_K * src.x  #!", "unknown name 'GLOBAL_K'"),
     ("gather", "src.x = 1.0  #!\n        return src.x", "cannot write src.x"),
@@ -163,13 +163,25 @@ def test_program_without_gather_has_empty_gather_uses():
     assert NoGather.spec.analysis.apply_writes == {"x"}
 
 
-def test_scatter_may_write_edge_properties_but_is_not_translated(tmp_path):
-    text = HEADER + GATHER_OK + APPLY_OK + '''
+def test_scatter_writes_only_declared_edge_state(tmp_path):
+    text = HEADER + GATHER_OK + APPLY_OK + """
     def scatter(self, src, dst, edge):
         edge.weight = edge.weight * 0.5
-'''
-    mod = load_module(tmp_path / "sc.py", text)
-    assert mod.P.spec.analysis.scatter_writes == {"weight"}
+"""
+    with pytest.raises(ProgramError, match="scatter needs|edge_state"):
+        load_module(tmp_path / "sc.py", text)
+
+
+def test_scatter_with_edge_state_is_checked_but_not_translated(tmp_path):
+    text = HEADER.replace('reads = {"weight", "out_degree"}',
+                          'reads = {"weight", "out_degree"}\n    edge_state = {"share": "float64"}')
+    text += GATHER_OK + APPLY_OK + """
+    def scatter(self, src, dst, edge):
+        edge.share = edge.weight * 0.5 + edge.share
+"""
+    mod = load_module(tmp_path / "sc2.py", text)
+    assert mod.P.spec.analysis.scatter_writes == {"share"}
+    assert mod.P.spec.analysis.methods["scatter"].edge_reads == {"weight", "share"}
     with pytest.raises(ProgramError, match="scatter is not supported on the GPU yet"):
         translate(mod.P)
 

@@ -46,17 +46,25 @@ class CpuBackend(Backend):
         if "out_degree" in spec.vertex_reads:
             self.builtins["out_degree"] = store.out_degree()
         self.names = needed_arrays(spec)
+        if "in/eid" in self.names and store.num_shards and "in/eid" not in store.dataset_names(0):
+            raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
+                             f"edge ids in the store: rebuild it with --edge-ids")
+        counts = [store.shard_info(i).num_out_edges for i in range(store.num_shards)]
+        self.out_offset = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
+        edge_bytes = int(store.num_edges) * sum(dt.itemsize for dt in spec.edge_state.values())
         self.act_names = activation_arrays(spec)
         uses = getattr(spec.analysis, "gather_uses", None)
         self.hoist = spec.has_gather and uses is not None and uses <= {"src"}
         vertex_bytes = (2 * sum(n * dt.itemsize for dt in spec.vertex_fields.values())
                         + sum(a.nbytes for a in self.builtins.values())
                         + 2 * n  # active masks, this iteration and the next
-                        + (n * spec.gather_dtype.itemsize if self.hoist else 0))
+                        + (n * spec.gather_dtype.itemsize if self.hoist else 0)
+                        + edge_bytes)
         self.plan = plan_memory(shard_bytes(store, self.names), vertex_bytes, memory_budget)
         self.feeder = ShardFeeder(store, self.names, self.plan)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="grstream-cpu")
         self.cur = self.nxt = None
+        self.edges = {}
         self.active = None
         self._aggregates = {}
 
@@ -65,6 +73,7 @@ class CpuBackend(Backend):
         spec = self.spec
         self.cur = {f: np.ascontiguousarray(state[f], dtype=dt) for f, dt in spec.vertex_fields.items()}
         self.nxt = {f: a.copy() for f, a in self.cur.items()}
+        self.edges = self._initial_edge_state()
         n = self.n
         if seed is None or spec.activate == "all":
             self.active = np.ones(n, dtype=bool)
@@ -82,6 +91,21 @@ class CpuBackend(Backend):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self._aggregates = self._compute_aggregates()
         return int(self.active.sum())
+
+    def _initial_edge_state(self):
+        """Edge state in global CSR order: zeros, or the stored property of the same name."""
+        out = {}
+        m = int(self.store.num_edges)
+        for name, dtype in self.spec.edge_state.items():
+            if name in self.store.edge_props:
+                parts = [self.store.read(i, f"out/{name}") for i in range(self.store.num_shards)]
+                out[name] = (np.concatenate(parts) if parts else np.zeros(0)).astype(dtype)
+            else:
+                out[name] = np.zeros(m, dtype=dtype)
+        return out
+
+    def edge_state(self):
+        return {k: a.copy() for k, a in self.edges.items()}
 
     def aggregates(self):
         return dict(self._aggregates)
@@ -128,10 +152,15 @@ class CpuBackend(Backend):
         applied = []
         pending = collections.deque()
 
+        edge_writes = []
+
         def finish(future):
-            index, written, changed, times, edges = future.result()
+            index, written, changed, times, edges, scattered = future.result()
             if index is not None:
                 applied.append((index, written))
+            if scattered is not None:
+                edge_writes.append(scattered)
+            st.time_scatter += times[3]
             st.changed_vertices += changed
             st.active_edges += edges
             st.time_gather += times[0]
@@ -157,6 +186,9 @@ class CpuBackend(Backend):
         for index, fields in applied:
             for f in fields:
                 self.cur[f][index] = self.nxt[f][index]
+        for positions, values in edge_writes:
+            for name, val in values.items():
+                self.edges[name][positions] = val
         if next_active is None:
             self.active = np.ones(n, dtype=bool)
         else:
@@ -182,10 +214,15 @@ class CpuBackend(Backend):
                 local = act[lo:hi]
                 count = int(local.sum())
                 if count == 0:
-                    return None, (), 0, (0.0, 0.0, 0.0), 0
+                    return None, (), 0, (0.0, 0.0, 0.0, 0.0), 0, None
                 rows = None if count == hi - lo else np.flatnonzero(local)
                 t0 = time.perf_counter()
-                acc, edges = self._gather(arrays, lo, hi, rows, hoisted)
+                if rows is not None and count > SPARSE_FRACTION * (hi - lo):
+                    # a dense sweep with the inactive results dropped beats selecting edges
+                    acc, edges = self._gather(arrays, lo, hi, None, hoisted, i)
+                    acc = acc[rows]
+                else:
+                    acc, edges = self._gather(arrays, lo, hi, rows, hoisted, i)
                 t1 = time.perf_counter()
                 index = slice(lo, hi) if rows is None else rows + lo
                 v = VertexView(self.cur, self.builtins, index, count, writable=True)
@@ -198,11 +235,45 @@ class CpuBackend(Backend):
                 if next_active is not None and len(ch):
                     self._activate(arrays, ch if rows is None else rows[ch], hi - lo, next_active)
                 t3 = time.perf_counter()
-                return index, tuple(written), len(ch), (t1 - t0, t2 - t1, t3 - t2), edges
+                scattered = None
+                if self.spec.has_scatter and len(ch):
+                    scattered = self._scatter(arrays, i, lo, ch if rows is None else rows[ch],
+                                              written)
+                t4 = time.perf_counter()
+                return (index, tuple(written), len(ch), (t1 - t0, t2 - t1, t3 - t2, t4 - t3), edges,
+                        scattered)
         finally:
             release()
 
-    def _gather(self, arrays, lo, hi, rows, hoisted):
+    def _edge_arrays(self, arrays, direction, i):
+        """Edge properties of a shard's in- or out-edges, stored and mutable (lazily sliced)."""
+        props = {p: arrays[f"{direction}/{p}"] for p in self.spec.edge_reads}
+        for name in self.spec.edge_state:
+            if direction == "out":
+                lo, hi = self.out_offset[i], self.out_offset[i + 1]
+                props[name] = self.edges[name][lo:hi]
+            else:
+                props[name] = (lambda name=name: self.edges[name][arrays["in/eid"]])
+        return props
+
+    def _scatter(self, arrays, i, lo, changed_local, written):
+        """Run scatter over the out-edges of the changed vertices; return (positions, values)."""
+        indptr, dst_ids = arrays["out/indptr"], arrays["out/dst"]
+        sel, seg = expand_ranges(indptr, np.asarray(changed_local, dtype=np.int64))
+        if len(sel) == 0:
+            return None
+        fields = {f: (self.nxt[f] if f in written else a) for f, a in self.cur.items()}
+        src = ExpandedView(VertexView(fields, self.builtins, changed_local + lo, len(changed_local)),
+                           np.diff(seg))
+        dst = VertexView(self.cur, self.builtins, dst_ids[sel], len(sel))
+        edge = EdgeView(self._edge_arrays(arrays, "out", i), sel, writable=True)
+        self.program.scatter(src, dst, edge)
+        positions = self.out_offset[i] + sel
+        values = {k: as_length(v, len(sel), self.spec.edge_state[k]).copy()
+                  for k, v in edge.assigned().items()}
+        return positions, values
+
+    def _gather(self, arrays, lo, hi, rows, hoisted, i):
         """(accumulator per active vertex of the interval, edges gathered over)."""
         spec = self.spec
         dtype = spec.gather_dtype
@@ -241,7 +312,7 @@ class CpuBackend(Backend):
             if hoisted is not None:
                 msg = hoisted[other] if direction == "in" else hoisted[own()]
             else:
-                props = {p: arrays[f"{direction}/{p}"] for p in spec.edge_reads}
+                props = self._edge_arrays(arrays, direction, i)
                 other_view = VertexView(self.cur, self.builtins, other, m)
                 own_index = slice(lo, hi) if rows is None else rows + lo
                 own_view = ExpandedView(VertexView(self.cur, self.builtins, own_index, count),

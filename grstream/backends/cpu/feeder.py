@@ -17,7 +17,7 @@ _ALIGN = 64
 
 def dataset_dtype(store, name):
     part, what = name.split("/", 1)
-    if what == "indptr":
+    if what in ("indptr", "eid"):
         return np.dtype(np.int64)
     if what in ("src", "dst"):
         return np.dtype(store.id_dtype)

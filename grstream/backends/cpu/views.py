@@ -84,21 +84,39 @@ class ExpandedView:
 
 
 class EdgeView:
-    __slots__ = ("_arrays", "_index")
+    """Edge properties of the selected edges. Values may be arrays or zero-argument callables
+    producing them (evaluated once, on first read). Writable views (scatter) hold assignments."""
 
-    def __init__(self, arrays, index=None):
+    __slots__ = ("_arrays", "_index", "_cache", "_assigned", "_writable")
+
+    def __init__(self, arrays, index=None, writable=False):
         object.__setattr__(self, "_arrays", arrays)
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_assigned", {})
+        object.__setattr__(self, "_writable", writable)
 
     def __getattr__(self, name):
-        try:
-            arr = self._arrays[name]
-        except KeyError:
-            raise AttributeError(f"edge has no property {name!r}") from None
-        return arr if self._index is None else arr[self._index]
+        if name in self._assigned:
+            return self._assigned[name]
+        cache = self._cache
+        if name not in cache:
+            try:
+                arr = self._arrays[name]
+            except KeyError:
+                raise AttributeError(f"edge has no property {name!r}") from None
+            if callable(arr):
+                arr = arr()
+            cache[name] = arr if self._index is None else arr[self._index]
+        return cache[name]
 
     def __setattr__(self, name, value):
-        raise AttributeError("edge properties are read-only in gather_map")
+        if not self._writable:
+            raise AttributeError("edge properties are read-only in gather_map")
+        self._assigned[name] = value
+
+    def assigned(self):
+        return dict(self._assigned)
 
 
 def as_length(value, count, dtype):
