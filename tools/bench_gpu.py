@@ -89,6 +89,15 @@ def bfs_twice(store, source, budget):
     return runs, info
 
 
+def stream_budget(program, store):
+    """(static vertex bytes, largest shard region) of ``program`` on ``store``."""
+    from grstream.backends.cuda import CudaBackend
+    b = CudaBackend(store, program, memory_budget=None)
+    plan = b.plan
+    b.close()
+    return plan.vertex_bytes, max(plan.shard_bytes.values())
+
+
 def cusparse_pagerank_ms(store, repeat=20):
     """Median ms of one cuSPARSE SpMV y = A^T D^-1 x (float64) through CuPy, the graph in GPU memory."""
     import cupy as cp
@@ -121,6 +130,8 @@ def main(argv=None):
     ap.add_argument("--dir", default=None, help="where to write the store (default: a temp dir)")
     ap.add_argument("--json", default=None, help="write all numbers here")
     ap.add_argument("--skip-cpu", action="store_true", help="leave out the CPU BFS comparison")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_link import pinned_h2d_gbps
@@ -166,6 +177,26 @@ def main(argv=None):
     out["pr_inmem_ms"] = res
     log(f"PageRank in memory: {res['auto']:.2f} ms/iter (twc {res['twc']:.2f}, merge {res['merge']:.2f}); "
         f"cuSPARSE SpMV {ms:.2f} ms ({nnz:,} nnz): ratio {res['auto'] / ms:.2f}x")
+
+    if args.sweep:
+        sweep = {}
+        for items in (4, 8, 16):
+            r = run_cuda(pr(), store, max_iter=4, load_balance="merge", merge_items=items)
+            sweep[f"inmem_merge_items_{items}"] = steady(r.stats) * 1e3
+        vbytes, largest = stream_budget(pr(), store)
+        for slots, streams in ((2, 1), (2, 4), (3, 4), (4, 4)):
+            # exactly ``slots`` slots and nothing resident: every shard streams
+            r = run_cuda(pr(), store, max_iter=4, memory_budget=vbytes + slots * largest,
+                         slots=slots, streams=streams)
+            rest = r.stats[1:]
+            sweep[f"stream_slots{slots}_streams{streams}"] = {
+                "ms": steady(r.stats) * 1e3, "residency": r.info["residency"],
+                "hidden": float(np.median([s.copy_hidden / max(s.time_copy, 1e-9) for s in rest])),
+                "t_copy": float(np.median([s.time_copy for s in rest])) * 1e3,
+                "t_kernel": float(np.median([s.time_kernel for s in rest])) * 1e3}
+        out["sweep"] = sweep
+        for k, v in sweep.items():
+            log(f"sweep {k}: {v}")
 
     # ---- streaming PageRank with 1/4 budget and all-streamed
     quarter, minimum, needed = budget_quarter(pr(), store)

@@ -65,12 +65,14 @@ class CudaBackend(Backend):
         host's available memory; 0 reads them from the store every time).
     slots : int
         Streaming slots on the device when the graph does not fit (2 = double buffering).
+    merge_items : int
+        Edges per thread of the merge-path gather.
     """
 
     name = "cuda"
 
     def __init__(self, store, program, memory_budget=None, progress=False, *, load_balance="auto",
-                 streams=4, host_cache=None, slots=2):
+                 streams=4, host_cache=None, slots=2, merge_items=MERGE_PER_THREAD):
         super().__init__(store, program, memory_budget, progress)
         from . import require
         require()
@@ -84,6 +86,9 @@ class CudaBackend(Backend):
                              f"{', '.join(sorted(store.edge_props)) or 'no edge properties'} "
                              f"(build it with --weighted)")
         self._mem, self._ctx, self.mover = [], None, None
+        if int(merge_items) < 1:
+            raise UsageError(f"merge_items must be >= 1, not {merge_items}")
+        self.merge_items = int(merge_items)
         cuda.init()
         if cuda.Context.get_current() is None:
             self._ctx = cuda.Device(0).retain_primary_context()
@@ -342,9 +347,9 @@ class CudaBackend(Backend):
                     if not acc_valid:
                         self._launch("fill", nv, self.acc, np.int64(nv))
                         acc_valid = True
-                    threads = (ne + MERGE_PER_THREAD - 1) // MERGE_PER_THREAD
+                    threads = (ne + self.merge_items - 1) // self.merge_items
                     self._launch("gather_merge_" + d, threads, indptr, nbr, *props, hmsg, np.int64(lo),
-                                 np.int64(nv), np.int64(ne), front, self.acc, np.int64(MERGE_PER_THREAD))
+                                 np.int64(nv), np.int64(ne), front, self.acc, np.int64(self.merge_items))
                 else:
                     st.gather_twc += 1
                     self._launch("gather_twc_" + d, nv, indptr, nbr, *props, hmsg, np.int64(lo),

@@ -175,7 +175,7 @@ def test_engine_shapes_match_cpu(cuda_run, tmp_path, rng, program_cls, lb):
                                   "p2p-Gnutella08.txt"])
 def test_shared_datasets_match_cpu(cuda_run, shared_datasets, tmp_path, name):
     store = gr.open(gr.build_shards(shared_datasets / name, tmp_path / "g.h5", num_shards=3,
-                                    weighted=name != "p2p-Gnutella08.txt", progress=False))
+                                    progress=False))
     for algo in ("bfs", "pagerank", "cc") + (("sssp",) if store.edge_props else ()):
         fn, rtol = ALGOS[algo]
         src = 0
