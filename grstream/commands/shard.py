@@ -26,6 +26,9 @@ def add_parser(sub):
                    help="keep one edge per (src, dst), the one with the smallest weight")
     p.add_argument("--renumber", action="store_true",
                    help="map the ids that occur to 0..n-1 (the mapping is kept in the store)")
+    p.add_argument("--edge-ids", action="store_true",
+                   help="also store each in-edge's global CSR position (in/eid), for programs "
+                        "whose scatter writes edge state that gather reads")
     p.add_argument("--weight-dtype", default="float64", help="stored weight dtype (default float64)")
     p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists")
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary")
@@ -43,5 +46,6 @@ def main(args):
         memory_limit=None if args.memory_limit is None else parse_bytes(args.memory_limit),
         undirected=args.undirected, weighted=args.weighted, self_loops=not args.drop_self_loops,
         duplicates=not args.drop_duplicates, renumber=args.renumber, weight_dtype=args.weight_dtype,
-        progress=not args.quiet, overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir)
+        progress=not args.quiet, overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir,
+        edge_ids=args.edge_ids)
     return 0

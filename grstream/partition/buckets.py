@@ -13,18 +13,25 @@ class BucketFiles:
     bucket costs ``2 * id bytes + weight bytes`` per edge on disk.
     """
 
-    def __init__(self, directory, name, num_shards, id_dtype, weight_dtype=None):
+    def __init__(self, directory, name, num_shards, id_dtype, weight_dtype=None, indexed=False):
         fields = [("p", id_dtype), ("s", id_dtype)]
         if weight_dtype is not None:
             fields.append(("w", weight_dtype))
+        if indexed:
+            fields.append(("i", np.int64))
         self.record = np.dtype(fields)
+        # direction "eid": (input index, global CSR position) pairs routed to an in-edge's shard
+        self.eid_record = np.dtype([("p", np.int64), ("s", np.int64)])
         self.num_shards = num_shards
         self.directory = Path(tempfile.mkdtemp(prefix=f"{name}.buckets-", dir=directory))
 
     def _file(self, direction, shard):
         return self.directory / f"{direction}-{shard}.bin"
 
-    def append(self, direction, shard, primary, secondary, weight):
+    def _dtype(self, direction):
+        return self.eid_record if direction == "eid" else self.record
+
+    def append(self, direction, shard, primary, secondary, weight, index=None):
         """Append edges to the buckets named by ``shard`` (per edge), keeping their order."""
         if len(shard) == 0:
             return
@@ -32,16 +39,18 @@ class BucketFiles:
         narrow = shard.astype(np.min_scalar_type(self.num_shards))
         order = np.argsort(narrow, kind="stable")
         counts = np.bincount(narrow, minlength=self.num_shards)
-        records = np.empty(len(order), dtype=self.record)
+        records = np.empty(len(order), dtype=self._dtype(direction))
         records["p"] = primary[order]
         records["s"] = secondary[order]
         if weight is not None:
             records["w"] = weight[order]
+        if index is not None:
+            records["i"] = index[order]
         del order
         start = 0
-        for index in np.flatnonzero(counts):
-            stop = start + int(counts[index])
-            with open(self._file(direction, int(index)), "ab") as handle:
+        for target in np.flatnonzero(counts):
+            stop = start + int(counts[target])
+            with open(self._file(direction, int(target)), "ab") as handle:
                 records[start:stop].tofile(handle)
             start = stop
 
@@ -49,8 +58,8 @@ class BucketFiles:
         """All records of one bucket, in append order (an empty array when none were appended)."""
         path = self._file(direction, shard)
         if not path.exists():
-            return np.empty(0, dtype=self.record)
-        records = np.fromfile(path, dtype=self.record)
+            return np.empty(0, dtype=self._dtype(direction))
+        records = np.fromfile(path, dtype=self._dtype(direction))
         path.unlink()
         return records
 

@@ -4,6 +4,7 @@ import logging
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,9 @@ DEFAULT_SHARD_BYTES = 64 * 2 ** 20
 #: working bytes per edge while one bucket is sorted (records, packed key, order, outputs),
 #: an upper bound measured by tests/partition/test_memory.py
 SORT_BYTES_PER_EDGE = 72
+#: extra working bytes per edge with edge ids (input index in the records, the (index, CSR
+#: position) records routed to the in-edge's shard, their sort order and the ids written)
+EDGE_ID_BYTES_PER_EDGE = 56
 #: working bytes per input edge while a chunk is prepared and bucketed (doubling, shard
 #: indices, gathered records of both directions)
 CHUNK_BYTES_PER_EDGE = 256
@@ -39,7 +43,7 @@ MAX_HEAVY_RECORDED = 1000
 def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
                  undirected=False, weighted=None, self_loops=True, duplicates=True,
                  renumber=False, weight_dtype="float64", format=None, progress=True,
-                 overwrite=True, tmp_dir=None):
+                 overwrite=True, tmp_dir=None, edge_ids=False):
     """Partition a graph into a shard store (docs/FORMAT.md).
 
     Parameters
@@ -81,6 +85,10 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
         Replace an existing store at ``path``; False raises :class:`UsageError` instead.
     tmp_dir : str or Path, optional
         Where bucket files go during an external build (default: the target's directory).
+    edge_ids : bool
+        Also store per shard ``in/eid``: for each in-edge, the global CSR position of the same
+        edge (shard 0's out-edges first, then shard 1's, ...), so edge state written in
+        scatter order can be read over in-edges. The same in both build modes.
 
     Returns
     -------
@@ -108,6 +116,7 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     plan = _Plan(edges, options, num_shards, shard_size, memory_limit, not duplicates,
                  chunk_edges, progress, tmp_dir)
     plan.renumber_requested = bool(renumber)
+    plan.edge_ids = bool(edge_ids)
     with StoreWriter(path, overwrite=overwrite) as writer:
         if memory_limit is None:
             result = _build_in_memory(plan, writer)
@@ -132,6 +141,11 @@ class _Plan:
         self.progress = progress
         self.tmp_dir = tmp_dir
         self.renumber = False
+        self.edge_ids = False
+
+    @property
+    def sort_bytes_per_edge(self):
+        return SORT_BYTES_PER_EDGE + (EDGE_ID_BYTES_PER_EDGE if self.edge_ids else 0)
 
     def bar(self, desc, total=None, unit="edges"):
         return tqdm(desc=desc, total=total, unit=unit, unit_scale=True, file=sys.stderr,
@@ -196,12 +210,12 @@ def _shard_count(plan, edges_per_vertex, id_dtype):
         count = max(1, math.ceil(total * per_edge / size))
     if plan.memory_limit is not None:
         budget = plan.memory_limit - VERTEX_BYTES * len(edges_per_vertex)
-        sortable = budget // SORT_BYTES_PER_EDGE
+        sortable = budget // plan.sort_bytes_per_edge
         if sortable < 1:
             raise MemoryBudgetError(
                 f"memory limit {plan.memory_limit} B is below the {VERTEX_BYTES} B per vertex "
                 f"an external build of {len(edges_per_vertex)} vertices holds",
-                minimum=VERTEX_BYTES * len(edges_per_vertex) + SORT_BYTES_PER_EDGE)
+                minimum=VERTEX_BYTES * len(edges_per_vertex) + plan.sort_bytes_per_edge)
         # a shard holds at most twice its target (a non-heavy vertex straddles a cut)
         count = max(count, math.ceil(2 * total / sortable))
     return count
@@ -216,7 +230,7 @@ def _intervals(plan, in_degree, out_degree, id_dtype):
                     "their own: %s", len(heavy), shown)
     if plan.memory_limit is not None and len(heavy):
         side = int(max(in_degree[heavy].max(), out_degree[heavy].max()))
-        need = VERTEX_BYTES * len(per_vertex) + side * SORT_BYTES_PER_EDGE
+        need = VERTEX_BYTES * len(per_vertex) + side * plan.sort_bytes_per_edge
         if need > plan.memory_limit:
             raise MemoryBudgetError(
                 f"vertex {int(heavy[np.argmax(np.maximum(in_degree[heavy], out_degree[heavy]))])} "
@@ -255,21 +269,45 @@ def _build_in_memory(plan, writer):
     del parts
     n = _vertex_count(plan, int(max(src.max(), dst.max())) + 1 if len(src) else 0)
     id_dtype = fmt.id_dtype_for(n)
-    in_degree = np.bincount(dst, minlength=n).astype(np.int64)
-    out_degree = np.bincount(src, minlength=n).astype(np.int64)
+    if plan.dedup:
+        # intervals are balanced on the counts before repeated pairs are dropped
+        in_degree = np.bincount(dst, minlength=n).astype(np.int64)
+        out_degree = np.bincount(src, minlength=n).astype(np.int64)
+    # numpy's sort and gathers release the GIL: CSC on a second thread while CSR runs here
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(compress, dst, src, weight, 0, n, n, id_dtype, plan.dedup,
+                              plan.edge_ids)
+        csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup, plan.edge_ids)
+        csc = pending.result()
+    del src, dst, weight
+    if not plan.dedup:
+        in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
+    eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None
     intervals, heavy = _intervals(plan, in_degree, out_degree, id_dtype)
+    del in_degree, out_degree
     result = _Result(n, intervals, heavy, id_dtype)
     result.mode = "in-memory"
-    csc = compress(dst, src, weight, 0, n, n, id_dtype, plan.dedup)
-    csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup)
-    del src, dst, weight
     with plan.bar("writing", total=len(intervals) - 1, unit="shards") as bar:
         for i in range(len(intervals) - 1):
             lo, hi = int(intervals[i]), int(intervals[i + 1])
-            _write_shard(writer, result, plan, i, lo, hi, _slice(csc, lo, hi), _slice(csr, lo, hi))
+            in_parts = _slice(csc, lo, hi)
+            extra = None
+            if eid is not None:
+                extra = {fmt.EDGE_ID: eid[int(csc[0][lo]):int(csc[0][hi])]}
+            out_nbytes = _write_part(writer, result, plan, i, lo, hi, "out", _slice(csr, lo, hi))
+            in_nbytes = _write_part(writer, result, plan, i, lo, hi, "in", in_parts, extra)
+            _finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes)
             bar.update(1)
     _write_vertex_data(writer, result, plan)
     return result
+
+
+def _global_edge_ids(out_positions, in_positions):
+    """Global CSR position of each in-edge, from both layouts' input indices of their edges."""
+    csr_position = np.empty(max(len(out_positions), int(in_positions.max(initial=-1)) + 1),
+                            dtype=np.int64)
+    csr_position[out_positions] = np.arange(len(out_positions), dtype=np.int64)
+    return csr_position[in_positions]
 
 
 def _concat(arrays, dtype):
@@ -277,7 +315,7 @@ def _concat(arrays, dtype):
 
 
 def _slice(compressed, lo, hi):
-    indptr, ids, weights = compressed
+    indptr, ids, weights = compressed[:3]
     start, stop = int(indptr[lo]), int(indptr[hi])
     local = indptr[lo:hi + 1] - start
     return local, ids[start:stop], None if weights is None else weights[start:stop]
@@ -301,23 +339,41 @@ def _build_external(plan, writer):
     num_shards = len(intervals) - 1
     bucket_dir = plan.tmp_dir if plan.tmp_dir is not None else writer.path.parent
     buckets = BucketFiles(bucket_dir, writer.path.name, num_shards, id_dtype,
-                          plan.options.weight_dtype if plan.options.weighted else None)
+                          plan.options.weight_dtype if plan.options.weighted else None,
+                          indexed=plan.edge_ids)
     try:
         with plan.bar("bucketing", total=num_input) as bar:
+            first = 0
             for src, dst, w in plan.prepared_chunks(bar):
-                buckets.append("in", shard_of(dst, intervals), dst, src, w)
-                buckets.append("out", shard_of(src, intervals), src, dst, w)
-        with plan.bar("writing", total=num_shards, unit="shards") as bar:
+                # the edge's index in the prepared sequence ties its in- and out-records together
+                index = np.arange(first, first + len(src), dtype=np.int64) if plan.edge_ids else None
+                first += len(src)
+                buckets.append("in", shard_of(dst, intervals), dst, src, w, index)
+                buckets.append("out", shard_of(src, intervals), src, dst, w, index)
+        nbytes = np.zeros(num_shards, dtype=np.int64)
+        with plan.bar("writing", total=2 * num_shards, unit="shard sides") as bar:
+            # every out-side first: an in-edge's CSR position is known once all of them are
+            csr_base = 0
             for i in range(num_shards):
                 lo, hi = int(intervals[i]), int(intervals[i + 1])
-                parts = []
-                for direction in ("in", "out"):
-                    rec = buckets.load(direction, i)
-                    weight = rec["w"] if plan.options.weighted else None
-                    parts.append(compress(rec["p"], rec["s"], weight, lo, hi, n, id_dtype, plan.dedup))
-                    del rec, weight
-                _write_shard(writer, result, plan, i, lo, hi, parts[0], parts[1])
-                del parts
+                parts, index = _load_compressed(buckets, plan, "out", i, lo, hi, n, id_dtype)
+                if plan.edge_ids:
+                    positions = np.arange(csr_base, csr_base + len(index), dtype=np.int64)
+                    buckets.append("eid", shard_of(parts[1], intervals), index, positions, None)
+                    del positions
+                csr_base += len(parts[1])
+                nbytes[i] += _write_part(writer, result, plan, i, lo, hi, "out", parts)
+                del parts, index
+                bar.update(1)
+            for i in range(num_shards):
+                lo, hi = int(intervals[i]), int(intervals[i + 1])
+                parts, index = _load_compressed(buckets, plan, "in", i, lo, hi, n, id_dtype)
+                extra = None
+                if plan.edge_ids:
+                    extra = {fmt.EDGE_ID: _match_positions(buckets.load("eid", i), index)}
+                nbytes[i] += _write_part(writer, result, plan, i, lo, hi, "in", parts, extra)
+                del parts, index, extra
+                _finish_shard(writer, result, i, lo, hi, int(nbytes[i]))
                 bar.update(1)
     finally:
         buckets.cleanup()
@@ -325,12 +381,40 @@ def _build_external(plan, writer):
     return result
 
 
-def _write_shard(writer, result, plan, i, lo, hi, in_parts, out_parts):
+def _load_compressed(buckets, plan, direction, i, lo, hi, n, id_dtype):
+    """One bucket in CSR/CSC layout, and the input index of each kept edge (with edge ids)."""
+    rec = buckets.load(direction, i)
+    weight = rec["w"] if plan.options.weighted else None
+    parts = compress(rec["p"], rec["s"], weight, lo, hi, n, id_dtype, plan.dedup, plan.edge_ids)
+    index = rec["i"][parts[3]] if plan.edge_ids else None
+    return parts[:3], index
+
+
+def _match_positions(records, index):
+    """CSR position of each input index in ``index``, from (index, position) records of the same set.
+
+    The records' ``p`` is an edge's input index and ``s`` its global CSR position.
+    """
+    order = np.argsort(records["p"], kind="stable")
+    known = records["p"][order]
+    found = np.searchsorted(known, index)
+    return records["s"][order][found]
+
+
+def _write_part(writer, result, plan, i, lo, hi, direction, parts, extra=None):
     props = ("weight",) if plan.options.weighted else ()
-    result.nbytes += writer.shard(i, lo, hi, in_parts, out_parts, props)
-    result.in_degree[lo:hi] = np.diff(in_parts[0])
-    result.out_degree[lo:hi] = np.diff(out_parts[0])
-    result.shard_edges.append((len(in_parts[1]), len(out_parts[1])))
+    nbytes = writer.shard_part(i, direction, parts, props, extra)
+    degree = result.in_degree if direction == "in" else result.out_degree
+    degree[lo:hi] = np.diff(parts[0])
+    return nbytes
+
+
+def _finish_shard(writer, result, i, lo, hi, nbytes):
+    num_in = int(result.in_degree[lo:hi].sum())
+    num_out = int(result.out_degree[lo:hi].sum())
+    writer.shard_attrs(i, lo, hi, num_in, num_out, nbytes)
+    result.nbytes += nbytes
+    result.shard_edges.append((num_in, num_out))
 
 
 def _write_vertex_data(writer, result, plan):
@@ -356,7 +440,7 @@ def _root_attrs(plan, result):
             "memory_limit": plan.memory_limit, "undirected": plan.options.undirected,
             "weighted": plan.options.weighted, "self_loops": plan.options.self_loops,
             "duplicates": not plan.dedup, "renumber": renumber,
-            "weight_dtype": plan.options.weight_dtype.name,
+            "weight_dtype": plan.options.weight_dtype.name, "edge_ids": plan.edge_ids,
         },
         "num_heavy_vertices": int(len(result.heavy)),
         "heavy_vertices": [int(v) for v in result.heavy[:MAX_HEAVY_RECORDED]],
@@ -371,6 +455,7 @@ def _root_attrs(plan, result):
         "edge_props": props,
         "directed": not plan.options.undirected,
         "renumbered": bool(renumber),
+        "edge_ids": bool(plan.edge_ids),
         "build": build,
     }
 

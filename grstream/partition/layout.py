@@ -14,7 +14,8 @@ def _bits(count):
     return max(1, int(count - 1).bit_length()) if count > 1 else 1
 
 
-def compress(primary, secondary, weight, lo, hi, num_vertices, id_dtype, dedup=False):
+def compress(primary, secondary, weight, lo, hi, num_vertices, id_dtype, dedup=False,
+             order=False):
     """Sort edges with ``lo <= primary < hi`` by (primary, secondary) into offsets + neighbour ids.
 
     Parameters
@@ -32,6 +33,9 @@ def compress(primary, secondary, weight, lo, hi, num_vertices, id_dtype, dedup=F
         dtype of the returned neighbour ids.
     dedup : bool
         Keep one edge per (primary, secondary) pair, with the minimum weight.
+    order : bool
+        Also return, per output edge, its index in the input arrays (for a kept repeated
+        pair: the smallest index of the pair's edges).
 
     Returns
     -------
@@ -39,39 +43,68 @@ def compress(primary, secondary, weight, lo, hi, num_vertices, id_dtype, dedup=F
     neighbours : ndarray of ``id_dtype``
     weights : ndarray or None
         Ordered like ``neighbours``; equal pairs keep their input order.
+    positions : ndarray of int64
+        Only when ``order`` is true: the input index of each output edge.
     """
     count = hi - lo
     num_edges = len(primary)
     if num_edges == 0:
         empty_w = None if weight is None else np.empty(0, dtype=weight.dtype)
-        return np.zeros(count + 1, dtype=np.int64), np.empty(0, dtype=id_dtype), empty_w
+        result = (np.zeros(count + 1, dtype=np.int64), np.empty(0, dtype=id_dtype), empty_w)
+        return result + (np.empty(0, dtype=np.int64),) if order else result
+    indexed = weight is not None or order
     sbits = _bits(num_vertices)
     pbits = _bits(count)
-    ibits = _bits(num_edges) if weight is not None else 0
+    ibits = _bits(num_edges) if indexed else 0
+    if not indexed and pbits <= 32 and sbits <= 32:
+        # the neighbour is then exactly the low 32-bit word of each key: no mask pass
+        sbits = 32
     if pbits + sbits + ibits <= 64:
-        return _compress_packed(primary, secondary, weight, lo, count, sbits, ibits, id_dtype, dedup)
-    return _compress_lexsort(primary, secondary, weight, lo, count, id_dtype, dedup)
+        result = _compress_packed(primary, secondary, weight, lo, count, sbits, ibits, id_dtype,
+                                  dedup, order)
+    else:
+        result = _compress_lexsort(primary, secondary, weight, lo, count, id_dtype, dedup,
+                                   order)
+    return result if order else result[:3]
 
 
-def _compress_packed(primary, secondary, weight, lo, count, sbits, ibits, id_dtype, dedup):
-    key = np.subtract(primary, lo, dtype=np.int64).view(np.uint64)
-    key <<= np.uint64(sbits)
+def _compress_packed(primary, secondary, weight, lo, count, sbits, ibits, id_dtype, dedup,
+                     want_order):
+    if not dedup:
+        # counting per primary on the unsorted input is cheaper than searching the sorted keys
+        local = primary if lo == 0 else np.subtract(primary, lo)
+        indptr = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(local, minlength=count), out=indptr[1:])
+        del local
+    if lo == 0:
+        key = np.left_shift(_as_u64(primary), np.uint64(sbits))
+    else:
+        key = np.subtract(primary, lo, dtype=np.int64).view(np.uint64)
+        key <<= np.uint64(sbits)
     key |= _as_u64(secondary)
-    if weight is not None:
+    positions = None
+    if ibits:
         key <<= np.uint64(ibits)
         key |= np.arange(len(key), dtype=np.uint64)
     key.sort()
-    if weight is not None:
-        order = key & np.uint64((1 << ibits) - 1)
-        weight = weight[order]
-        del order
+    if ibits:
+        positions = (key & np.uint64((1 << ibits) - 1)).view(np.int64)
+        if weight is not None:
+            weight = weight[positions]
         key >>= np.uint64(ibits)
     if dedup:
-        key, weight = _drop_repeats(key, weight)
-    neighbours = (key & np.uint64((1 << sbits) - 1)).astype(id_dtype)
-    bounds = np.arange(count + 1, dtype=np.uint64) << np.uint64(sbits)
-    indptr = np.searchsorted(key, bounds, side="left").astype(np.int64)
-    return indptr, neighbours, weight
+        key, weight, positions = _drop_repeats(key, weight, positions)
+        bounds = np.arange(count + 1, dtype=np.uint64) << np.uint64(sbits)
+        indptr = np.searchsorted(key, bounds, side="left").astype(np.int64)
+    if sbits == 32 and np.dtype(id_dtype).itemsize == 4:
+        neighbours = key.view(np.uint32)[_LOW_WORD::2].astype(id_dtype)
+    else:
+        neighbours = (key & np.uint64((1 << sbits) - 1)).astype(id_dtype)
+    return indptr, neighbours, weight, positions
+
+
+#: index of a uint64's low 32-bit word in a uint32 view of it
+_LOW_WORD = 0 if np.little_endian else 1
 
 
 def _as_u64(ids):
@@ -79,31 +112,31 @@ def _as_u64(ids):
     return ids.view(np.uint64) if ids.dtype == np.int64 else ids.astype(np.uint64)
 
 
-def _drop_repeats(key, weight):
+def _drop_repeats(key, weight, positions):
     keep = np.empty(len(key), dtype=bool)
     keep[0] = True
     np.not_equal(key[1:], key[:-1], out=keep[1:])
     if keep.all():
-        return key, weight
+        return key, weight, positions
     if weight is not None:
         # the minimum weight of a repeated pair is the one a shortest-path search would use
         weight = np.minimum.reduceat(weight, np.flatnonzero(keep))
-    return key[keep], weight
+    # positions ascend within a pair, so the kept one is the pair's smallest input index
+    return key[keep], weight, None if positions is None else positions[keep]
 
 
-def _compress_lexsort(primary, secondary, weight, lo, count, id_dtype, dedup):
+def _compress_lexsort(primary, secondary, weight, lo, count, id_dtype, dedup, want_order=False):
     # Only for graphs whose packed key does not fit 64 bits (n near 2**32 and beyond).
     order = np.lexsort((secondary, primary))
     p = primary[order]
     s = secondary[order]
     w = None if weight is None else weight[order]
-    del order
     if dedup and len(p) > 1:
         keep = np.ones(len(p), dtype=bool)
         keep[1:] = (p[1:] != p[:-1]) | (s[1:] != s[:-1])
         if w is not None:
             w = np.minimum.reduceat(w, np.flatnonzero(keep))
-        p, s = p[keep], s[keep]
+        p, s, order = p[keep], s[keep], order[keep]
     bounds = np.arange(lo, lo + count + 1, dtype=np.int64)
     indptr = np.searchsorted(p, bounds, side="left").astype(np.int64)
-    return indptr, s.astype(id_dtype), w
+    return indptr, s.astype(id_dtype), w, order.astype(np.int64) if want_order else None

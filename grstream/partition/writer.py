@@ -44,21 +44,29 @@ class StoreWriter:
         dset.attrs["crc32"] = np.int64(fmt.crc32(array))
         return array.nbytes
 
-    def shard(self, index, lo, hi, in_parts, out_parts, edge_props):
-        """Write shard ``index``: ``in_parts``/``out_parts`` are (indptr, ids, weights-or-None)."""
-        group = fmt.shard_group(index)
-        nbytes = 0
-        for direction, (indptr, ids, weights) in (("in", in_parts), ("out", out_parts)):
-            nbytes += self.dataset(f"{group}/{direction}/{fmt.INDPTR}", indptr)
-            nbytes += self.dataset(f"{group}/{direction}/{fmt.ID_DATASET[direction]}", ids)
-            for prop in edge_props:
-                nbytes += self.dataset(f"{group}/{direction}/{prop}", weights)
-        attrs = self.file[group].attrs
-        attrs["lo"], attrs["hi"] = np.int64(lo), np.int64(hi)
-        attrs["num_in_edges"] = np.int64(len(in_parts[1]))
-        attrs["num_out_edges"] = np.int64(len(out_parts[1]))
-        attrs["nbytes"] = np.int64(nbytes)
+    def shard_part(self, index, direction, parts, edge_props, extra=None):
+        """Write one direction of shard ``index``; return its bytes.
+
+        ``parts`` is (indptr, ids, weights-or-None, ...); ``extra`` maps further dataset names
+        of that direction (``"eid"``) to arrays.
+        """
+        indptr, ids, weights = parts[:3]
+        prefix = f"{fmt.shard_group(index)}/{direction}"
+        nbytes = self.dataset(f"{prefix}/{fmt.INDPTR}", indptr)
+        nbytes += self.dataset(f"{prefix}/{fmt.ID_DATASET[direction]}", ids)
+        for prop in edge_props:
+            nbytes += self.dataset(f"{prefix}/{prop}", weights)
+        for name, array in (extra or {}).items():
+            nbytes += self.dataset(f"{prefix}/{name}", array)
         return nbytes
+
+    def shard_attrs(self, index, lo, hi, num_in_edges, num_out_edges, nbytes):
+        """Set shard ``index``'s group attributes once both of its directions are written."""
+        attrs = self.file[fmt.shard_group(index)].attrs
+        attrs["lo"], attrs["hi"] = np.int64(lo), np.int64(hi)
+        attrs["num_in_edges"] = np.int64(num_in_edges)
+        attrs["num_out_edges"] = np.int64(num_out_edges)
+        attrs["nbytes"] = np.int64(nbytes)
 
     def commit(self, attrs):
         """Set the root attributes, flush, fsync and rename onto the target path."""

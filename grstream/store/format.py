@@ -16,6 +16,9 @@ ORIGINAL_ID = "vertex/original_id"
 #: per-shard id datasets: direction -> name of the neighbour-id dataset
 ID_DATASET = {"in": "src", "out": "dst"}
 INDPTR = "indptr"
+#: optional per-shard in-edge dataset: each in-edge's global CSR position (root attr edge_ids)
+EDGE_ID = "eid"
+EDGE_ID_ATTR = "edge_ids"
 
 ROOT_ATTRS = ("format", "format_version", "num_vertices", "num_edges", "num_shards", "id_dtype",
               "edge_props", "directed", "renumbered", "build")
@@ -31,12 +34,14 @@ def shard_group(i):
     return f"shards/{i}"
 
 
-def shard_dataset_names(edge_props):
-    """Dataset names of one shard, relative to its group, in the order they are written."""
+def shard_dataset_names(edge_props, edge_ids=False):
+    """Dataset names of one shard, relative to its group."""
     names = []
     for direction, ids in ID_DATASET.items():
         names += [f"{direction}/{INDPTR}", f"{direction}/{ids}"]
         names += [f"{direction}/{prop}" for prop in edge_props]
+        if edge_ids and direction == "in":
+            names.append(f"in/{EDGE_ID}")
     return names
 
 

@@ -38,7 +38,8 @@ class _Dataset:
     size: int
     offset: object       # file offset of the contiguous data, None when it has no storage yet
     crc: int
-    is_ids: bool
+    #: exclusive upper bound of the values (vertex ids: n, edge ids: m), checked on verified reads
+    upper: object = None
 
     @property
     def nbytes(self):
@@ -111,6 +112,8 @@ class ShardStore:
         self.directed = bool(attrs["directed"])
         self.renumbered = bool(attrs["renumbered"])
         self.build = self._json_attr(attrs, "build")
+        # optional (added within version 1): stores written before it have no edge ids
+        self.edge_ids = bool(attrs.get(fmt.EDGE_ID_ATTR, False))
 
         n, s = self.num_vertices, self.num_shards
         self.intervals = self._read_small(fmt.INTERVALS, np.int64, s + 1)
@@ -147,7 +150,7 @@ class ShardStore:
             self._fail(f"root attribute {name} is not a JSON object")
         return value
 
-    def _describe(self, name, dtype, size, shard=None, is_ids=False):
+    def _describe(self, name, dtype, size, shard=None, upper=None):
         """Check one dataset's presence, dtype, shape and layout; return its read descriptor."""
         dset = self._h5.get(name)
         if not isinstance(dset, h5py.Dataset):
@@ -161,7 +164,7 @@ class ShardStore:
         crc = dset.attrs.get("crc32")
         if not isinstance(crc, (int, np.integer)):
             self._fail("crc32 attribute missing", shard=shard, dataset=name)
-        return _Dataset(name, np.dtype(dtype), size, dset.id.get_offset(), int(crc), is_ids)
+        return _Dataset(name, np.dtype(dtype), size, dset.id.get_offset(), int(crc), upper)
 
     def _read_small(self, name, dtype, size):
         desc = self._describe(name, dtype, size)
@@ -191,10 +194,15 @@ class ShardStore:
             key = f"{direction}/{fmt.INDPTR}"
             descs[key] = self._describe(f"{group_name}/{key}", np.int64, hi - lo + 1, shard=i)
             descs[f"{direction}/{ids}"] = self._describe(
-                f"{group_name}/{direction}/{ids}", self.id_dtype, edges, shard=i, is_ids=True)
+                f"{group_name}/{direction}/{ids}", self.id_dtype, edges, shard=i,
+                upper=self.num_vertices)
             for prop, dtype in self.edge_props.items():
                 descs[f"{direction}/{prop}"] = self._describe(
                     f"{group_name}/{direction}/{prop}", dtype, edges, shard=i)
+            if self.edge_ids and direction == "in":
+                key = f"in/{fmt.EDGE_ID}"
+                descs[key] = self._describe(f"{group_name}/{key}", np.int64, edges, shard=i,
+                                            upper=self.num_edges)
         self._datasets.append(descs)
         for direction in fmt.ID_DATASET:
             # offsets are read (and so verified) now: every later read trusts them
@@ -233,8 +241,8 @@ class ShardStore:
         i : int
             Shard index.
         name : str
-            ``"in/indptr"``, ``"in/src"``, ``"in/<prop>"``, ``"out/indptr"``, ``"out/dst"``,
-            ``"out/<prop>"``.
+            ``"in/indptr"``, ``"in/src"``, ``"in/<prop>"``, ``"in/eid"`` (stores built with
+            edge ids), ``"out/indptr"``, ``"out/dst"``, ``"out/<prop>"``.
         out : ndarray or writable buffer, optional
             Destination of exactly the dataset's dtype and size (for instance a pinned host
             buffer); the bytes go straight into it, without an intermediate copy.
@@ -249,7 +257,7 @@ class ShardStore:
         ChecksumError
             The data does not match its CRC32 (checked per the store's ``verify`` mode).
         ShardStoreError
-            Ids out of range, or the file is truncated.
+            Vertex or edge ids out of range, or the file is truncated.
         """
         i = self._shard_index(i)
         desc = self._datasets[i].get(name)
@@ -262,11 +270,12 @@ class ShardStore:
         key = (i, name)
         if self.verify == "always" or (self.verify == "first" and key not in self._verified):
             self._check_crc(desc, target, shard=i)
-            if desc.is_ids and desc.size:
+            if desc.upper is not None and desc.size:
                 low, high = int(target.min()), int(target.max())
-                if low < 0 or high >= self.num_vertices:
-                    self._fail(f"vertex id {low if low < 0 else high} out of range "
-                               f"0..{self.num_vertices - 1}", shard=i, dataset=desc.name)
+                if low < 0 or high >= desc.upper:
+                    what = "edge id" if name.endswith(fmt.EDGE_ID) else "vertex id"
+                    self._fail(f"{what} {low if low < 0 else high} out of range "
+                               f"0..{desc.upper - 1}", shard=i, dataset=desc.name)
             with self._lock:
                 self._verified.add(key)
         return result

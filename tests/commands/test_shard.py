@@ -60,3 +60,13 @@ def test_shared_datasets_match_scipy(tmp_path, name, limit):
     with gr.open(out) as store:
         for kind in ("csr", "csc"):
             assert same_matrix(store.to_scipy(kind, weights=source.weighted), scipy_of(n, expect, kind))
+
+
+def test_shard_edge_ids_flag(tmp_path):
+    np.save(tmp_path / "g.npy", np.array([[0, 1], [1, 2], [2, 0], [2, 1]]))
+    for flag, expected in (([], False), (["--edge-ids"], True)):
+        out = tmp_path / f"g{expected}.h5"
+        assert main(["shard", str(tmp_path / "g.npy"), "-o", str(out), "--quiet"] + flag) == 0
+        with gr.open(out) as store:
+            assert store.edge_ids == expected
+            assert ("in/eid" in store.dataset_names(0)) == expected

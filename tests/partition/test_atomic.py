@@ -20,17 +20,17 @@ CHILD = textwrap.dedent("""
     from grstream.partition import build_shards, writer
     from grstream.io.base import EdgeSource
     signal_file = pathlib.Path(sys.argv[2])
-    original = writer.StoreWriter.shard
+    original = writer.StoreWriter.shard_part
 
-    def shard_then_stall(self, index, *args):
-        nbytes = original(self, index, *args)
-        if index == 1:
+    def shard_then_stall(self, index, direction, *args):
+        nbytes = original(self, index, direction, *args)
+        if index == 1 and direction == "in":
             self.file.flush()
             signal_file.write_text("mid-write")
             time.sleep(60)
         return nbytes
 
-    writer.StoreWriter.shard = shard_then_stall
+    writer.StoreWriter.shard_part = shard_then_stall
     rng = np.random.default_rng(0)
     s, d = rng.integers(0, 1000, 20000), rng.integers(0, 1000, 20000)
     src = EdgeSource("child", lambda: iter([(s, d, None)]), weighted=False)

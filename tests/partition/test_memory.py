@@ -5,6 +5,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 CHILD = textwrap.dedent("""
     import json, sys
@@ -13,7 +14,7 @@ CHILD = textwrap.dedent("""
     from grstream.io.base import EdgeSource
     from grstream.partition import build_shards
 
-    path, out, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    path, out, limit, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
     def hwm():
         with open("/proc/self/status") as status:
@@ -35,8 +36,12 @@ CHILD = textwrap.dedent("""
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     base = hwm()
-    build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
-                 progress=False)
+    if kind == "raw":
+        build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
+                     progress=False)
+    else:
+        # the .npy reader on the file itself, with the edge-id passes on top
+        build_shards(path, out, memory_limit=limit, edge_ids=True, progress=False)
     peak = hwm()
     with gr.open(out) as store:
         print(json.dumps({"base": base, "peak": peak, "edges": store.num_edges,
@@ -48,19 +53,23 @@ CHILD = textwrap.dedent("""
 SLACK = 8 * 2 ** 20
 
 
-def test_external_build_stays_within_memory_limit(tmp_path):
+@pytest.mark.parametrize("kind", ["raw", "npy"])
+def test_external_build_stays_within_memory_limit(tmp_path, kind):
     rng = np.random.default_rng(0)
     m, n = 3_000_000, 200_000
     edges = np.empty((m, 2), dtype=np.int64)
     edges[:, 0] = rng.integers(0, n, m)
     edges[:, 1] = rng.integers(0, n, m)
-    raw = tmp_path / "edges.bin"
-    edges.tofile(raw)
+    raw = tmp_path / ("edges.bin" if kind == "raw" else "edges.npy")
+    if kind == "raw":
+        edges.tofile(raw)
+    else:
+        np.save(raw, edges)
     expected_out = np.bincount(edges[:, 0], minlength=n)
     del edges
     limit = 16 * 2 ** 20          # a third of the 48 MB input
     result = subprocess.run([sys.executable, "-c", CHILD, str(raw), str(tmp_path / "g.h5"),
-                             str(limit)], capture_output=True, text=True, timeout=300)
+                             str(limit), kind], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["edges"] == m and report["mode"] == "external"
