@@ -17,7 +17,7 @@ from .buckets import BucketFiles
 from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prepare_chunk,
                     split_chunks)
 from .intervals import choose_intervals, shard_of
-from .layout import compress
+from .layout import compress, compress_pieces
 from .writer import StoreWriter
 
 log = logging.getLogger("grstream.partition")
@@ -263,23 +263,38 @@ def _build_in_memory(plan, writer):
         _set_renumbering(plan)
     with plan.bar("reading") as bar:
         parts = list(plan.prepared_chunks(bar))
-    src = _concat([p[0] for p in parts], np.int64)
-    dst = _concat([p[1] for p in parts], np.int64)
-    weight = _concat([p[2] for p in parts], plan.options.weight_dtype) if plan.options.weighted else None
-    del parts
-    n = _vertex_count(plan, int(max(src.max(), dst.max())) + 1 if len(src) else 0)
+    top = max((int(max(p[0].max(), p[1].max())) + 1 for p in parts if len(p[0])), default=0)
+    n = _vertex_count(plan, top)
     id_dtype = fmt.id_dtype_for(n)
     if plan.dedup:
         # intervals are balanced on the counts before repeated pairs are dropped
-        in_degree = np.bincount(dst, minlength=n).astype(np.int64)
-        out_degree = np.bincount(src, minlength=n).astype(np.int64)
-    # numpy's sort and gathers release the GIL: CSC on a second thread while CSR runs here
+        counter = DegreeCounter(n)
+        for src, dst, _ in parts:
+            counter.add(src, dst)
+        in_degree, out_degree = counter.in_degree, counter.out_degree
+        del counter
+    # numpy's sort and most array passes release the GIL: CSC on a second thread, CSR here
     with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(compress, dst, src, weight, 0, n, n, id_dtype, plan.dedup,
-                              plan.edge_ids)
-        csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup, plan.edge_ids)
+        if plan.options.weighted or plan.edge_ids or n > 1 << 32:
+            src = _concat([p[0] for p in parts], np.int64)
+            dst = _concat([p[1] for p in parts], np.int64)
+            weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
+                if plan.options.weighted else None
+            del parts
+            pending = pool.submit(compress, dst, src, weight, 0, n, n, id_dtype, plan.dedup,
+                                  plan.edge_ids)
+            csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup, plan.edge_ids)
+            del src, dst, weight
+        else:
+            # keys straight from the chunks: no concatenated id arrays at all
+            srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
+            del parts
+            pending = pool.submit(compress_pieces, dsts, srcs, n, id_dtype, plan.dedup)
+            csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup) + (None, None)
+            del srcs, dsts
         csc = pending.result()
-    del src, dst, weight
+        if len(csc) == 2:
+            csc += (None, None)
     if not plan.dedup:
         in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
     eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import InputFormatError
+from .layout import count_into
 
 
 @dataclass
@@ -98,22 +99,14 @@ class DegreeCounter:
         top = int(max(src.max(), dst.max())) + 1
         if top > len(self.in_degree):
             self.grow(top)
-        _count_into(self.out_degree, src)
-        _count_into(self.in_degree, dst)
+        count_into(self.out_degree, src)
+        count_into(self.in_degree, dst)
 
     def grow(self, size):
         if size > len(self.in_degree):
             extra = size - len(self.in_degree)
             self.in_degree = np.concatenate((self.in_degree, np.zeros(extra, dtype=np.int64)))
             self.out_degree = np.concatenate((self.out_degree, np.zeros(extra, dtype=np.int64)))
-
-
-def _count_into(counts, ids):
-    # bincount allocates O(n) per call; scattered increments win when the chunk is much smaller
-    if len(ids) * 8 >= len(counts):
-        counts += np.bincount(ids, minlength=len(counts))
-    else:
-        np.add.at(counts, ids, 1)
 
 
 def occurring_ids(chunks):

@@ -8,6 +8,8 @@ keys the input order (stable), so an external build and an in-memory build agree
 """
 import numpy as np
 
+from ..errors import UsageError
+
 
 def _bits(count):
     """Bits needed to hold the values ``0..count-1``."""
@@ -94,13 +96,64 @@ def _compress_packed(primary, secondary, weight, lo, count, sbits, ibits, id_dty
         key >>= np.uint64(ibits)
     if dedup:
         key, weight, positions = _drop_repeats(key, weight, positions)
+        indptr = None
+    indptr, neighbours = _split_sorted(key, count, sbits, id_dtype, indptr)
+    return indptr, neighbours, weight, positions
+
+
+def compress_pieces(primaries, secondaries, num_vertices, id_dtype, dedup=False):
+    """:func:`compress` of unweighted edges over all vertices, given as lists of array pieces.
+
+    The packed keys are built piece by piece into one array, so the whole edge list never
+    exists as two concatenated id arrays. Needs ``num_vertices <= 2**32``.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (num_vertices + 1,)
+    neighbours : ndarray of ``id_dtype``
+    """
+    if num_vertices > 1 << 32:
+        raise UsageError(f"compress_pieces needs at most 2**32 vertices, not {num_vertices}")
+    key = np.empty(sum(len(p) for p in primaries), dtype=np.uint64)
+    counts = np.zeros(num_vertices, dtype=np.int64)
+    start = 0
+    for primary, secondary in zip(primaries, secondaries):
+        part = key[start:start + len(primary)]
+        np.left_shift(_as_u64(primary), np.uint64(32), out=part)
+        part |= _as_u64(secondary)
+        if not dedup:
+            count_into(counts, primary)
+        start += len(primary)
+    key.sort()
+    indptr = None
+    if dedup:
+        key = _drop_repeats(key, None, None)[0]
+    else:
+        indptr = np.zeros(num_vertices + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+    del counts
+    return _split_sorted(key, num_vertices, 32, id_dtype, indptr)
+
+
+def count_into(counts, ids):
+    """Add one to ``counts[v]`` for every ``v`` in ``ids``."""
+    # bincount allocates O(n) per call; scattered increments win when the chunk is much smaller
+    if len(ids) * 8 >= len(counts):
+        counts += np.bincount(ids, minlength=len(counts))
+    else:
+        np.add.at(counts, ids, 1)
+
+
+def _split_sorted(key, count, sbits, id_dtype, indptr=None):
+    """Offsets (unless given) and neighbour ids of sorted ``primary << sbits | secondary`` keys."""
+    if indptr is None:
         bounds = np.arange(count + 1, dtype=np.uint64) << np.uint64(sbits)
         indptr = np.searchsorted(key, bounds, side="left").astype(np.int64)
     if sbits == 32 and np.dtype(id_dtype).itemsize == 4:
         neighbours = key.view(np.uint32)[_LOW_WORD::2].astype(id_dtype)
     else:
         neighbours = (key & np.uint64((1 << sbits) - 1)).astype(id_dtype)
-    return indptr, neighbours, weight, positions
+    return indptr, neighbours
 
 
 #: index of a uint64's low 32-bit word in a uint32 view of it
@@ -113,6 +166,8 @@ def _as_u64(ids):
 
 
 def _drop_repeats(key, weight, positions):
+    if len(key) == 0:
+        return key, weight, positions
     keep = np.empty(len(key), dtype=bool)
     keep[0] = True
     np.not_equal(key[1:], key[:-1], out=keep[1:])

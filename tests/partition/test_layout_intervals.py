@@ -94,3 +94,18 @@ def test_intervals_without_edges_or_vertices():
     np.testing.assert_array_equal(intervals, [0, 3, 6, 10])
     intervals, _ = choose_intervals(np.zeros(0, dtype=np.int64), 3)
     np.testing.assert_array_equal(intervals, [0, 0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(edges=edge_lists, dedup=st.booleans(), cut=st.integers(1, 20))
+def test_compress_pieces_equals_compress_of_the_whole(edges, dedup, cut):
+    from grstream.partition.layout import compress_pieces
+    p = np.array([e[0] for e in edges], dtype=np.int64)
+    s = np.array([e[1] for e in edges], dtype=np.int64)
+    pieces = [slice(a, a + cut) for a in range(0, max(len(p), 1), cut)]
+    indptr, nbrs = compress_pieces([p[k] for k in pieces], [s[k] for k in pieces], 21, np.int32,
+                                   dedup)
+    want = compress(p, s, None, 0, 21, 21, np.int32, dedup)
+    np.testing.assert_array_equal(indptr, want[0])
+    np.testing.assert_array_equal(nbrs, want[1])
+    assert nbrs.dtype == np.int32
