@@ -4,7 +4,12 @@
 Each measurement runs in its own subprocess so its peak RSS (VmHWM above the process's RSS
 before the work) is its own. Reported: median edges/s of ``--runs`` runs and the largest peak.
 
-    python tools/bench_partition.py --scale 20 [--memory-limit 256M] [--write docs/BENCHMARKS.md]
+    python tools/bench_partition.py --scale 20 [--runs 3] [--memory-limit 256M] [--write]
+
+Peers: scipy loading the same .npy and converting coo -> csr (end to end), against grstream
+building the whole store from that file (read + partition + CSR/CSC + write); and the sort step
+alone, both from edge arrays already in memory. Ratios are taken per run (peer seconds / our
+seconds, the runs interleaved) and their median reported.
 """
 import argparse
 import datetime
@@ -20,7 +25,7 @@ import time
 import numpy as np
 
 CHILD = r"""
-import json, sys, time
+import json, os, sys, time
 import numpy as np
 
 def hwm():
@@ -30,41 +35,42 @@ def hwm():
 mode, path, out, limit = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 import scipy.sparse as sp
 import grstream
-from grstream.io.base import EdgeSource
 from grstream.partition import build_shards, compress
+from grstream.partition.layout import compress_pieces
 from grstream.store.format import id_dtype_for
+from concurrent.futures import ThreadPoolExecutor
 
-def npy_source():
-    edges = np.load(path, mmap_mode="r")
-    def chunks():
-        for start in range(0, len(edges), 1 << 22):
-            part = np.array(edges[start:start + (1 << 22)])
-            yield part[:, 0].copy(), part[:, 1].copy(), None
-    return EdgeSource(path, chunks, weighted=False, size_bytes=edges.nbytes)
-
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")
-base = hwm()
-start = time.perf_counter()
-if mode in ("scipy", "layout"):
+if os.path.exists(out):
+    os.unlink(out)          # every build writes a fresh file, as scipy's result is fresh memory
+if mode.endswith("-sort"):
+    # sort-only peers: the edge arrays are in memory before the clock starts
     edges = np.load(path)
     src, dst = edges[:, 0].copy(), edges[:, 1].copy()
     del edges
     n = int(max(src.max(), dst.max())) + 1
-    start = time.perf_counter()
-    if mode == "scipy":
-        sp.coo_matrix((np.ones(len(src), dtype=np.float32), (src, dst)), shape=(n, n)).tocsr()
-    else:
-        compress(src, dst, None, 0, n, n, id_dtype_for(n))
-        compress(dst, src, None, 0, n, n, id_dtype_for(n))
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = hwm()
+start = time.perf_counter()
+if mode == "scipy":
+    # scipy's end to end: load the same .npy, coo -> csr
+    edges = np.load(path)
+    n = int(edges.max()) + 1
+    sp.coo_matrix((np.ones(len(edges), dtype=np.float32), (edges[:, 0], edges[:, 1])),
+                  shape=(n, n)).tocsr()
+    m = len(edges)
+elif mode == "scipy-sort":
+    sp.coo_matrix((np.ones(len(src), dtype=np.float32), (src, dst)), shape=(n, n)).tocsr()
+    m = len(src)
+elif mode == "layout-sort":
+    # what the in-memory build does: CSC on a second thread while CSR runs on this one
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(compress_pieces, [dst], [src], n, id_dtype_for(n))
+        compress_pieces([src], [dst], n, id_dtype_for(n))
+        pending.result()
     m = len(src)
 else:
-    try:
-        from grstream.io import open_source
-        source = open_source(path)
-    except ImportError:
-        source = npy_source()
-    build_shards(source, out, memory_limit=None if limit == "-" else int(limit), progress=False)
+    build_shards(path, out, memory_limit=None if limit == "-" else int(limit), progress=False)
     m = grstream.open(out).num_edges
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "edges": m, "peak": hwm() - base}))
@@ -94,12 +100,13 @@ def rmat(scale, edge_factor, seed):
     return np.stack([perm[src], perm[dst]], axis=1)
 
 
-def measure(mode, path, out, limit, runs):
-    results = []
-    for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", CHILD, mode, path, out, limit],
-                              capture_output=True, text=True, check=True)
-        results.append(json.loads(proc.stdout))
+def run_once(mode, path, out, limit):
+    proc = subprocess.run([sys.executable, "-c", CHILD, mode, path, out, limit],
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def summarize(results):
     rate = statistics.median(r["edges"] / r["seconds"] for r in results)
     return {"edges_per_s": rate, "peak_mib": max(r["peak"] for r in results) / 2 ** 20,
             "seconds": statistics.median(r["seconds"] for r in results)}
@@ -121,7 +128,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--memory-limit", default="256M")
-    parser.add_argument("--write", metavar="MD", help="append a section to this markdown file")
+    parser.add_argument("--write", action="store_true",
+                        help="also print the section for docs/BENCHMARKS.md (machine, date, command)")
     args = parser.parse_args()
     from grstream.units import parse_bytes
     limit = parse_bytes(args.memory_limit)
@@ -134,19 +142,35 @@ def main():
         del edges
         print(f"RMAT scale {args.scale}: {m} edges ({input_mib:.0f} MiB) in {time.perf_counter() - t:.1f} s")
         out = os.path.join(tmp, "g.h5")
-        rows = [
-            ("scipy coo->csr (CSR only, in memory)", measure("scipy", path, out, "-", args.runs)),
-            ("grstream layout: CSR + CSC (in memory)", measure("layout", path, out, "-", args.runs)),
-            ("grstream build_shards, in memory (read + CSR + CSC + write)",
-             measure("build", path, out, "-", args.runs)),
-            (f"grstream build_shards, memory_limit {args.memory_limit}",
-             measure("build", path, out, str(limit), args.runs)),
+        modes = [
+            ("scipy", "-", "scipy: np.load(.npy) + coo->csr (CSR only)", None),
+            ("build", "-", "grstream build_shards from the .npy, in memory "
+                           "(read + partition + CSR + CSC + checksums + write + fsync)", "scipy"),
+            ("build", str(limit), f"grstream build_shards from the .npy, memory_limit "
+                                  f"{args.memory_limit}", "scipy"),
+            ("scipy-sort", "-", "sort only: scipy coo->csr of in-memory arrays", None),
+            ("layout-sort", "-", "sort only: grstream CSR + CSC of in-memory arrays "
+                                 "(two threads)", "scipy-sort"),
         ]
-    scipy_rate = rows[0][1]["edges_per_s"]
-    lines = [f"| what | edges/s | x scipy | median s | peak RSS MiB |", "| --- | --- | --- | --- | --- |"]
-    for name, r in rows:
-        lines.append(f"| {name} | {r['edges_per_s'] / 1e6:.2f} M | {r['edges_per_s'] / scipy_rate:.2f} "
-                     f"| {r['seconds']:.2f} | {r['peak_mib']:.0f} |")
+        runs = {k: [] for k in range(len(modes))}
+        ratios = {k: [] for k in range(len(modes))}
+        # runs interleaved, so a burst of load from other processes hits every mode alike
+        for _ in range(args.runs):
+            got = {}
+            for k, (mode, lim, _, _) in enumerate(modes):
+                got[k] = run_once(mode, path, out, lim)
+                runs[k].append(got[k])
+            for k, (mode, lim, _, peer) in enumerate(modes):
+                if peer is not None:
+                    j = next(i for i, m_ in enumerate(modes) if m_[0] == peer)
+                    ratios[k].append(got[j]["seconds"] / got[k]["seconds"])
+    lines = ["| what | edges/s | x peer (median of per-run ratios) | median s | peak RSS MiB |",
+             "| --- | --- | --- | --- | --- |"]
+    for k, (_, _, name, peer) in enumerate(modes):
+        r = summarize(runs[k])
+        ratio = f"{statistics.median(ratios[k]):.2f} x {peer}" if peer else "peer"
+        lines.append(f"| {name} | {r['edges_per_s'] / 1e6:.2f} M | {ratio} | {r['seconds']:.2f} "
+                     f"| {r['peak_mib']:.0f} |")
     table = "\n".join(lines)
     print(table)
     if args.write:
@@ -154,12 +178,10 @@ def main():
                    f"{datetime.date.today().isoformat()}, {cpu_model()}; RMAT scale {args.scale}, "
                    f"edge factor {args.edge_factor} ({m} edges, {input_mib:.0f} MiB int64 .npy), "
                    f"unweighted; median of {args.runs} runs, each in its own process; peak RSS is "
-                   f"VmHWM above the process's RSS before the work.\n\n{table}\n")
-        new = not os.path.exists(args.write)
-        with open(args.write, "a") as f:
-            if new:
-                f.write("# grstream benchmarks\n\nMeasured results, newest sections appended by each tool.\n")
-            f.write(section)
+                   f"VmHWM above the process's RSS before the work. Command: `python "
+                   f"tools/bench_partition.py --scale {args.scale} --runs {args.runs} "
+                   f"--memory-limit {args.memory_limit}`.\n\n{table}\n")
+        print(section)
 
 
 if __name__ == "__main__":
