@@ -102,7 +102,7 @@ def initial_state(program, store):
 
 
 def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, progress=False,
-        callback=None):
+        callback=None, backend_options=None):
     """Run a GAS program over a shard store.
 
     Parameters
@@ -122,6 +122,9 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
         Show a tqdm bar of iterations and frontier size on stderr.
     callback : callable, optional
         Called with each IterationStats.
+    backend_options : dict, optional
+        Extra keyword arguments for the backend (CPU: ``threads``; CUDA: ``load_balance``,
+        ``streams``, ``slots``, ...).
 
     Returns
     -------
@@ -153,7 +156,8 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
     limit = max_iter if max_iter is not None else max(1, 10 * int(store.num_vertices) + 10)
     bar = None
     # the backend checks the budget first, so a budget error comes before any work
-    with backend_cls(store, program, memory_budget=memory_budget, progress=progress) as backend:
+    with backend_cls(store, program, memory_budget=memory_budget, progress=progress,
+                     **(backend_options or {})) as backend:
         state, seed = initial_state(program, store)
         active = backend.start(state, seed)
         _set_aggregates(program, backend.aggregates())

@@ -218,9 +218,11 @@ class CpuBackend(Backend):
                 rows = None if count == hi - lo else np.flatnonzero(local)
                 t0 = time.perf_counter()
                 if rows is not None and count > SPARSE_FRACTION * (hi - lo):
-                    # a dense sweep with the inactive results dropped beats selecting edges
-                    acc, edges = self._gather(arrays, lo, hi, None, hoisted, i)
+                    # a dense sweep with the inactive results dropped beats selecting edges;
+                    # statistics still count only the active vertices' edges
+                    acc, _ = self._gather(arrays, lo, hi, None, hoisted, i)
                     acc = acc[rows]
+                    edges = self._edges_of(arrays, rows)
                 else:
                     acc, edges = self._gather(arrays, lo, hi, rows, hoisted, i)
                 t1 = time.perf_counter()
@@ -244,6 +246,15 @@ class CpuBackend(Backend):
                         scattered)
         finally:
             release()
+
+    def _edges_of(self, arrays, rows):
+        """How many edges the active ``rows`` gather over."""
+        total = 0
+        for direction in ("in", "out"):
+            if self.spec.gather_edges in (direction, "all"):
+                indptr = arrays[f"{direction}/indptr"]
+                total += int((indptr[rows + 1] - indptr[rows]).sum())
+        return total
 
     def _edge_arrays(self, arrays, direction, i):
         """Edge properties of a shard's in- or out-edges, stored and mutable (lazily sliced)."""
