@@ -6,6 +6,9 @@ level, then a backward sweep from the deepest level that accumulates dependencie
 ``networkx.betweenness_centrality(G, normalized=False)`` on a DiGraph of the same edges; with
 ``k`` sources they are rescaled as NetworkX rescales its sampled estimate.
 """
+import os
+import tempfile
+
 import numpy as np
 
 import grstream as gr
@@ -87,12 +90,55 @@ def choose_sources(n, k, seed):
     return chosen, chosen
 
 
+def has_parallel_edges(store):
+    """True when some (src, dst) pair is stored more than once (one pass over the CSR)."""
+    if not store.build.get("options", {}).get("duplicates", True):
+        return False
+    for i in range(store.num_shards):
+        indptr, dst = store.read(i, "out/indptr"), store.read(i, "out/dst")
+        if len(dst) < 2:
+            continue
+        same = dst[1:] == dst[:-1]
+        same[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(dst))] - 1] = False
+        if same.any():
+            return True
+    return False
+
+
+def simple_graph(store, directory):
+    """A copy of ``store`` with parallel edges merged (the DiGraph NetworkX would build)."""
+    from ..io.base import EdgeSource
+    from ..partition import build_shards
+    from ..store import open as open_store
+
+    def chunks():
+        for i in range(store.num_shards):
+            lo = int(store.intervals[i])
+            indptr = store.read(i, "out/indptr")
+            src = np.repeat(np.arange(lo, lo + len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+            yield src, store.read(i, "out/dst").astype(np.int64), None
+
+    source = EdgeSource("simple graph of " + str(store.path), chunks, weighted=False,
+                        num_vertices=int(store.num_vertices))
+    path = build_shards(source, os.path.join(directory, "simple.h5"), duplicates=False,
+                        num_shards=store.num_shards, progress=False)
+    return open_store(path)
+
+
 def betweenness(store, k=None, seed=0, sources=None, **run_options):
     """Unnormalized betweenness (float64 per vertex) and a list of engine Results.
 
     ``k`` samples that many sources (seeded) and rescales like NetworkX; ``sources`` gives them
-    explicitly (no rescaling); neither: exact, every vertex a source.
+    explicitly (no rescaling); neither: exact, every vertex a source. Parallel edges count once,
+    as in a NetworkX DiGraph of the same edges: a store holding some is first copied without
+    them to a temporary store.
     """
+    if has_parallel_edges(store):
+        here = os.path.dirname(os.path.abspath(store.path))
+        with tempfile.TemporaryDirectory(prefix="grstream-bc-",
+                                         dir=here if os.access(here, os.W_OK) else None) as tmp:
+            with simple_graph(store, tmp) as simple:
+                return betweenness(simple, k=k, seed=seed, sources=sources, **run_options)
     n = int(store.num_vertices)
     sampled = None
     if sources is not None:
