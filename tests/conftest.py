@@ -1,10 +1,14 @@
 """Fixtures shared by every test package."""
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+#: the real test graphs: ../shared/datasets beside the checkout, or $GRSTREAM_DATASETS where that
+#: does not exist (the GPU machine gets a copy)
+DATASETS = Path(os.environ.get("GRSTREAM_DATASETS")
+                or Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
 
 
 @pytest.fixture(scope="session")

@@ -31,12 +31,8 @@ def edges_of(path):
 
 
 @pytest.fixture(scope="module", params=DATASETS)
-def dataset(request, tmp_path_factory):
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-    if not root.is_dir():
-        pytest.skip("real graphs not found")
-    path = root / request.param
+def dataset(request, tmp_path_factory, datasets_dir):
+    path = datasets_dir / request.param
     n, src, dst, w = edges_of(path)
     stores = {}
     for shards in (1, 6):

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from grstream.io.base import EdgeSource
 
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+from ..conftest import DATASETS  # noqa: F401 - re-exported for the partition tests
 
 
 def array_source(src, dst, weight=None, num_vertices=None, chunk=None, name="arrays"):
