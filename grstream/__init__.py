@@ -13,6 +13,9 @@ from . import errors  # noqa: E402
 from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid, sqrt,  # noqa: E402,A004
                       where)
 
+__all__ = ["errors", "GASProgram", "monoid", "where", "minimum", "maximum", "abs", "sqrt", "exp",
+           "log", "build_shards", "open", "ShardStore", "run", "Result", "algorithms"]
+
 
 def __getattr__(name):
     # Heavier subsystems load on first use so `import grstream` stays cheap.

@@ -96,7 +96,6 @@ def main(argv=None):
         out["scipy_bfs_s"] = median_time(lambda: csgraph.breadth_first_order(a, source), args.repeat)
         out["scipy_cc_s"] = median_time(lambda: csgraph.connected_components(a, connection="weak"),
                                         args.repeat)
-        del a, a_t
 
         # --- grstream, whole store in memory and 1/8 of it
         for label, budget_of in (("all", lambda p: None), ("eighth", lambda p: budget_eighth(p, store))):

@@ -22,7 +22,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import grstream as gr  # noqa: E402
-from grstream.engine import runner  # noqa: E402
 
 
 def log(*a):
@@ -36,17 +35,11 @@ def steady(stats, skip=1):
 
 
 def run_cuda(program, store, **options):
-    """gr.run on the CUDA backend with backend options (load_balance, host_cache)."""
-    import functools
-    from grstream.backends.cuda import CudaBackend
+    """gr.run on the CUDA backend; options other than memory_budget / max_iter go to CudaBackend."""
     budget = options.pop("memory_budget", None)
     max_iter = options.pop("max_iter", None)
-    original = runner.resolve_device
-    runner.resolve_device = lambda d: functools.partial(CudaBackend, **options)
-    try:
-        return gr.run(program, store, device="cuda", memory_budget=budget, max_iter=max_iter)
-    finally:
-        runner.resolve_device = original
+    return gr.run(program, store, device="cuda", memory_budget=budget, max_iter=max_iter,
+                  backend_options=options)
 
 
 def budget_quarter(program, store):

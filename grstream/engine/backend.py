@@ -30,6 +30,8 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from ..errors import UsageError
+
 
 @dataclass
 class IterationStats:
@@ -58,6 +60,16 @@ class IterationStats:
 
     def to_dict(self):
         return asdict(self)
+
+
+def check_edge_props(store, spec):
+    """UsageError unless ``store`` has every edge property ``spec``'s functions read."""
+    missing = spec.edge_reads - set(store.edge_props)
+    if missing:
+        raise UsageError(f"{spec.name} reads edge propert{'y' if len(missing) == 1 else 'ies'} "
+                         f"{', '.join(sorted(missing))} but the store has "
+                         f"{', '.join(sorted(store.edge_props)) or 'no edge properties'} "
+                         f"(build it with --weighted)")
 
 
 class Backend:

@@ -11,6 +11,16 @@ import numpy as np
 from ..errors import MemoryBudgetError
 
 
+def dataset_dtype(store, name):
+    """The dtype of shard dataset ``name`` (e.g. ``"in/src"``) in ``store`` (docs/FORMAT.md)."""
+    what = name.split("/", 1)[1]
+    if what in ("indptr", "eid"):
+        return np.dtype(np.int64)
+    if what in ("src", "dst"):
+        return np.dtype(store.id_dtype)
+    return np.dtype(store.edge_props[what])
+
+
 def gather_arrays(spec):
     """Shard datasets the gather phase reads (empty when the program has no gather)."""
     if not spec.has_gather:

@@ -1,5 +1,4 @@
 """Edge sources built from numpy arrays and an independent reference for what a store must hold."""
-from pathlib import Path
 
 import h5py
 import numpy as np

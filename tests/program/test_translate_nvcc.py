@@ -1,7 +1,6 @@
 """Every sample and shipped program translates and compiles with nvcc for sm_90."""
 import subprocess
 
-import pytest
 
 from grstream.program.cuda import translate
 from grstream.program.cuda_types import ctype

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ...engine.backend import Backend, IterationStats
+from ...engine.backend import Backend, IterationStats, check_edge_props
 from ...engine.schedule import (activation_arrays, active_shards, needed_arrays, plan_memory,
                                 shard_bytes)
 from ...errors import UsageError
@@ -32,12 +32,7 @@ class CpuBackend(Backend):
         # numpy and scipy release the GIL in the heavy loops, so shards compute in parallel
         self.threads = max(1, int(threads or min(8, os.cpu_count() or 1)))
         spec = self.spec
-        missing = spec.edge_reads - set(store.edge_props)
-        if missing:
-            raise UsageError(f"{spec.name} reads edge propert{'y' if len(missing) == 1 else 'ies'} "
-                             f"{', '.join(sorted(missing))} but the store has "
-                             f"{', '.join(sorted(store.edge_props)) or 'no edge properties'} "
-                             f"(build it with --weighted)")
+        check_edge_props(store, spec)
         n = self.n = int(store.num_vertices)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.builtins = {}

@@ -12,16 +12,9 @@ import time
 
 import numpy as np
 
+from ...engine.schedule import dataset_dtype
+
 _ALIGN = 64
-
-
-def dataset_dtype(store, name):
-    part, what = name.split("/", 1)
-    if what in ("indptr", "eid"):
-        return np.dtype(np.int64)
-    if what in ("src", "dst"):
-        return np.dtype(store.id_dtype)
-    return np.dtype(store.edge_props[what])
 
 
 class ShardFeeder:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.backend import Backend, IterationStats
+from ...engine.backend import Backend, IterationStats, check_edge_props
 from ...engine.schedule import activation_arrays, needed_arrays
 from ...errors import DeviceError, MemoryBudgetError, UsageError
 from . import loadbalance
@@ -79,12 +79,7 @@ class CudaBackend(Backend):
         import pycuda.driver as cuda
         self.cuda = cuda
         spec = self.spec
-        missing = spec.edge_reads - set(store.edge_props)
-        if missing:
-            raise UsageError(f"{spec.name} reads edge propert{'y' if len(missing) == 1 else 'ies'} "
-                             f"{', '.join(sorted(missing))} but the store has "
-                             f"{', '.join(sorted(store.edge_props)) or 'no edge properties'} "
-                             f"(build it with --weighted)")
+        check_edge_props(store, spec)
         self._mem, self._ctx, self.mover = [], None, None
         if int(merge_items) < 1:
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")

@@ -19,16 +19,8 @@ from collections import deque
 
 import numpy as np
 
+from ...engine.schedule import dataset_dtype
 from .schedule import ALIGN, Residency, layout
-
-
-def dataset_dtype(store, name):
-    what = name.split("/", 1)[1]
-    if what == "indptr":
-        return np.dtype(np.int64)
-    if what in ("src", "dst"):
-        return np.dtype(store.id_dtype)
-    return np.dtype(store.edge_props[what])
 
 
 class DeviceArrays(dict):

@@ -16,6 +16,9 @@ atomics prelude, device functions ``grstream_gather_map`` / ``grstream_apply`` /
                           finds its first destination by binary search of ``indptr``; segments
                           wholly inside a thread's range are combined with plain stores, segments
                           cut by a range boundary with the monoid's atomic (the only atomics).
+``gather_{twc,merge}_multi_{in,out}``  the same bodies over several resident shards in one
+                          launch, driven by a table of shard rows (in-memory mode: one launch per
+                          strategy instead of one per shard).
 ``fill``                  ``acc[k] = identity`` before a merge-path gather.
 ``hoist``                 ``msg[u] = gather_map(u, u)`` for programs whose message depends on the
                           source alone: gather then reads one value per edge.
@@ -23,7 +26,8 @@ atomics prelude, device functions ``grstream_gather_map`` / ``grstream_apply`` /
                           vertices; counts changed vertices and gathered edges.
 ``activate``              sets the frontier bit (atomicOr) of every neighbour of a changed vertex.
 ``count``                 active vertices per shard from the frontier bitmap.
-``aggregate_<n>`` + ``aggfinal_<n>``  two-pass block reduction (deterministic order).
+``aggregates`` + ``aggfinal``  every aggregate in one two-pass block reduction (deterministic
+                          order), results 8 bytes apart in one buffer.
 
 The "in" variants read the shard's CSC (``in/indptr``, ``in/src``): the owning vertex is the
 destination. The "out" variants read its CSR (``out/indptr``, ``out/dst``): the owner is the source.
@@ -132,7 +136,7 @@ __device__ __forceinline__ void gr_mark(unsigned* f, long long u) {
 TWC = Template(r"""
   __shared__ long long s_job[3];
   __shared__ int s_owner;
-  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  const long long k = (long long)($BID) * GR_BLOCK + threadIdx.x;
   const int lane = threadIdx.x & 31;
   long long beg = 0, end = 0;
   bool todo = false;
@@ -264,12 +268,17 @@ extern "C" __global__ void __launch_bounds__(GR_BLOCK)
 grstream_gather_merge_${DIR}_$NAME(const long long* __restrict__ indptr, const gr_id_t* __restrict__ nbr$PROPS,
     const gr_msg_t* __restrict__ hmsg, long long lo, long long nv, long long ne,
     const unsigned* __restrict__ frontier, gr_msg_t* __restrict__ acc, long long per_thread) {
+$BODY
+}
+""")
+
+MERGE_BODY = Template(r"""
   __shared__ long long s_rows[2];
-  const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  const long long t = (long long)($BID) * GR_BLOCK + threadIdx.x;
   const long long c0 = t * per_thread;
   // One search per block narrows every thread's search to the block's rows.
   if (threadIdx.x < 2) {
-    long long key = (long long)blockIdx.x * GR_BLOCK * per_thread;
+    long long key = (long long)($BID) * GR_BLOCK * per_thread;
     if (threadIdx.x == 1) key = min(key + (long long)GR_BLOCK * per_thread, ne) - 1;
     long long a = 0, b = nv - 1;  // the last row starting at or before key
     while (a < b) { const long long mid = (a + b + 1) >> 1; if (indptr[mid] <= key) a = mid; else b = mid - 1; }
@@ -295,8 +304,42 @@ grstream_gather_merge_${DIR}_$NAME(const long long* __restrict__ indptr, const g
     j = stop;
     ++r;
   }
+""")
+
+# Several resident shards in one launch: ``tab`` holds a row of TAB_WIDTH(P) longs per shard
+# (indptr, neighbour ids, P edge-property arrays, lo, nv, ne, first block); each block finds its
+# shard by binary search over the first-block column and runs the per-shard body unchanged.
+MULTI = Template(r"""
+extern "C" __global__ void __launch_bounds__(GR_BLOCK)
+grstream_gather_${KIND}_multi_${DIR}_$NAME(const long long* __restrict__ tab, int num_shards,
+    const gr_msg_t* __restrict__ hmsg, const unsigned* __restrict__ frontier,
+    gr_msg_t* __restrict__ acc_all, $EXTRA) {
+  __shared__ int s_shard;
+  if (threadIdx.x == 0) {
+    int a = 0, b = num_shards - 1;
+    while (a < b) {
+      const int mid = (a + b + 1) >> 1;
+      if (tab[(long long)mid * $W + $W - 1] <= (long long)blockIdx.x) a = mid; else b = mid - 1;
+    }
+    s_shard = a;
+  }
+  __syncthreads();
+  const long long* row = tab + (long long)s_shard * $W;
+  const long long* __restrict__ indptr = (const long long*)row[0];
+  const gr_id_t* __restrict__ nbr = (const gr_id_t*)row[1];
+$PROPS
+  const long long lo = row[$W - 4], nv = row[$W - 3], ne = row[$W - 2];
+  const long long bid = (long long)blockIdx.x - row[$W - 1];
+  gr_msg_t* __restrict__ acc = acc_all + lo;
+  (void)ne;
+$BODY
 }
 """)
+
+
+def tab_width(num_props):
+    """Longs per shard row of a multi-shard gather's table."""
+    return 6 + int(num_props)
 
 HOIST = Template(r"""
 extern "C" __global__ void __launch_bounds__(GR_BLOCK)
@@ -306,24 +349,22 @@ grstream_hoist_$NAME(long long n, gr_msg_t* __restrict__ hmsg) {
 }
 """)
 
-AGGREGATE = Template(r"""
+# Every aggregate in one pass over the vertices, then one block combining the partials: a program
+# with A aggregates costs two launches, not 2A. Results land 8 bytes apart in ``out``.
+AGGREGATE_ALL = Template(r"""
 extern "C" __global__ void __launch_bounds__(GR_BLOCK)
-grstream_aggregate_${AGG}_$NAME(long long n, $C* __restrict__ partials) {
-  $C a = gr_identity_agg_$AGG();
-  for (long long v = (long long)blockIdx.x * GR_BLOCK + threadIdx.x; v < n; v += (long long)gridDim.x * GR_BLOCK)
-    a = gr_combine_agg_$AGG(a, ($C)grstream_aggregate_$AGG(v));
-  a = gr_block_reduce_agg_$AGG(a);
-  if (threadIdx.x == 0) partials[blockIdx.x] = a;
+grstream_aggregates_$NAME(long long n$PARTIAL_PARAMS) {
+$INIT
+  for (long long v = (long long)blockIdx.x * GR_BLOCK + threadIdx.x; v < n; v += (long long)gridDim.x * GR_BLOCK) {
+$TERMS
+  }
+$REDUCE
 }
 extern "C" __global__ void __launch_bounds__(GR_BLOCK)
-grstream_aggfinal_${AGG}_$NAME(const $C* __restrict__ partials, int count, $C* __restrict__ out) {
-  $C a = gr_identity_agg_$AGG();
-  for (int i = threadIdx.x; i < count; i += GR_BLOCK) a = gr_combine_agg_$AGG(a, partials[i]);
-  a = gr_block_reduce_agg_$AGG(a);
-  if (threadIdx.x == 0) out[0] = a;
+grstream_aggfinal_$NAME(int count, unsigned char* __restrict__ out$CPARTIAL_PARAMS) {
+$FINAL
 }
 """)
-
 
 def _indent(code, n=2):
     return "\n".join((" " * n + line) if line.strip() else line for line in code.strip("\n").splitlines())
@@ -355,7 +396,7 @@ class KernelSource:
 def skeleton_hash():
     """Hash of the skeleton text: part of every compile-cache key."""
     h = hashlib.sha256()
-    for t in (PRELUDE, TWC, KERNELS, GATHER_TWC, GATHER_MERGE, HOIST, AGGREGATE):
+    for t in (PRELUDE, TWC, KERNELS, GATHER_TWC, GATHER_MERGE, MERGE_BODY, MULTI, HOIST, AGGREGATE_ALL):
         h.update(t.template.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()
@@ -371,6 +412,26 @@ def can_hoist(spec):
         return False
     uses = getattr(spec.analysis, "gather_uses", None)
     return uses is not None and uses <= {"src"}
+
+
+def _aggregates(name, aggs):
+    """The fused two-pass reduction of every aggregate (``AGGREGATE_ALL``)."""
+    tags = list(aggs)
+    c = {a: ctype(aggs[a]) for a in tags}
+    return AGGREGATE_ALL.substitute(
+        NAME=name,
+        PARTIAL_PARAMS="".join(f", {c[a]}* __restrict__ p_{a}" for a in tags),
+        CPARTIAL_PARAMS="".join(f", const {c[a]}* __restrict__ p_{a}" for a in tags),
+        INIT="\n".join(f"  {c[a]} a_{a} = gr_identity_agg_{a}();" for a in tags),
+        TERMS="\n".join(f"    a_{a} = gr_combine_agg_{a}(a_{a}, ({c[a]})grstream_aggregate_{a}(v));"
+                        for a in tags),
+        REDUCE="\n".join(f"  a_{a} = gr_block_reduce_agg_{a}(a_{a});\n"
+                         f"  if (threadIdx.x == 0) p_{a}[blockIdx.x] = a_{a};" for a in tags),
+        FINAL="\n".join(f"  {{\n    {c[a]} a = gr_identity_agg_{a}();\n"
+                        f"    for (int i = threadIdx.x; i < count; i += GR_BLOCK) a = gr_combine_agg_{a}(a, p_{a}[i]);\n"
+                        f"    a = gr_block_reduce_agg_{a}(a);\n"
+                        f"    if (threadIdx.x == 0) *({c[a]}*)(out + {8 * k}) = a;\n  }}"
+                        for k, a in enumerate(tags)))
 
 
 def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
@@ -413,7 +474,7 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         parts.append(_reducers("agg_" + agg, ctype(dt), m.cuda_combine, c_literal(m.identity(dt), dt)))
 
     # activation walks the edges of changed vertices; TWC keeps one hub from serialising a warp
-    act = TWC.substitute(SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="", WARP_BEGIN="", WARP_END="",
+    act = TWC.substitute(BID="blockIdx.x", SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="", WARP_BEGIN="", WARP_END="",
                          THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, (long long)nbr[j]);")
     parts.append(KERNELS.substitute(NAME=name, ACTIVATE_BODY=act))
     kernels = {"fill": f"grstream_fill_{name}", "apply": f"grstream_apply_{name}",
@@ -425,6 +486,10 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         prop_params = "".join(f", const {ctype(edge_dtypes.get(p, np.float64))}* __restrict__ e_{p}"
                               for p in props)
         prop_args = "".join(f", e_{p}[j]" for p in props)
+        width = tab_width(len(props))
+        multi_props = "\n".join(
+            f"  const {ctype(edge_dtypes.get(p, np.float64))}* __restrict__ e_{p} = "
+            f"(const {ctype(edge_dtypes.get(p, np.float64))}*)row[{2 + k}];" for k, p in enumerate(props))
         directions = ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges]
         for d in directions:
             if hoist:
@@ -434,29 +499,36 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
             else:
                 gmap = f"grstream_gather_map(v, (long long)nbr[j]{prop_args})"
             store = "acc[kk] = accumulate ? gr_combine_msg(acc[kk], x) : x;"
-            body = TWC.substitute(
+            twc = dict(
                 SELECT="gr_active(frontier, lo + k)", EDGE=f"x = gr_combine_msg(x, {gmap});",
                 BLOCK_BEGIN="gr_msg_t x = gr_identity_msg();",
                 BLOCK_END=f"x = gr_block_reduce_msg(x);\n    if (threadIdx.x == 0) {store}",
                 WARP_BEGIN="gr_msg_t x = gr_identity_msg();",
                 WARP_END=f"x = gr_warp_reduce_msg(x);\n    if (lane == 0) {store}",
                 THREAD_BEGIN="gr_msg_t x = gr_identity_msg();", THREAD_END=store)
-            parts.append(GATHER_TWC.substitute(DIR=d, NAME=name, PROPS=prop_params, BODY=body))
+            parts.append(GATHER_TWC.substitute(DIR=d, NAME=name, PROPS=prop_params,
+                                               BODY=TWC.substitute(BID="blockIdx.x", **twc)))
             kernels[f"gather_twc_{d}"] = f"grstream_gather_twc_{d}_{name}"
+            parts.append(MULTI.substitute(KIND="twc", DIR=d, NAME=name, EXTRA="int accumulate", W=width,
+                                          PROPS=multi_props, BODY=TWC.substitute(BID="bid", **twc)))
+            kernels[f"gather_twc_multi_{d}"] = f"grstream_gather_twc_multi_{d}_{name}"
             if merge_ok:
-                parts.append(GATHER_MERGE.substitute(DIR=d, NAME=name, PROPS=prop_params, GMAP=gmap,
-                                                     ATOMIC=atomic))
+                merge = dict(GMAP=gmap, ATOMIC=atomic)
+                parts.append(GATHER_MERGE.substitute(DIR=d, NAME=name, PROPS=prop_params,
+                                                     BODY=MERGE_BODY.substitute(BID="blockIdx.x", **merge)))
                 kernels[f"gather_merge_{d}"] = f"grstream_gather_merge_{d}_{name}"
+                parts.append(MULTI.substitute(KIND="merge", DIR=d, NAME=name, EXTRA="long long per_thread",
+                                              W=width, PROPS=multi_props,
+                                              BODY=MERGE_BODY.substitute(BID="bid", **merge)))
+                kernels[f"gather_merge_multi_{d}"] = f"grstream_gather_merge_multi_{d}_{name}"
         if hoist:
             parts.append(HOIST.substitute(NAME=name))
             kernels["hoist"] = f"grstream_hoist_{name}"
-    aggs = {}
-    for agg in spec.aggregates:
-        dt = spec.aggregate_dtype[agg]
-        aggs[agg] = dt
-        parts.append(AGGREGATE.substitute(AGG=agg, NAME=name, C=ctype(dt)))
-        kernels[f"aggregate_{agg}"] = f"grstream_aggregate_{agg}_{name}"
-        kernels[f"aggfinal_{agg}"] = f"grstream_aggfinal_{agg}_{name}"
+    aggs = {a: spec.aggregate_dtype[a] for a in spec.aggregates}
+    if aggs:
+        parts.append(_aggregates(name, aggs))
+        kernels["aggregates"] = f"grstream_aggregates_{name}"
+        kernels["aggfinal"] = f"grstream_aggfinal_{name}"
     return KernelSource(source="\n".join(parts), name=name, kernels=kernels, gather_props=props,
                         hoisted=hoist, merge_ok=merge_ok, msg_dtype=msg_dt, id_dtype=np.dtype(id_dtype),
                         aggregates=aggs, translated=translated)

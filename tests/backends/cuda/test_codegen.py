@@ -48,9 +48,13 @@ def test_kernel_set_follows_the_program(program):
     for d in ("in", "out"):
         assert (f"gather_twc_{d}" in ks.kernels) == (d in dirs)
         assert (f"gather_merge_{d}" in ks.kernels) == (d in dirs)  # every built-in monoid has an atomic
+        assert (f"gather_twc_multi_{d}" in ks.kernels) == (d in dirs)
+        assert (f"gather_merge_multi_{d}" in ks.kernels) == (d in dirs)
     assert ("hoist" in ks.kernels) == can_hoist(spec)
+    # one fused reduction pass for all aggregates, each aggregate's term in it
+    assert ("aggregates" in ks.kernels) == bool(spec.aggregates) == ("aggfinal" in ks.kernels)
     for agg in spec.aggregates:
-        assert f"aggregate_{agg}" in ks.kernels and f"aggfinal_{agg}" in ks.kernels
+        assert f"grstream_aggregate_{agg}(v)" in ks.source
     for name in ks.kernels.values():
         assert f"void __launch_bounds__(GR_BLOCK)\n{name}(" in ks.source
         assert name.endswith("_" + spec.name)

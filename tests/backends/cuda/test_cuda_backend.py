@@ -1,12 +1,10 @@
 """The CUDA backend against the CPU backend (the reference), on a GPU; skipped without one."""
-import functools
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import grstream as gr
-from grstream.engine import runner
 from grstream.errors import DeviceError, KernelCompileError, MemoryBudgetError
 
 pytestmark = pytest.mark.cuda
@@ -84,18 +82,12 @@ def skewed_graph(rng, n=3000, m=30000, hub_edges=5000):
 
 
 @pytest.fixture
-def cuda_run(gpu, monkeypatch):
+def cuda_run(gpu):
     """``cuda_run(fn, *args, load_balance=..., **kw)``: run with the CUDA backend and options."""
-    from grstream.backends.cuda import CudaBackend
-    original = runner.resolve_device
 
     def call(fn, *args, load_balance="auto", host_cache=None, **kwargs):
-        cls = functools.partial(CudaBackend, load_balance=load_balance, host_cache=host_cache)
-        monkeypatch.setattr(runner, "resolve_device", lambda d: cls if d == "cuda" else original(d))
-        try:
-            return fn(*args, device="cuda", **kwargs)
-        finally:
-            monkeypatch.setattr(runner, "resolve_device", original)
+        return fn(*args, device="cuda", backend_options={"load_balance": load_balance,
+                                                         "host_cache": host_cache}, **kwargs)
     return call
 
 
