@@ -135,6 +135,9 @@ def record(path, o):
 ## CPU engine, RMAT scale {o['scale']} ({o['date']})
 Machine: {o['machine']}. Graph: {o['vertices']:,} vertices, {o['edges']:,} edges, {o['shards']} shards.
 `python tools/bench_cpu.py --scale {o['scale']}`; medians of repeated runs, scipy measured in the same run.
+The 1/8 budget streams every shard it needs from the store each iteration through two read-ahead
+buffers; the store file sits in the OS page cache, so this measures pread + compute, not a disk.
+scipy's peers are single-threaded; grstream computes shards on a thread per core.
 
 | what | grstream, whole store in memory | grstream, 1/8 budget (streaming) | scipy peer | ratios |
 | --- | --- | --- | --- | --- |
