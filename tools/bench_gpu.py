@@ -162,13 +162,15 @@ def main(argv=None):
     for lb in ("auto", "twc", "merge"):
         r = run_cuda(pr(), store, max_iter=args.pr_iters, load_balance=lb)
         res[lb] = steady(r.stats) * 1e3
+        res[lb + "_kernel"] = float(np.median([s.time_kernel for s in r.stats[1:]])) * 1e3
         if lb == "auto":
             out["pr_inmem_info"] = r.info
             first = r.stats[0]
             out["pr_inmem_first_iter_ms"] = first.time_total * 1e3
             ranks_inmem = r.values["rank"]
     out["pr_inmem_ms"] = res
-    log(f"PageRank in memory: {res['auto']:.2f} ms/iter (twc {res['twc']:.2f}, merge {res['merge']:.2f}); "
+    log(f"PageRank in memory: {res['auto']:.2f} ms/iter, kernels busy {res['auto_kernel']:.2f} ms "
+        f"(twc {res['twc']:.2f}, merge {res['merge']:.2f}); "
         f"cuSPARSE SpMV {ms:.2f} ms ({nnz:,} nnz): ratio {res['auto'] / ms:.2f}x")
 
     if args.sweep:
@@ -202,14 +204,17 @@ def main(argv=None):
         gbps = h2d / t / 1e9
         hidden = float(np.median([s.copy_hidden / s.time_copy if s.time_copy else 0 for s in rest]))
         err = float(np.max(np.abs(r.values["rank"] - ranks_inmem) / np.maximum(ranks_inmem, 1e-300)))
-        out[f"pr_{label}"] = {"ms": t * 1e3, "bytes_h2d": h2d, "gbps": gbps, "pct_link": 100 * gbps / link,
+        out[f"pr_{label}"] = {"ms": t * 1e3, "bytes_h2d": h2d, "slots": r.info["slots"],
+                              "t_copy_ms": float(np.median([s.time_copy for s in rest])) * 1e3,
+                              "t_kernel_ms": float(np.median([s.time_kernel for s in rest])) * 1e3, "gbps": gbps, "pct_link": 100 * gbps / link,
                               "copy_hidden_frac": hidden, "residency": r.info["residency"],
                               "cached_shards": r.info["memory"]["cached_shards"],
                               "first_iter_ms": r.stats[0].time_total * 1e3, "max_rel_diff_vs_inmem": err,
                               "copy_gbps": float(np.median([s.copy_gbps for s in rest]))}
-        log(f"PageRank budget {label} ({b / 1e9:.2f} GB, {r.info['residency']}, "
+        log(f"PageRank budget {label} ({b / 1e9:.2f} GB, {r.info['residency']}, {r.info['slots']} slots, "
             f"{r.info['memory']['cached_shards']}/{store.num_shards} resident): {t * 1e3:.2f} ms/iter, "
             f"{h2d / 1e9:.3f} GB copied -> {gbps:.1f} GB/s = {100 * gbps / link:.1f}% of pinned H2D; "
+            f"copy busy {out[f'pr_{label}']['t_copy_ms']:.2f} ms, kernels {out[f'pr_{label}']['t_kernel_ms']:.2f} ms, "
             f"copy hidden {100 * hidden:.0f}%; max rel diff vs in-memory {err:.1e}")
 
     # ---- BFS with the 1/4 budget

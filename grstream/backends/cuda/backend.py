@@ -24,6 +24,7 @@ from .skeletons import AGG_BLOCKS, BLOCK, MERGE_PER_THREAD
 _SIGNATURES = {
     "fill": "Pq", "hoist": "qP", "apply": "qqPPPPPP", "activate": "PPqqPP", "count": "PqPiP",
 }
+_COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
 
 
 @dataclass
@@ -35,6 +36,7 @@ class CudaIterationStats(IterationStats):
     shards_copied: int = 0
     gather_twc: int = 0            # shards whose gather used each load-balance strategy
     gather_merge: int = 0
+    batched_shards: int = 0        # resident shards gathered by the multi-shard launches
 
 
 def _host_mem_available():
@@ -64,7 +66,8 @@ class CudaBackend(Backend):
         Pinned host bytes for keeping streamed shards between iterations (default: half of the
         host's available memory; 0 reads them from the store every time).
     slots : int
-        Streaming slots on the device when the graph does not fit (2 = double buffering).
+        Streaming slots on the device when the graph does not fit (as many of them as the budget
+        holds; 2 = double buffering).
     merge_items : int
         Edges per thread of the merge-path gather.
     """
@@ -72,7 +75,7 @@ class CudaBackend(Backend):
     name = "cuda"
 
     def __init__(self, store, program, memory_budget=None, progress=False, *, load_balance="auto",
-                 streams=4, host_cache=None, slots=2, merge_items=MERGE_PER_THREAD):
+                 streams=4, host_cache=None, slots=3, merge_items=MERGE_PER_THREAD):
         super().__init__(store, program, memory_budget, progress)
         from . import require
         require()
@@ -120,14 +123,18 @@ class CudaBackend(Backend):
         gather_sig = "PP" + "P" * len(ks.gather_props) + "Pqq"
         for phase, kname in ks.kernels.items():
             f = mod.get_function(kname)
-            if phase.startswith("gather_twc"):
+            if phase.startswith("gather_twc_multi"):
+                sig = "PiPPPi"
+            elif phase.startswith("gather_merge_multi"):
+                sig = "PiPPPq"
+            elif phase.startswith("gather_twc"):
                 sig = gather_sig + "PPi"
             elif phase.startswith("gather_merge"):
                 sig = gather_sig + "qPPq"
-            elif phase.startswith("aggregate_"):
-                sig = "qP"
-            elif phase.startswith("aggfinal_"):
-                sig = "PiP"
+            elif phase == "aggregates":
+                sig = "q" + "P" * len(ks.aggregates)
+            elif phase == "aggfinal":
+                sig = "iP" + "P" * len(ks.aggregates)
             else:
                 sig = _SIGNATURES[phase]
             f.prepare(sig)
@@ -143,9 +150,13 @@ class CudaBackend(Backend):
         sizes = np.diff(self.intervals)
         max_interval = int(sizes.max()) if S else 0
         degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
+        # Dense programs (every vertex active every iteration) keep one message per vertex: every
+        # shard's gather lands in it and a single apply launch follows (no per-shard apply).
+        self.dense = spec.activate == "all" and spec.has_gather
         vbytes = vertex_state_bytes(n, list(spec.vertex_fields.values()), len(degrees),
                                     ks.msg_dtype.itemsize, max_interval, S, ks.hoisted,
-                                    [dt.itemsize for dt in ks.aggregates.values()])
+                                    [dt.itemsize for dt in ks.aggregates.values()],
+                                    acc_vertices=n if self.dense else None)
         free, total = cuda.mem_get_info()
         self.device_free, self.device_total = free, total
         budget = self.memory_budget
@@ -163,20 +174,23 @@ class CudaBackend(Backend):
         self.deg = {d: self._alloc(8 * n, d) for d in degrees}
         words = (n + 31) // 32
         self.front = [self._alloc(4 * words, "frontier"), self._alloc(4 * words, "frontier")]
-        self.acc = self._alloc(ks.msg_dtype.itemsize * max(max_interval, 1), "accumulator")
+        self.acc = self._alloc(ks.msg_dtype.itemsize * max(n if self.dense else max_interval, 1), "accumulator")
         self.changed = self._alloc(max(max_interval, 1), "changed flags")
         self.hmsg = self._alloc(ks.msg_dtype.itemsize * n, "hoisted messages") if ks.hoisted else None
         self.intervals_dev = self._alloc(8 * (S + 1), "intervals")
         cuda.memcpy_htod(self.intervals_dev, self.intervals)
-        self.counts_dev = self._alloc(8 * max(S, 1), "shard counts")
-        self.counters_dev = self._alloc(16, "counters")
-        self.agg_dev = {a: (self._alloc(AGG_BLOCKS * dt.itemsize, "aggregate"), self._alloc(dt.itemsize, "aggregate"))
-                        for a, dt in ks.aggregates.items()}
-        # small pinned host mirrors: one round trip per iteration
-        self.counts_host = cuda.pagelocked_zeros(max(S, 1), np.uint64)
-        self.counters_host = cuda.pagelocked_zeros(2, np.uint64)
-        self.agg_host = {a: cuda.pagelocked_zeros(1, dt) for a, dt in ks.aggregates.items()}
-        self.args_host = cuda.pagelocked_zeros(self.translated.args_dtype.itemsize, np.uint8)
+        # one readback block: counters, then 8 bytes per aggregate, then active vertices per shard;
+        # the iteration's only device -> host copy
+        self.agg_names = list(ks.aggregates)
+        self.counts_word = _COUNTERS + len(self.agg_names)
+        words = self.counts_word + max(S, 1)
+        self.rb_dev = self._alloc(8 * words, "readback block")
+        self.rb_host = cuda.pagelocked_zeros(words, np.uint64)
+        self.agg_partials = [self._alloc(AGG_BLOCKS * 8, "aggregate partials") for _ in self.agg_names]
+        # two argument buffers: the second upload (after cur/nxt swap) must not overwrite the
+        # pinned source of the first before the copy engine has read it
+        self.args_host = [cuda.pagelocked_zeros(self.translated.args_dtype.itemsize, np.uint8)
+                          for _ in range(2)]
         for d, mem in self.deg.items():
             cuda.memcpy_htod(mem, np.ascontiguousarray(getattr(store, d)(), dtype=np.int64))
 
@@ -204,18 +218,114 @@ class CudaBackend(Backend):
         self.front_counts = sizes.astype(np.int64)
         self._aggregates = {}
         self._strategies = {"twc": 0, "merge": 0}
+        self._tables = {}   # (direction, strategy, shards) -> (device table, rows, blocks)
+        # apply writes every field it assigns for every vertex it applies (program/cuda.py), so
+        # when every vertex is applied every iteration, nxt can become cur by a pointer swap
+        self.swap = spec.activate == "all"
 
     # ------------------------------------------------------------------ helpers
     def _grid(self, count):
         return (int((count + BLOCK - 1) // BLOCK), 1)
 
-    def _launch(self, phase, count, *args):
+    def _launch(self, phase, count, *args, stream=None):
         if count <= 0:
             return
         args = [int(a) if hasattr(a, "free") else a for a in args]  # DeviceAllocation -> address
-        self.fn[phase].prepared_async_call(self._grid(count), (BLOCK, 1, 1), self.ex.compute, *args)
+        self.fn[phase].prepared_async_call(self._grid(count), (BLOCK, 1, 1),
+                                           stream or self.ex.compute, *args)
 
-    def _upload_args(self):
+    def _table(self, d, strategy, shards):
+        """The device table of a multi-shard gather over resident ``shards`` (built once)."""
+        key = (d, strategy, tuple(shards))
+        if key not in self._tables:
+            ids = "in/src" if d == "in" else "out/dst"
+            rows, block = [], 0
+            for i in shards:
+                dev = self.mover.resident_arrays(i)
+                lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+                ne = int(dev.lengths[ids])
+                work = hi - lo if strategy == "twc" else (ne + self.merge_items - 1) // self.merge_items
+                blocks = (work + BLOCK - 1) // BLOCK
+                if blocks == 0:
+                    continue
+                rows.append([dev[f"{d}/indptr"], dev[ids]] + [dev[f"{d}/{p}"] for p in self.ks.gather_props]
+                            + [lo, hi - lo, ne, block])
+                block += blocks
+            table = np.asarray(rows, dtype=np.int64).reshape(len(rows), -1)
+            mem = self._alloc(max(table.nbytes, 8), "shard table") if rows else None
+            if rows:
+                self.cuda.memcpy_htod(mem, table)
+            self._tables[key] = (mem, len(rows), block)
+        return self._tables[key]
+
+    def _gather_resident(self, shards, hmsg, st):
+        """Gather of resident, already copied shards: one launch per direction and strategy."""
+        if not len(shards):
+            return
+        shards = [int(i) for i in shards]
+        st.batched_shards += len(shards)
+        groups = {}
+        for d in self.gather_dirs:
+            for i in shards:
+                strategy = loadbalance.choose(self.deg_stats[d][i], 1.0, self.load_balance, self.ks.merge_ok)
+                groups.setdefault((d, strategy), []).append(i)
+        for (d, strategy), members in groups.items():
+            mem, rows, blocks = self._table(d, strategy, members)
+            if strategy == "merge":
+                st.gather_merge += len(members)
+            else:
+                st.gather_twc += len(members)
+            if not rows:
+                continue
+            extra = np.int64(self.merge_items) if strategy == "merge" else np.int32(1)
+            self.fn[f"gather_{strategy}_multi_{d}"].prepared_async_call(
+                (blocks, 1), (BLOCK, 1, 1), self.ex.compute, int(mem), np.int32(rows), hmsg, 0,
+                int(self.acc), extra)
+
+    def _shard_kernels(self, dev, st, counts, front, hmsg, dense, frontier_mode):
+        """Gather (and unless dense, apply and activation) of one shard the mover delivered."""
+        spec, ks = self.spec, self.ks
+        i = dev.shard
+        lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+        nv = hi - lo
+        if nv == 0:
+            return
+        frac = counts[i] / nv
+        acc = int(self.acc) + lo * ks.msg_dtype.itemsize if dense else int(self.acc)
+        acc_valid = dense  # dense: acc was filled for every vertex before the first gather
+        indptrs = []
+        for d in self.gather_dirs:
+            ids = "in/src" if d == "in" else "out/dst"
+            indptr, nbr = dev[f"{d}/indptr"], dev[ids]
+            indptrs.append(indptr)
+            props = [dev[f"{d}/{p}"] for p in ks.gather_props]
+            ne = int(dev.lengths[ids])
+            strategy = loadbalance.choose(self.deg_stats[d][i], frac, self.load_balance, ks.merge_ok)
+            if strategy == "merge":
+                st.gather_merge += 1
+                if not acc_valid:
+                    self._launch("fill", nv, acc, np.int64(nv))
+                    acc_valid = True
+                threads = (ne + self.merge_items - 1) // self.merge_items
+                self._launch("gather_merge_" + d, threads, indptr, nbr, *props, hmsg, np.int64(lo),
+                             np.int64(nv), np.int64(ne), front, acc, np.int64(self.merge_items))
+            else:
+                st.gather_twc += 1
+                self._launch("gather_twc_" + d, nv, indptr, nbr, *props, hmsg, np.int64(lo),
+                             np.int64(nv), front, acc, np.int32(1 if acc_valid else 0))
+                acc_valid = True
+        if dense:
+            return
+        indptrs += [0] * (2 - len(indptrs))
+        self._launch("apply", nv, np.int64(lo), np.int64(nv), front,
+                     acc if spec.has_gather else 0, self.changed if frontier_mode else 0,
+                     indptrs[0], indptrs[1], self.rb_dev)
+        if frontier_mode:
+            for ptr, ids in self.act_pairs:
+                self._launch("activate", nv, dev[ptr], dev[ids], np.int64(lo), np.int64(nv),
+                             self.changed, self.front[1])
+
+    def _upload_args(self, which=0):
         pointers = {}
         members = set(self.translated.pointer_members)
         for f in self.spec.vertex_fields:
@@ -224,35 +334,45 @@ class CudaBackend(Backend):
         for d, mem in self.deg.items():
             pointers[d] = int(mem)
         pointers = {k: v for k, v in pointers.items() if k in members}
-        self.args_host[:] = np.frombuffer(self.translated.pack_args(self.program, pointers), np.uint8)
-        self.cuda.memcpy_htod_async(self.g_ptr, self.args_host, self.ex.compute)
-        return self.args_host.nbytes
+        buf = self.args_host[which]
+        buf[:] = np.frombuffer(self.translated.pack_args(self.program, pointers), np.uint8)
+        self.cuda.memcpy_htod_async(self.g_ptr, buf, self.ex.compute)
+        return buf.nbytes
 
     def _count_frontier(self):
         """Active vertices per shard of the frontier just computed (device popcounts)."""
         cuda, s = self.cuda, self.ex.compute
-        cuda.memset_d32_async(self.counts_dev, 0, 2 * max(self.S, 1), s)
+        counts = int(self.rb_dev) + 8 * self.counts_word
+        cuda.memset_d32_async(counts, 0, 2 * max(self.S, 1), s)
         words = (self.n + 31) // 32
         self._launch("count", words, self.front[0], np.int64(self.n), self.intervals_dev,
-                     np.int32(self.S), self.counts_dev)
-        cuda.memcpy_dtoh_async(self.counts_host, self.counts_dev, s)
-        return self.counts_host.nbytes
+                     np.int32(self.S), counts)
 
     def _reduce_aggregates(self):
-        cuda, s = self.cuda, self.ex.compute
-        nbytes = 0
-        for a, (partials, out) in self.agg_dev.items():
-            blocks = max(1, min(AGG_BLOCKS, (self.n + BLOCK - 1) // BLOCK))
-            self.fn["aggregate_" + a].prepared_async_call((blocks, 1), (BLOCK, 1, 1), s, np.int64(self.n),
-                                                          int(partials))
-            self.fn["aggfinal_" + a].prepared_async_call((1, 1), (BLOCK, 1, 1), s, int(partials),
-                                                         np.int32(blocks), int(out))
-            cuda.memcpy_dtoh_async(self.agg_host[a], out, s)
-            nbytes += self.agg_host[a].nbytes
-        return nbytes
+        if not self.agg_names:
+            return
+        s = self.ex.compute
+        blocks = max(1, min(AGG_BLOCKS, (self.n + BLOCK - 1) // BLOCK))
+        parts = [int(p) for p in self.agg_partials]
+        self.fn["aggregates"].prepared_async_call((blocks, 1), (BLOCK, 1, 1), s, np.int64(self.n), *parts)
+        self.fn["aggfinal"].prepared_async_call((1, 1), (BLOCK, 1, 1), s, np.int32(blocks),
+                                                int(self.rb_dev) + 8 * _COUNTERS, *parts)
+
+    def _readback(self):
+        """The one device -> host copy of an iteration (counters, aggregates, shard counts)."""
+        self.cuda.memcpy_dtoh_async(self.rb_host, self.rb_dev, self.ex.compute)
+        return self.rb_host.nbytes
 
     def _collect_aggregates(self):
-        self._aggregates = {a: self.agg_host[a][0].item() for a in self.agg_dev}
+        raw = self.rb_host.view(np.uint8)
+        self._aggregates = {}
+        for k, a in enumerate(self.agg_names):
+            dt = self.ks.aggregates[a]
+            off = 8 * (_COUNTERS + k)
+            self._aggregates[a] = raw[off:off + dt.itemsize].view(dt)[0].item()
+
+    def _shard_counts(self):
+        return self.rb_host[self.counts_word:self.counts_word + self.S].astype(np.int64)
 
     # ------------------------------------------------------------------ Backend API
     def start(self, state, seed):
@@ -265,6 +385,7 @@ class CudaBackend(Backend):
                 cuda.memcpy_htod(self.cur[f], host)
                 cuda.memcpy_htod(self.nxt[f], host)
         self._upload_args()
+        self.cuda.memset_d32_async(self.rb_dev, 0, 2 * self.rb_host.size, self.ex.compute)
         if seed is None or spec.activate == "all":
             self.all_active = True
             self.front_counts = np.diff(self.intervals)
@@ -283,15 +404,16 @@ class CudaBackend(Backend):
                                  int(seed_dev) + lo, self.front[1])
             self.front.reverse()
             self._count_frontier()
-            self.ex.sync()
-            self._mem.remove(seed_dev)
-            seed_dev.free()
             self.all_active = False
-            self.front_counts = self.counts_host[:self.S].astype(np.int64)
-            active = int(self.front_counts.sum())
         self._reduce_aggregates()
+        self._readback()
         self.ex.sync()
         self.ex.reset()
+        if seed is not None and spec.activate != "all":
+            self._mem.remove(seed_dev)
+            seed_dev.free()
+            self.front_counts = self._shard_counts()
+            active = int(self.front_counts.sum())
         self._collect_aggregates()
         return active
 
@@ -312,7 +434,7 @@ class CudaBackend(Backend):
         origin = cuda.Event()
         origin.record(s)
         st.bytes_h2d += self._upload_args()
-        cuda.memset_d32_async(self.counters_dev, 0, 4, s)
+        cuda.memset_d32_async(self.rb_dev, 0, 2 * _COUNTERS, s)
         frontier_mode = spec.activate != "all"
         if frontier_mode:
             cuda.memset_d32_async(self.front[1], 0, (n + 31) // 32, s)
@@ -320,68 +442,61 @@ class CudaBackend(Backend):
             self._launch("hoist", n, np.int64(n), self.hmsg)
         front = 0 if self.all_active else int(self.front[0])
         hmsg = 0 if self.hmsg is None else int(self.hmsg)
+        dense = self.dense and bool(shards)
+        chunks = []
+        if dense:
+            # one message per vertex: filled once, every shard's gather accumulates into its part
+            self._launch("fill", n, self.acc, np.int64(n))
+            res = self.mover.residency
+            batch = [i for i in shards if i in res.resident and i in res.loaded]
+            shards_moved = [i for i in shards if i not in set(batch)]
+            # resident shards in one launch (in-memory mode), or spread in groups between the
+            # streamed shards so that every step's kernels stay shorter than its copy
+            chunks = list(np.array_split(np.asarray(batch, dtype=np.int64), len(shards_moved) + 1))
+            self.ex.begin_kernels()
+            self._gather_resident(chunks.pop(0), hmsg, st)
+            self.ex.shard_done(None)
+        else:
+            shards_moved = shards
         mstats = {}
-        for dev in self.mover.stream(shards, mstats):
-            i = dev.shard
-            lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
-            nv = hi - lo
-            if nv == 0:
-                continue
-            frac = counts[i] / nv
-            acc_valid = False
-            indptrs = []
-            for d in self.gather_dirs:
-                ids = "in/src" if d == "in" else "out/dst"
-                indptr, nbr = dev[f"{d}/indptr"], dev[ids]
-                indptrs.append(indptr)
-                props = [dev[f"{d}/{p}"] for p in ks.gather_props]
-                ne = int(dev.lengths[ids])
-                strategy = loadbalance.choose(self.deg_stats[d][i], frac, self.load_balance, ks.merge_ok)
-                if strategy == "merge":
-                    st.gather_merge += 1
-                    if not acc_valid:
-                        self._launch("fill", nv, self.acc, np.int64(nv))
-                        acc_valid = True
-                    threads = (ne + self.merge_items - 1) // self.merge_items
-                    self._launch("gather_merge_" + d, threads, indptr, nbr, *props, hmsg, np.int64(lo),
-                                 np.int64(nv), np.int64(ne), front, self.acc, np.int64(self.merge_items))
-                else:
-                    st.gather_twc += 1
-                    self._launch("gather_twc_" + d, nv, indptr, nbr, *props, hmsg, np.int64(lo),
-                                 np.int64(nv), front, self.acc, np.int32(1 if acc_valid else 0))
-                    acc_valid = True
-            indptrs += [0] * (2 - len(indptrs))
-            self._launch("apply", nv, np.int64(lo), np.int64(nv), front,
-                         self.acc if spec.has_gather else 0, self.changed if frontier_mode else 0,
-                         indptrs[0], indptrs[1], self.counters_dev)
-            if frontier_mode:
-                for ptr, ids in self.act_pairs:
-                    self._launch("activate", nv, dev[ptr], dev[ids], np.int64(lo), np.int64(nv),
-                                 self.changed, self.front[1])
+        for dev in self.mover.stream(shards_moved, mstats):
+            self._shard_kernels(dev, st, counts, front, hmsg, dense, frontier_mode)
+            if chunks:
+                self._gather_resident(chunks.pop(0), hmsg, st)
+        self.ex.begin_kernels()
+        if dense:
+            # every vertex is active: one apply over all of them; gathered edges are every edge
+            # of the gather directions, known on the host
+            self._launch("apply", n, np.int64(0), np.int64(n), 0, self.acc, 0, 0, 0, self.rb_dev)
+            st.active_edges = sum(self.deg_stats[d][i].edges for d in self.gather_dirs for i in shards)
         # bulk-synchronous: publish nxt only after every shard has gathered from cur
-        if shards:
+        if shards and self.swap:
+            for f in spec.analysis.apply_writes:
+                self.cur[f], self.nxt[f] = self.nxt[f], self.cur[f]
+            st.bytes_h2d += self._upload_args(1)
+        elif shards:
             for f in spec.analysis.apply_writes:
                 nbytes = n * spec.vertex_fields[f].itemsize
                 if nbytes:
                     cuda.memcpy_dtod_async(self.cur[f], self.nxt[f], nbytes, s)
-        d2h = 0
         if frontier_mode:
             self.front.reverse()
-            d2h += self._count_frontier()
-        d2h += self._reduce_aggregates()
-        cuda.memcpy_dtoh_async(self.counters_host, self.counters_dev, s)
-        d2h += self.counters_host.nbytes
+            self._count_frontier()
+        self._reduce_aggregates()
+        self.ex.shard_done(None)
+        d2h = self._readback()
         self.ex.sync()
         t_copy, t_kernel, hidden = self.ex.timeline(origin)
         self._collect_aggregates()
         if frontier_mode:
             self.all_active = False
-            self.front_counts = self.counts_host[:self.S].astype(np.int64)
+            self.front_counts = self._shard_counts()
         else:
             self.front_counts = np.diff(self.intervals)
         st.next_active_vertices = int(self.front_counts.sum())
-        st.changed_vertices = int(self.counters_host[0])
-        st.active_edges = int(self.counters_host[1])
+        st.changed_vertices = int(self.rb_host[0])
+        if not dense:
+            st.active_edges = int(self.rb_host[1])
         st.bytes_h2d += int(mstats.get("bytes_h2d", 0))
         st.bytes_read = int(mstats.get("bytes_read", 0))
         st.time_read = float(mstats.get("time_read", 0.0))

@@ -208,6 +208,11 @@ class Mover:
                 raise item
             return item
 
+    def resident_arrays(self, i):
+        """``DeviceArrays`` of resident shard ``i`` (valid once it has been copied)."""
+        mem = self.resident_mem[i]
+        return DeviceArrays(i, {n: int(mem) + self.offsets[i][n] for n in self.names}, self.lengths[i])
+
     def close(self):
         for m in list(self.resident_mem.values()) + self.slots:
             self.ex.device_free(m)
@@ -218,7 +223,9 @@ class CudaExecutor:
     """The PyCUDA side of the movement engine: streams, events, pinned memory, async copies.
 
     Copies go round-robin over ``num_streams`` copy streams ("spray"); kernels run on
-    ``self.compute``. Every copy and every shard's kernels are bracketed by timing events, so
+    ``self.compute``. A shard's copies start only after the previous shard's finished: copies of two
+    shards in flight together share the link and finish together, so the first one's kernels (and
+    the slot refill waiting on them) would start late and the copy engine would idle. Every copy and every shard's kernels are bracketed by timing events, so
     :meth:`timeline` can report copy busy time, kernel busy time and their overlap.
     """
 
@@ -228,6 +235,7 @@ class CudaExecutor:
         self.copy_streams = [cuda.Stream() for _ in range(max(1, num_streams))]
         self.compute = cuda.Stream()
         self._rr = 0
+        self._prev_copy = []          # (stream index, event) ending the previous shard's copies
         self._slot_free = {}          # slot -> event recorded after the kernels that read it
         self._copy_events = []        # events the compute stream waits on before the next kernels
         self._used_streams = set()
@@ -263,6 +271,9 @@ class CudaExecutor:
             free = self._slot_free.get(self._slot)
             if free is not None:
                 stream.wait_for_event(free)
+            for other, e in self._prev_copy:
+                if other != s:
+                    stream.wait_for_event(e)
         start, end = self._event(), self._event()
         start.record(stream)
         self.cuda.memcpy_htod_async(dev_addr, host, stream)
@@ -270,12 +281,13 @@ class CudaExecutor:
         self.copy_spans.append((start, end))
 
     def end_copy(self):
-        ends = []
+        ends, self._prev_copy = [], []
         for s in sorted(self._used_streams):
             e = self._event()
             e.record(self.copy_streams[s])
             self.compute.wait_for_event(e)
             ends.append(e)
+            self._prev_copy.append((s, e))
         self._kernel_start = self._event()
         self._kernel_start.record(self.compute)
         return ends
@@ -312,6 +324,7 @@ class CudaExecutor:
             self._pool += [s, e]
         self.copy_spans, self.kernel_spans = [], []
         self._slot_free = {}
+        self._prev_copy = []
 
     def timeline(self, origin):
         """(copy busy s, kernel busy s, overlap s) of the spans since the last call; resets them.

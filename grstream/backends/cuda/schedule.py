@@ -5,7 +5,8 @@ gather reads and the values apply writes, degrees, two frontier bitmaps, the acc
 interval) and spends the rest of the budget on shard *slots*, each as large as the largest shard's
 needed arrays. :func:`plan_device` reuses the backend-neutral :func:`plan_memory`: when the budget
 holds every shard, every shard is resident (copied once, in-memory mode); otherwise two slots
-(double buffering; one when only one fits) stream the shards that do not stay resident.
+(three by default, fewer when the budget is short; one means no overlap) stream the shards that
+do not stay resident.
 """
 from dataclasses import dataclass
 from typing import Dict, List, Optional
@@ -43,26 +44,40 @@ def shard_region_bytes(store, names) -> np.ndarray:
 
 
 def vertex_state_bytes(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
-                       agg_itemsizes=()):
-    """Static device bytes: the state that stays resident whatever the budget (GraphReduce Eq. 1)."""
+                       agg_itemsizes=(), acc_vertices=None):
+    """Static device bytes: the state that stays resident whatever the budget (GraphReduce Eq. 1).
+
+    The accumulator covers one interval, or ``acc_vertices`` vertices when given (dense programs
+    keep one message per vertex so that a single apply launch follows every shard's gather).
+    """
     words = (int(n) + 31) // 32
     total = sum(2 * align(n * np.dtype(dt).itemsize) for dt in field_dtypes)   # cur + nxt
     total += degrees * align(8 * n)                                           # in/out degree
     total += 2 * align(4 * max(words, 1))                                     # frontier bitmaps
-    total += align(msg_itemsize * max(max_interval, 1))                       # accumulator
+    acc = max_interval if acc_vertices is None else max(int(acc_vertices), max_interval)
+    total += align(msg_itemsize * max(acc, 1))                                # accumulator
     total += align(max(max_interval, 1))                                      # changed flags
     total += align(msg_itemsize * n) if hoisted else 0                        # hoisted messages
     total += align(8 * (num_shards + 1)) + align(8 * max(num_shards, 1))      # intervals, counts
-    total += sum(align(8 * 1024) + ALIGN for _ in agg_itemsizes)              # aggregate partials
-    total += 2 * ALIGN                                                        # counters
+    total += sum(align(8 * 1024) for _ in agg_itemsizes)                      # aggregate partials
+    total += align(8 * (2 + len(agg_itemsizes) + max(num_shards, 1)))         # readback block
     return int(total)
 
 
 def plan_device(region_bytes, vertex_bytes, budget, slots=2):
     """Resident shards and streaming slots for ``budget`` device bytes (MemoryBudgetError below the
-    minimum: vertex state plus the largest shard's needed arrays)."""
-    return plan_memory(np.asarray(region_bytes, dtype=np.int64), int(vertex_bytes), budget,
-                       max_buffers=slots)
+    minimum: vertex state plus the largest shard's needed arrays).
+
+    Takes as many of ``slots`` streaming slots as the budget holds (at least one): a third slot
+    lets a copy start while two shards' kernels are still queued, so the copy engine never waits.
+    """
+    sizes = np.asarray(region_bytes, dtype=np.int64)
+    largest = int(sizes.max()) if sizes.size else 0
+    k = max(int(slots), 1)
+    if budget is not None:
+        while k > 1 and budget < vertex_bytes + k * largest:
+            k -= 1
+    return plan_memory(sizes, int(vertex_bytes), budget, max_buffers=k)
 
 
 def plan_host_cache(region_bytes, streamed, limit):

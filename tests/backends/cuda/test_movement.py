@@ -195,6 +195,11 @@ def test_plan_device_modes_and_minimum():
     assert plan.num_buffers == 2 and plan.cached == [0]
     plan = plan_device(sizes, 50, 50 + 300)
     assert plan.num_buffers == 1 and plan.cached == []
+    # three slots asked, room for two: two, not the single slot plan_memory would fall back to
+    plan = plan_device(sizes, 50, 50 + 2 * 300 + 150, slots=3)
+    assert plan.num_buffers == 2 and plan.cached == [0]
+    plan = plan_device(np.append(sizes, 300), 50, 50 + 3 * 300 + 100, slots=3)
+    assert plan.num_buffers == 3 and plan.cached == [0]
     with pytest.raises(MemoryBudgetError, match="350") as info:
         plan_device(sizes, 50, 349)
     assert info.value.minimum == 350
@@ -205,6 +210,8 @@ def test_vertex_state_counts_what_stays_resident():
     assert vertex_state_bytes(1000, [np.float64, np.int64], 0, 8, 100, 4, False) >= base + 2 * 8000
     assert vertex_state_bytes(1000, [np.float64], 1, 8, 100, 4, False) >= base + 8000
     assert vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, True) >= base + 8000
+    # a per-vertex accumulator (dense programs) instead of one interval's
+    assert vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, False, acc_vertices=1000) >= base + 8 * 800
 
 
 def test_residency_interleaves_and_rotates_slots():
