@@ -196,8 +196,9 @@ def main(argv=None):
     # ---- streaming PageRank with 1/4 budget and all-streamed
     quarter, minimum, needed = budget_quarter(pr(), store)
     out.update(pr_budget_quarter=quarter, pr_budget_minimum=minimum, pr_needed_bytes=needed)
-    for label, b in (("quarter", quarter), ("minimum", minimum)):
-        r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b)
+    for label, b, opts in (("quarter", quarter, {}), ("quarter_1stream", quarter, {"streams": 1}),
+                           ("minimum", minimum, {})):
+        r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b, **opts)
         rest = r.stats[1:]
         t = float(np.median([s.time_total for s in rest]))
         h2d = float(np.median([s.bytes_h2d for s in rest]))

@@ -266,8 +266,10 @@ class CudaBackend(Backend):
         st.batched_shards += len(shards)
         groups = {}
         for d in self.gather_dirs:
+            edges = sum(self.deg_stats[d][i].edges for i in shards)
             for i in shards:
-                strategy = loadbalance.choose(self.deg_stats[d][i], 1.0, self.load_balance, self.ks.merge_ok)
+                strategy = loadbalance.choose(self.deg_stats[d][i], 1.0, self.load_balance, self.ks.merge_ok,
+                                              launch_edges=edges)
                 groups.setdefault((d, strategy), []).append(i)
         for (d, strategy), members in groups.items():
             mem, rows, blocks = self._table(d, strategy, members)

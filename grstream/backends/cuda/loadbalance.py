@@ -54,19 +54,25 @@ def check_strategy(strategy, merge_ok):
                          "and message dtype; use 'twc' or 'auto'")
 
 
-def choose(stats, active_fraction, strategy="auto", merge_ok=True):
+def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=None):
     """``"twc"`` or ``"merge"`` for one shard's gather.
+
+    ``launch_edges`` is the edge count of the whole launch the shard's gather is part of (the
+    multi-shard launch of resident shards; default: the shard alone): a hub's block only stalls
+    the grid when it holds a large share of *that* launch's edges.
 
     Forced strategies are returned as given. ``auto`` takes the merge split for a dense shard
     whose largest vertex would keep TWC's block busy after the rest of the grid is done (it holds
     at least a block's worth of edges, ``SKEW_RATIO`` times the mean and more than
     1/``TAIL_SHARE`` of the shard's edges), and TWC otherwise. On the H100 the merge split took
     9.0 ms per in-memory PageRank iteration on RMAT scale 24 against TWC's 18.8 ms (hub vertices
-    everywhere), while TWC won on scale 20 (0.88 vs 1.03 ms).
+    everywhere), while TWC won on scale 20 (0.88 vs 1.03 ms). With all 64 shards in one launch
+    TWC took 4.9 ms of kernel time against the merge split's 5.7 ms on scale 24.
     """
     if strategy != "auto":
         return strategy
+    edges = stats.edges if launch_edges is None else max(int(launch_edges), stats.edges)
     if (merge_ok and active_fraction >= DENSE_FRACTION and stats.max_degree >= BLOCK_MIN
-            and stats.skew >= SKEW_RATIO and stats.max_degree * TAIL_SHARE > stats.edges):
+            and stats.skew >= SKEW_RATIO and stats.max_degree * TAIL_SHARE > edges):
         return "merge"
     return "twc"

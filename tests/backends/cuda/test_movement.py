@@ -247,6 +247,9 @@ def test_strategy_choice():
     assert loadbalance.choose(flat, 1.0) == "twc"
     assert loadbalance.choose(hub, 1.0) == "merge"
     assert loadbalance.choose(hub, 0.1) == "twc"            # sparse frontier: merge sweeps idle edges
+    # in a launch over many shards the hub's block no longer outlasts the grid
+    assert loadbalance.choose(hub, 1.0, launch_edges=hub.max_degree * 200) == "twc"
+    assert loadbalance.choose(hub, 1.0, launch_edges=hub.max_degree * 50) == "merge"
     assert loadbalance.choose(hub, 1.0, merge_ok=False) == "twc"
     assert loadbalance.choose(flat, 1.0, "merge") == "merge"
     assert loadbalance.choose(loadbalance.degree_stats(np.zeros(0)), 1.0) == "twc"
