@@ -196,7 +196,9 @@ def main(argv=None):
     # ---- streaming PageRank with 1/4 budget and all-streamed
     quarter, minimum, needed = budget_quarter(pr(), store)
     out.update(pr_budget_quarter=quarter, pr_budget_minimum=minimum, pr_needed_bytes=needed)
-    for label, b, opts in (("quarter", quarter, {}), ("quarter_1stream", quarter, {"streams": 1}),
+    for label, b, opts in (("quarter", quarter, {}), ("quarter_one_shard_per_copy", quarter,
+                                                      {"slot_bytes": 0, "slots": 3}),
+                           ("quarter_128mb_slots", quarter, {"slot_bytes": 128 << 20}),
                            ("minimum", minimum, {})):
         r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b, **opts)
         rest = r.stats[1:]
@@ -211,8 +213,13 @@ def main(argv=None):
                               "copy_hidden_frac": hidden, "residency": r.info["residency"],
                               "cached_shards": r.info["memory"]["cached_shards"],
                               "first_iter_ms": r.stats[0].time_total * 1e3, "max_rel_diff_vs_inmem": err,
-                              "copy_gbps": float(np.median([s.copy_gbps for s in rest]))}
-        log(f"PageRank budget {label} ({b / 1e9:.2f} GB, {r.info['residency']}, {r.info['slots']} slots, "
+                              "copy_gbps": float(np.median([s.copy_gbps for s in rest])),
+                              "copy_units": float(np.median([s.copies for s in rest])),
+                              "shards_copied": float(np.median([s.shards_copied for s in rest])),
+                              "slot_bytes": r.info["slot_bytes"]}
+        log(f"PageRank budget {label} ({b / 1e9:.2f} GB, {r.info['residency']}, {r.info['slots']} slots of "
+            f"{r.info['slot_bytes'] / 1e6:.0f} MB, {out[f'pr_{label}']['shards_copied']:.0f} shards in "
+            f"{out[f'pr_{label}']['copy_units']:.0f} copies, "
             f"{r.info['memory']['cached_shards']}/{store.num_shards} resident): {t * 1e3:.2f} ms/iter, "
             f"{h2d / 1e9:.3f} GB copied -> {gbps:.1f} GB/s = {100 * gbps / link:.1f}% of pinned H2D; "
             f"copy busy {out[f'pr_{label}']['t_copy_ms']:.2f} ms, kernels {out[f'pr_{label}']['t_kernel_ms']:.2f} ms, "

@@ -34,6 +34,7 @@ class CudaIterationStats(IterationStats):
     h2d_gbps: float = 0.0          # bytes_h2d / time_total: the achieved streaming rate
     copy_gbps: float = 0.0         # bytes_h2d / time_copy: the rate while the copy engine ran
     shards_copied: int = 0
+    copies: int = 0                # copy units (consecutive streamed shards travel as one)
     gather_twc: int = 0            # shards whose gather used each load-balance strategy
     gather_merge: int = 0
     batched_shards: int = 0        # resident shards gathered by the multi-shard launches
@@ -68,6 +69,10 @@ class CudaBackend(Backend):
     slots : int
         Streaming slots on the device when the graph does not fit (as many of them as the budget
         holds; 2 = double buffering).
+    slot_bytes : int
+        Target size of one streaming slot: slots grow from the largest shard towards it (taking at
+        most half of what the budget leaves for resident shards) so that consecutive streamed
+        shards travel as one copy; 0 keeps one shard per slot.
     merge_items : int
         Edges per thread of the merge-path gather.
     """
@@ -75,7 +80,8 @@ class CudaBackend(Backend):
     name = "cuda"
 
     def __init__(self, store, program, memory_budget=None, progress=False, *, load_balance="auto",
-                 streams=4, host_cache=None, slots=3, merge_items=MERGE_PER_THREAD):
+                 streams=4, host_cache=None, slots=2, slot_bytes=64 << 20,
+                 merge_items=MERGE_PER_THREAD):
         super().__init__(store, program, memory_budget, progress)
         from . import require
         require()
@@ -84,6 +90,9 @@ class CudaBackend(Backend):
         spec = self.spec
         check_edge_props(store, spec)
         self._mem, self._ctx, self.mover = [], None, None
+        if int(slot_bytes) < 0:
+            raise UsageError(f"slot_bytes must be >= 0, not {slot_bytes}")
+        self.slot_bytes = int(slot_bytes)
         if int(merge_items) < 1:
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.merge_items = int(merge_items)
@@ -166,7 +175,7 @@ class CudaBackend(Backend):
                 raise MemoryBudgetError(f"the GPU has {free:,} B free, less than the minimum "
                                         f"{vbytes + int(region.max() if S else 0):,} B this program "
                                         f"needs on this store", minimum=vbytes + int(region.max() if S else 0))
-        self.plan = plan_device(region, vbytes, int(budget), slots)
+        self.plan = plan_device(region, vbytes, int(budget), slots, self.slot_bytes)
 
         # static device state (GraphReduce Eq. 1): stays for the whole run
         self.cur = {f: self._alloc(n * dt.itemsize, f"vertex field {f}") for f, dt in spec.vertex_fields.items()}
@@ -503,6 +512,7 @@ class CudaBackend(Backend):
         st.bytes_read = int(mstats.get("bytes_read", 0))
         st.time_read = float(mstats.get("time_read", 0.0))
         st.shards_copied = int(mstats.get("copied", 0))
+        st.copies = int(mstats.get("copies", 0))
         st.bytes_d2h = d2h
         st.time_copy, st.time_kernel, st.copy_hidden = t_copy, t_kernel, hidden
         st.aggregates = dict(self._aggregates)
@@ -536,7 +546,7 @@ class CudaBackend(Backend):
         return {"backend": self.name, "device_name": self.device.name(),
                 "arch": "sm_%d%d" % self.device.compute_capability(),
                 "memory": plan.to_dict(), "residency": mode, "arrays": self.names,
-                "slots": plan.num_buffers, "streams": self.streams,
+                "slots": plan.num_buffers, "slot_bytes": plan.buffer_bytes, "streams": self.streams,
                 "host_cached_shards": len(self.mover.host_cached) if self.mover else 0,
                 "pinned_host_bytes": self.mover.host_bytes() if self.mover else 0,
                 "load_balance": self.load_balance, "gather_strategies": dict(self._strategies),

@@ -106,12 +106,11 @@ class Mover:
                 if stop.is_set():
                     return
                 if i in self._cache_off:
-                    views = self._host_views(i, self._cache_block, self._cache_off[i])
                     nbytes = 0
                     if i not in self._cache_filled:
-                        nbytes = self._read(i, views)
+                        nbytes = self._read(i, self._host_views(i, self._cache_block, self._cache_off[i]))
                         self._cache_filled.add(i)
-                    ready.put((i, views, nbytes, None))
+                    ready.put((i, None, nbytes, None))
                     continue
                 b = None
                 while b is None:
@@ -127,18 +126,31 @@ class Mover:
             ready.put(exc)
 
     # ------------------------------------------------------------------ the stream
+    def _joins(self, unit, j):
+        """Whether streamed shard ``j`` can travel in the same copy as ``unit``: it follows the
+        unit's last shard in the pinned host cache and the whole range fits one slot."""
+        last = unit[-1]
+        if j not in self._cache_off or last not in self._cache_off:
+            return False
+        if self._cache_off[j] != self._cache_off[last] + self.region[last]:
+            return False
+        return self._cache_off[j] + self.region[j] - self._cache_off[unit[0]] <= self.plan.buffer_bytes
+
     def stream(self, shards, stats=None):
         """Yield ``DeviceArrays`` for each shard in schedule order, its copy enqueued before it.
 
-        The consumer enqueues the shard's kernels before asking for the next one; at that point
-        the slot's "free" event is recorded. ``stats`` (dict) accumulates ``bytes_h2d``,
-        ``bytes_read``, ``time_read`` (seconds the host waited for the store) and ``copied``.
+        Consecutive streamed shards that lie next to each other in the pinned host cache and fit
+        one slot together travel as a single copy (one range, one stream, one event pair). The
+        consumer enqueues a shard's kernels before asking for the next one; after the last shard
+        of a unit the slot's "free" event is recorded. ``stats`` (dict) accumulates ``bytes_h2d``,
+        ``bytes_read``, ``time_read`` (seconds the host waited for the store), ``copied``
+        (shards) and ``copies`` (copy units).
         """
         stats = {} if stats is None else stats
-        for k in ("bytes_h2d", "bytes_read", "time_read", "copied"):
+        for k in ("bytes_h2d", "bytes_read", "time_read", "copied", "copies"):
             stats.setdefault(k, 0)
-        steps = self.residency.steps(shards)
-        to_read = [s.shard for s in steps if s.copy]
+        units = self.residency.units(shards, self._joins)
+        to_read = [s.shard for unit in units for s in unit if s.copy]
         ready, free = queue.Queue(), queue.Queue()
         for b in range(len(self.staging)):
             free.put(b)
@@ -147,41 +159,57 @@ class Mover:
         if to_read and all(i in self._cache_filled for i in to_read):
             # every shard is in the pinned host cache: hand them over without a thread hop
             for i in to_read:
-                ready.put((i, self._host_views(i, self._cache_block, self._cache_off[i]), 0, None))
+                ready.put((i, None, 0, None))
         elif to_read:
             thread = threading.Thread(target=self._reader, args=(to_read, ready, free, stop),
                                       name="grstream-cuda-readahead", daemon=True)
             thread.start()
         pending = deque()  # (staging buffer, token of the copy out of it)
         try:
-            for step in steps:
-                i = step.shard
-                if step.resident:
-                    mem = self.resident_mem[i]
-                    slot_key = None
+            for unit in units:
+                first = unit[0]
+                if first.resident:
+                    mem, slot_key = int(self.resident_mem[first.shard]), None
                 else:
-                    mem = self.slots[step.slot]
-                    slot_key = step.slot
-                dev = DeviceArrays(i, {n: int(mem) + self.offsets[i][n] for n in self.names}, self.lengths[i])
-                if step.copy:
-                    t0 = time.perf_counter()
-                    item = self._next_ready(ready, free, pending)
-                    stats["time_read"] += time.perf_counter() - t0
-                    j, views, nbytes, b = item
-                    assert j == i, (j, i)
-                    stats["bytes_read"] += nbytes
-                    self.bytes_read += nbytes
+                    mem, slot_key = int(self.slots[first.slot]), first.slot
+                # device base of each shard: a unit's shards keep their host-cache spacing
+                base = {s.shard: mem + (self._cache_off[s.shard] - self._cache_off[first.shard]
+                                        if len(unit) > 1 else 0) for s in unit}
+                if first.copy:
+                    got = []
+                    for s in unit:
+                        t0 = time.perf_counter()
+                        j, views, nbytes, b = self._next_ready(ready, free, pending)
+                        stats["time_read"] += time.perf_counter() - t0
+                        assert j == s.shard, (j, s.shard)
+                        stats["bytes_read"] += nbytes
+                        self.bytes_read += nbytes
+                        got.append((j, views, b))
                     self.ex.begin_copy(slot_key)
-                    for n in self.names:
-                        if views[n].nbytes:
-                            self.ex.copy_array(views[n], dev[n])
-                            stats["bytes_h2d"] += views[n].nbytes
+                    if len(unit) > 1:
+                        lo = self._cache_off[first.shard]
+                        last = unit[-1].shard
+                        hi = self._cache_off[last] + self.offsets[last][self.names[-1]] + \
+                            self.lengths[last][self.names[-1]] * self.dtypes[self.names[-1]].itemsize
+                        self.ex.copy_array(self._cache_block[lo:hi], mem)
+                        stats["bytes_h2d"] += hi - lo
+                    else:
+                        j, views, b = got[0]
+                        if views is None:
+                            views = self._host_views(j, self._cache_block, self._cache_off[j])
+                        for n in self.names:
+                            if views[n].nbytes:
+                                self.ex.copy_array(views[n], base[j] + self.offsets[j][n])
+                                stats["bytes_h2d"] += views[n].nbytes
                     token = self.ex.end_copy()
-                    stats["copied"] += 1
-                    if b is not None:
-                        pending.append((b, token))
+                    stats["copied"] += len(unit)
+                    stats["copies"] += 1
+                    pending.extend((b, token) for _, _, b in got if b is not None)
                 self.ex.begin_kernels()
-                yield dev
+                for s in unit:
+                    i = s.shard
+                    yield DeviceArrays(i, {n: base[i] + self.offsets[i][n] for n in self.names},
+                                       self.lengths[i])
                 self.ex.shard_done(slot_key)
         finally:
             stop.set()
@@ -259,8 +287,11 @@ class CudaExecutor:
 
     # copies
     def begin_copy(self, slot):
+        # each unit starts on stream 0: a single-range unit then follows the previous one on the
+        # same stream, with no cross-stream event hop
         self._used_streams = set()
         self._slot = slot
+        self._rr = 0
 
     def copy_array(self, host, dev_addr):
         s = self._rr % len(self.copy_streams)

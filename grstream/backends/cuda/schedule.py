@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ...engine.schedule import plan_memory
+from ...engine.schedule import MemoryPlan, plan_memory
 
 ALIGN = 256  # every device sub-array starts on a 256-byte boundary (coalescing, 16-byte loads)
 #: bytes kept free below the device's free memory when no budget is given (context, modules,
@@ -64,12 +64,15 @@ def vertex_state_bytes(n, field_dtypes, degrees, msg_itemsize, max_interval, num
     return int(total)
 
 
-def plan_device(region_bytes, vertex_bytes, budget, slots=2):
+def plan_device(region_bytes, vertex_bytes, budget, slots=2, slot_bytes=0):
     """Resident shards and streaming slots for ``budget`` device bytes (MemoryBudgetError below the
     minimum: vertex state plus the largest shard's needed arrays).
 
     Takes as many of ``slots`` streaming slots as the budget holds (at least one): a third slot
     lets a copy start while two shards' kernels are still queued, so the copy engine never waits.
+    With ``slot_bytes`` above the largest shard, slots grow towards it (by at most half of what the
+    budget leaves for resident shards) so that several consecutive streamed shards travel as one
+    copy: each copy step costs a fixed gap of event hops and host work, fewer steps hide it.
     """
     sizes = np.asarray(region_bytes, dtype=np.int64)
     largest = int(sizes.max()) if sizes.size else 0
@@ -77,7 +80,22 @@ def plan_device(region_bytes, vertex_bytes, budget, slots=2):
     if budget is not None:
         while k > 1 and budget < vertex_bytes + k * largest:
             k -= 1
-    return plan_memory(sizes, int(vertex_bytes), budget, max_buffers=k)
+    plan = plan_memory(sizes, int(vertex_bytes), budget, max_buffers=k)
+    if plan.all_cached or not plan.num_buffers or int(slot_bytes) <= largest:
+        return plan
+    k = plan.num_buffers
+    spare = int(budget) - int(vertex_bytes) - k * largest
+    grow = min(int(slot_bytes) - largest, spare // (2 * k)) // ALIGN * ALIGN
+    if grow <= 0:
+        return plan
+    free = spare - k * grow
+    cached = []
+    for i, s in enumerate(sizes):
+        if s <= free:
+            cached.append(i)
+            free -= int(s)
+    return MemoryPlan(budget=plan.budget, vertex_bytes=plan.vertex_bytes, buffer_bytes=largest + grow,
+                      num_buffers=k, cached=cached, shard_bytes=plan.shard_bytes)
 
 
 def plan_host_cache(region_bytes, streamed, limit):
@@ -115,28 +133,38 @@ class Residency:
         self._next_slot = 0
 
     def steps(self, active) -> List[Step]:
-        """Steps for the active shards (shards with no active vertex never appear: skipped).
+        """Steps for the active shards, one shard per copy (see :meth:`units`)."""
+        return [s for unit in self.units(active) for s in unit]
 
-        Resident and streamed shards alternate, a resident one first, so the copy of a streamed
-        shard overlaps a resident shard's kernels; streamed shards take the slots in turn.
+    def units(self, active, join=None) -> List[tuple]:
+        """Copy units for the active shards (shards with no active vertex never appear: skipped).
+
+        A unit is one resident shard, or consecutive streamed shards sharing one slot and one copy:
+        ``join(unit, shard)`` says whether ``shard`` extends the streamed ``unit`` (list of shard
+        indices); without it every unit holds one shard. Resident and streamed units alternate, a
+        resident one first, so the copy of a streamed unit overlaps a resident shard's kernels;
+        streamed units take the slots in turn.
         """
         active = [int(i) for i in active]
         res = [i for i in active if i in self.resident]
-        streamed = [i for i in active if i not in self.resident]
-        if streamed and self.num_slots == 0:
-            raise RuntimeError("shards to stream but no streaming slot")
-        order = []
-        while res or streamed:
-            if res:
-                order.append(res.pop(0))
-            if streamed:
-                order.append(streamed.pop(0))
-        out = []
-        for i in order:
+        groups = []
+        for i in active:
             if i in self.resident:
-                out.append(Step(i, True, None, i not in self.loaded))
-                self.loaded.add(i)
+                continue
+            if groups and join is not None and join(groups[-1], i):
+                groups[-1].append(i)
             else:
-                out.append(Step(i, False, self._next_slot, True))
+                groups.append([i])
+        if groups and self.num_slots == 0:
+            raise RuntimeError("shards to stream but no streaming slot")
+        out = []
+        while res or groups:
+            if res:
+                i = res.pop(0)
+                out.append((Step(i, True, None, i not in self.loaded),))
+                self.loaded.add(i)
+            if groups:
+                slot = self._next_slot
                 self._next_slot = (self._next_slot + 1) % self.num_slots
+                out.append(tuple(Step(i, False, slot, True) for i in groups.pop(0)))
         return out

@@ -266,6 +266,31 @@ def test_bfs_skips_inactive_shards(cuda_run, tmp_path):
     assert all(s.shards_copied <= s.shards_processed <= 2 for s in res.stats)
 
 
+@pytest.mark.parametrize("algo", ["pagerank", "bfs", "sssp", "cc"])
+def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo):
+    from grstream.backends.cuda.schedule import shard_region_bytes
+    from grstream.engine.schedule import needed_arrays
+    n, src, dst, w = skewed_graph(rng, n=3000, m=30000, hub_edges=1000)
+    store = build(tmp_path, n, src, dst, w, num_shards=16)
+    fn, rtol = ALGOS[algo]
+    program = {"bfs": gr.algorithms.bfs.BFS(), "sssp": gr.algorithms.sssp.SSSP(),
+               "pagerank": gr.algorithms.pagerank.PageRank(), "cc": gr.algorithms.cc.ConnectedComponents()}[algo]
+    region = shard_region_bytes(store, needed_arrays(program.spec))
+    needed = int(region.sum())
+    # slots grow to about three shards each: consecutive streamed shards share copies
+    mb = gpu_minimum(program, store) + needed * 3 // 4
+    cpu, cpu_res = fn(store)
+    got, res = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": needed})
+    assert_same(algo, cpu, got, rtol)
+    assert res.iterations == cpu_res.iterations
+    assert res.info["residency"] == "partial" and res.info["slot_bytes"] > int(region.max())
+    copied = [s for s in res.stats if s.shards_copied > 1]
+    assert copied and any(s.copies < s.shards_copied for s in copied)
+    assert all(s.copies <= s.shards_copied for s in res.stats)
+    single, _ = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": 0})
+    assert_same(algo + " one shard per copy", cpu, single, rtol)
+
+
 # ---------------------------------------------------------------- errors
 def test_budget_below_minimum_names_it(gpu, tmp_path, rng):
     from grstream.backends.cuda import CudaBackend

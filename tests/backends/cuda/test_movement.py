@@ -92,27 +92,32 @@ def device_view(ex, store, dev, name):
 def mover_for(store, names, budget_kind, host_cached="all"):
     region = shard_region_bytes(store, names)
     vbytes = 10_000
+    slot_bytes = 0
     if budget_kind == "all":
         budget = None
     elif budget_kind == "one-slot":
         budget = vbytes + int(region.max())
+    elif budget_kind == "grouped":  # two slots grown to hold several consecutive shards
+        budget = vbytes + int(region.sum()) - 1
+        slot_bytes = int(region.sum())
     else:  # two slots and about half the shards resident
         budget = vbytes + 2 * int(region.max()) + int(region.sum()) // 2
-    plan = plan_device(region, vbytes, budget)
+    plan = plan_device(region, vbytes, budget, slot_bytes=slot_bytes)
     streamed = [i for i in range(store.num_shards) if i not in plan.cached]
     cached = streamed if host_cached == "all" else []
     ex = SyncExecutor()
     return Mover(store, names, plan, ex, host_cached=cached, staging=2), ex, plan
 
 
-@pytest.mark.parametrize("budget_kind", ["all", "partial", "one-slot"])
+@pytest.mark.parametrize("budget_kind", ["all", "partial", "one-slot", "grouped"])
 @pytest.mark.parametrize("host_cached", ["all", "none"])
 def test_stream_delivers_the_store_bytes_and_skips_inactive(tmp_path, budget_kind, host_cached):
     store = make_store(tmp_path)
     names = needed_arrays(gr.algorithms.sssp.SSSP.spec)  # in-edges + weights, out-edges
     mover, ex, plan = mover_for(store, names, budget_kind, host_cached)
-    assert plan.num_buffers == {"all": 0, "partial": 2, "one-slot": 1}[budget_kind]
-    iterations = [[0, 1, 5], [1, 4], [], [0, 5, 2, 3, 4]]
+    assert plan.num_buffers == {"all": 0, "partial": 2, "one-slot": 1, "grouped": 2}[budget_kind]
+    grouped = budget_kind == "grouped" and host_cached == "all"
+    iterations = [[0, 1, 5], [1, 4], [], [0, 5, 2, 3, 4], [0, 1, 2, 3, 4, 5]]
 
     def nbytes(i):
         return sum(store.shard_info(i).dataset_nbytes[n] for n in names)
@@ -128,12 +133,18 @@ def test_stream_delivers_the_store_bytes_and_skips_inactive(tmp_path, budget_kin
         first = [i for i in active if i not in before]
         moved = [i for i in active if i not in plan.cached or i in first]
         assert stats["copied"] == len(moved)
-        assert stats["bytes_h2d"] == sum(nbytes(i) for i in moved)
+        if grouped:  # one range per unit: the alignment padding between arrays travels too
+            assert sum(nbytes(i) for i in moved) <= stats["bytes_h2d"] <= sum(mover.region[i] for i in moved)
+        else:
+            assert stats["bytes_h2d"] == sum(nbytes(i) for i in moved)
+            assert stats["copies"] == len(moved)
         read = first if host_cached == "all" else moved
         assert stats["bytes_read"] == sum(nbytes(i) for i in read)
         copied_total += stats["bytes_h2d"]
         before |= set(active)
     assert copied_total == sum(ex.copies)
+    if grouped:  # consecutive streamed shards of the last iteration share copies
+        assert stats["copies"] < stats["copied"]
     if budget_kind == "all":  # in-memory: every shard crossed the link exactly once
         assert copied_total == sum(sum(store.shard_info(i).dataset_nbytes[n] for n in names)
                                    for i in range(store.num_shards))
@@ -212,6 +223,28 @@ def test_vertex_state_counts_what_stays_resident():
     assert vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, True) >= base + 8000
     # a per-vertex accumulator (dense programs) instead of one interval's
     assert vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, False, acc_vertices=1000) >= base + 8 * 800
+
+
+def test_plan_device_grows_slots_for_grouped_copies():
+    sizes = np.full(10, 4 * ALIGN)
+    one = 4 * ALIGN
+    base = plan_device(sizes, 50, 50 + 6 * one, slots=2)
+    assert base.buffer_bytes == one and len(base.cached) == 4
+    # slots grow by at most half of what largest-shard slots leave: (6 - 2) shards / 2 / 2 slots
+    grown = plan_device(sizes, 50, 50 + 6 * one, slots=2, slot_bytes=4 * one)
+    assert grown.num_buffers == 2 and grown.buffer_bytes == 2 * one and len(grown.cached) == 2
+    part = plan_device(sizes, 50, 50 + 6 * one, slots=2, slot_bytes=one + 2 * ALIGN)
+    assert part.buffer_bytes == one + 2 * ALIGN and len(part.cached) == 3
+    # no room left over, or everything resident: no growth
+    assert plan_device(sizes, 50, 50 + 2 * one, slots=2, slot_bytes=5 * one).buffer_bytes == one
+    assert plan_device(sizes, 50, None, slot_bytes=5 * one).all_cached
+
+
+def test_residency_units_join_consecutive_streamed_shards():
+    r = Residency([0], num_slots=2)
+    units = r.units([0, 1, 2, 3, 5, 6], join=lambda unit, j: j == unit[-1] + 1 and len(unit) < 2)
+    assert [[s.shard for s in u] for u in units] == [[0], [1, 2], [3], [5, 6]]
+    assert [[s.slot for s in u] for u in units] == [[None], [0, 0], [1], [0, 0]]
 
 
 def test_residency_interleaves_and_rotates_slots():
