@@ -17,7 +17,9 @@ from .buckets import BucketFiles
 from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prepare_chunk,
                     split_chunks)
 from .intervals import choose_intervals, shard_of
-from .layout import compress, compress_pieces
+from .layout import compress, compress_keys, compress_pieces, pack_keys
+from .prefetch import read_ahead
+from .runs import KeyRuns
 from .writer import StoreWriter
 
 log = logging.getLogger("grstream.partition")
@@ -27,12 +29,16 @@ DEFAULT_SHARD_BYTES = 64 * 2 ** 20
 #: working bytes per edge while one bucket is sorted (records, packed key, order, outputs),
 #: an upper bound measured by tests/partition/test_memory.py
 SORT_BYTES_PER_EDGE = 72
+#: the same for unweighted edges without edge ids, bucketed as packed uint64 keys: the key
+#: sorted in place plus the neighbour ids cut from it
+KEY_SORT_BYTES_PER_EDGE = 24
 #: extra working bytes per edge with edge ids (input index in the records, the (index, CSR
 #: position) records routed to the in-edge's shard, their sort order and the ids written)
 EDGE_ID_BYTES_PER_EDGE = 56
-#: working bytes per input edge while a chunk is prepared and bucketed (doubling, shard
-#: indices, gathered records of both directions)
-CHUNK_BYTES_PER_EDGE = 256
+#: working bytes per input edge while a chunk is read, prepared and bucketed: the reader's
+#: buffer and arrays of this chunk and of the one read ahead, undirected doubling, renumbering,
+#: the sort keys or gathered records (an upper bound; tests/partition/test_memory.py)
+CHUNK_BYTES_PER_EDGE = 160
 #: bytes per vertex held during an external build (degrees, cumulative counts, renumber map)
 VERTEX_BYTES = 48
 MAX_CHUNK_EDGES = 1 << 22
@@ -142,9 +148,12 @@ class _Plan:
         self.tmp_dir = tmp_dir
         self.renumber = False
         self.edge_ids = False
+        self.keyed = False
 
     @property
     def sort_bytes_per_edge(self):
+        if self.keyed:
+            return KEY_SORT_BYTES_PER_EDGE
         return SORT_BYTES_PER_EDGE + (EDGE_ID_BYTES_PER_EDGE if self.edge_ids else 0)
 
     def bar(self, desc, total=None, unit="edges"):
@@ -182,7 +191,8 @@ def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
 def _chunk_edges(memory_limit):
     if memory_limit is None:
         return MAX_CHUNK_EDGES
-    return int(min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, memory_limit // (4 * CHUNK_BYTES_PER_EDGE))))
+    # half the limit for chunks: vertex arrays (unknown before the first pass) take the rest
+    return int(min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, memory_limit // (2 * CHUNK_BYTES_PER_EDGE))))
 
 
 def _open(source, format, weighted, chunk_edges):
@@ -339,9 +349,98 @@ def _slice(compressed, lo, hi):
 def _build_external(plan, writer):
     if plan.renumber_requested:
         _set_renumbering(plan)
+    if not plan.options.weighted and not plan.edge_ids:
+        try:
+            return _build_keyed(plan, writer)
+        except _WideIds:
+            log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
+    return _build_records(plan, writer)
+
+
+class _WideIds(Exception):
+    """An id does not fit a packed key's 32-bit half."""
+
+
+def _build_keyed(plan, writer):
+    """Unweighted edges without edge ids: one pass over the input writes sorted key runs and
+    counts degrees; then each shard's keys are gathered from the runs, sorted and written."""
+    counter = DegreeCounter()
+    bucket_dir = plan.tmp_dir if plan.tmp_dir is not None else writer.path.parent
+    runs = KeyRuns(bucket_dir, writer.path.name)
+    try:
+        with plan.bar("reading") as bar, ThreadPoolExecutor(1) as pool:
+            for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
+                counter.add(src, dst)
+                if len(counter.in_degree) >= 1 << 32:
+                    raise _WideIds()
+                # each direction's run sorts on its own thread (numpy's sort releases the GIL)
+                out_key = pack_keys(src, dst)
+                pending = pool.submit(out_key.sort)
+                in_key = pack_keys(dst, src)
+                del src, dst
+                in_key.sort()
+                pending.result()
+                runs.append("out", out_key)
+                runs.append("in", in_key)
+                del out_key, in_key
+        n = _vertex_count(plan, len(counter.in_degree))
+        if n >= 1 << 32:
+            raise _WideIds()
+        counter.grow(n)
+        id_dtype = fmt.id_dtype_for(n)
+        plan.keyed = True
+        intervals, heavy = _intervals(plan, counter.in_degree, counter.out_degree, id_dtype)
+        counts = {"in": _interval_sums(counter.in_degree, intervals),
+                  "out": _interval_sums(counter.out_degree, intervals)}
+        del counter
+        result = _Result(n, intervals, heavy, id_dtype)
+        result.mode = "external"
+        with plan.bar("writing", total=2 * (len(intervals) - 1), unit="shard sides") as bar:
+            _write_keyed(plan, writer, result, runs, counts, bar)
+    finally:
+        plan.keyed = False
+        runs.cleanup()
+    _write_vertex_data(writer, result, plan)
+    return result
+
+
+def _interval_sums(values, intervals):
+    cumulative = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=cumulative[1:])
+    return cumulative[intervals[1:]] - cumulative[intervals[:-1]]
+
+
+def _write_keyed(plan, writer, result, runs, counts, bar):
+    """Per shard, its in-side loads and sorts on a second thread while its out-side does here.
+
+    Both sides together hold at most the shard's edges, which the shard count keeps sortable
+    within the limit (:func:`_shard_count`).
+    """
+    intervals = result.intervals
+
+    def side(direction, i, lo, hi):
+        keys = runs.load(direction, hi << 32, int(counts[direction][i]))
+        return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
+
+    with ThreadPoolExecutor(1) as pool:
+        for i in range(len(intervals) - 1):
+            lo, hi = int(intervals[i]), int(intervals[i + 1])
+            pending = pool.submit(side, "in", i, lo, hi)
+            out_parts = side("out", i, lo, hi)
+            nbytes = _write_part(writer, result, plan, i, lo, hi, "out", out_parts)
+            del out_parts
+            bar.update(1)
+            in_parts = pending.result()
+            nbytes += _write_part(writer, result, plan, i, lo, hi, "in", in_parts)
+            del in_parts, pending
+            _finish_shard(writer, result, i, lo, hi, nbytes)
+            bar.update(1)
+
+
+def _build_records(plan, writer):
     counter = DegreeCounter()
     with plan.bar("reading") as bar:
-        for src, dst, _ in plan.prepared_chunks(bar):
+        for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
             counter.add(src, dst)
         num_input = bar.n
     n = _vertex_count(plan, len(counter.in_degree))
@@ -358,42 +457,52 @@ def _build_external(plan, writer):
                           indexed=plan.edge_ids)
     try:
         with plan.bar("bucketing", total=num_input) as bar:
-            first = 0
-            for src, dst, w in plan.prepared_chunks(bar):
-                # the edge's index in the prepared sequence ties its in- and out-records together
-                index = np.arange(first, first + len(src), dtype=np.int64) if plan.edge_ids else None
-                first += len(src)
-                buckets.append("in", shard_of(dst, intervals), dst, src, w, index)
-                buckets.append("out", shard_of(src, intervals), src, dst, w, index)
-        nbytes = np.zeros(num_shards, dtype=np.int64)
+            _bucket_records(plan, buckets, intervals, bar)
         with plan.bar("writing", total=2 * num_shards, unit="shard sides") as bar:
-            # every out-side first: an in-edge's CSR position is known once all of them are
-            csr_base = 0
-            for i in range(num_shards):
-                lo, hi = int(intervals[i]), int(intervals[i + 1])
-                parts, index = _load_compressed(buckets, plan, "out", i, lo, hi, n, id_dtype)
-                if plan.edge_ids:
-                    positions = np.arange(csr_base, csr_base + len(index), dtype=np.int64)
-                    buckets.append("eid", shard_of(parts[1], intervals), index, positions, None)
-                    del positions
-                csr_base += len(parts[1])
-                nbytes[i] += _write_part(writer, result, plan, i, lo, hi, "out", parts)
-                del parts, index
-                bar.update(1)
-            for i in range(num_shards):
-                lo, hi = int(intervals[i]), int(intervals[i + 1])
-                parts, index = _load_compressed(buckets, plan, "in", i, lo, hi, n, id_dtype)
-                extra = None
-                if plan.edge_ids:
-                    extra = {fmt.EDGE_ID: _match_positions(buckets.load("eid", i), index)}
-                nbytes[i] += _write_part(writer, result, plan, i, lo, hi, "in", parts, extra)
-                del parts, index, extra
-                _finish_shard(writer, result, i, lo, hi, int(nbytes[i]))
-                bar.update(1)
+            _write_records(plan, writer, result, buckets, bar)
     finally:
         buckets.cleanup()
     _write_vertex_data(writer, result, plan)
     return result
+
+
+def _bucket_records(plan, buckets, intervals, bar):
+    first = 0
+    for src, dst, w in read_ahead(plan.prepared_chunks(bar)):
+        # the edge's index in the prepared sequence ties its in- and out-records together
+        index = np.arange(first, first + len(src), dtype=np.int64) if plan.edge_ids else None
+        first += len(src)
+        buckets.append("in", shard_of(dst, intervals), dst, src, w, index)
+        buckets.append("out", shard_of(src, intervals), src, dst, w, index)
+
+
+def _write_records(plan, writer, result, buckets, bar):
+    intervals, n, id_dtype = result.intervals, result.num_vertices, result.id_dtype
+    num_shards = len(intervals) - 1
+    nbytes = np.zeros(num_shards, dtype=np.int64)
+    # every out-side first: an in-edge's CSR position is known once all of them are
+    csr_base = 0
+    for i in range(num_shards):
+        lo, hi = int(intervals[i]), int(intervals[i + 1])
+        parts, index = _load_compressed(buckets, plan, "out", i, lo, hi, n, id_dtype)
+        if plan.edge_ids:
+            positions = np.arange(csr_base, csr_base + len(index), dtype=np.int64)
+            buckets.append("eid", shard_of(parts[1], intervals), index, positions, None)
+            del positions
+        csr_base += len(parts[1])
+        nbytes[i] += _write_part(writer, result, plan, i, lo, hi, "out", parts)
+        del parts, index
+        bar.update(1)
+    for i in range(num_shards):
+        lo, hi = int(intervals[i]), int(intervals[i + 1])
+        parts, index = _load_compressed(buckets, plan, "in", i, lo, hi, n, id_dtype)
+        extra = None
+        if plan.edge_ids:
+            extra = {fmt.EDGE_ID: _match_positions(buckets.load("eid", i), index)}
+        nbytes[i] += _write_part(writer, result, plan, i, lo, hi, "in", parts, extra)
+        del parts, index, extra
+        _finish_shard(writer, result, i, lo, hi, int(nbytes[i]))
+        bar.update(1)
 
 
 def _load_compressed(buckets, plan, direction, i, lo, hi, n, id_dtype):

@@ -135,6 +135,36 @@ def compress_pieces(primaries, secondaries, num_vertices, id_dtype, dedup=False)
     return _split_sorted(key, num_vertices, 32, id_dtype, indptr)
 
 
+def compress_keys(key, lo, hi, id_dtype, dedup=False):
+    """:func:`compress` of unweighted edges given as packed keys ``primary << 32 | secondary``.
+
+    ``key`` (uint64, every primary in ``lo..hi-1``, ids below ``2**32``) is sorted in place and
+    rebased to ``lo``; the result equals ``compress(primary, secondary, None, lo, hi, ...)``, so
+    an external build that buckets keys writes what an in-memory build writes.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (hi - lo + 1,)
+    neighbours : ndarray of ``id_dtype``
+    """
+    count = hi - lo
+    if count > 1 << 32:
+        raise UsageError(f"compress_keys needs intervals of at most 2**32 vertices, not {count}")
+    if lo:
+        key -= np.uint64(lo << 32)
+    key.sort()
+    if dedup:
+        key = _drop_repeats(key, None, None)[0]
+    return _split_sorted(key, count, 32, id_dtype)
+
+
+def pack_keys(primary, secondary):
+    """``primary << 32 | secondary`` as uint64 (both non-negative and below ``2**32``)."""
+    key = np.left_shift(_as_u64(primary), np.uint64(32))
+    key |= _as_u64(secondary)
+    return key
+
+
 def count_into(counts, ids):
     """Add one to ``counts[v]`` for every ``v`` in ``ids``."""
     # bincount allocates O(n) per call; scattered increments win when the chunk is much smaller

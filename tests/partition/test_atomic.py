@@ -66,8 +66,12 @@ def test_sigkill_mid_write_leaves_no_store(tmp_path, old_store, memory_limit):
     assert not list(tmp_path.glob("g.h5.tmp-*"))
 
 
-@pytest.mark.parametrize("memory_limit", [None, 1 << 22])
-def test_failing_source_leaves_old_store_and_no_temporaries(tmp_path, memory_limit):
+# the in-memory build and the external build of unweighted edges read the input once; the
+# external build of weighted edges reads it twice (degrees, then bucketing)
+@pytest.mark.parametrize("memory_limit, weighted, failing_pass",
+                         [(None, False, 1), (1 << 22, False, 1), (1 << 22, True, 2)])
+def test_failing_source_leaves_old_store_and_no_temporaries(tmp_path, memory_limit, weighted,
+                                                            failing_pass):
     target = tmp_path / "g.h5"
     build_shards(array_source([0, 1], [1, 0]), target, progress=False)
     before = target.read_bytes()
@@ -75,12 +79,14 @@ def test_failing_source_leaves_old_store_and_no_temporaries(tmp_path, memory_lim
 
     def chunks():
         calls.append(1)
-        yield np.array([0, 1]), np.array([1, 2]), None
-        if len(calls) > 1 or memory_limit is None:
+        yield np.array([0, 1]), np.array([1, 2]), np.array([1.0, 2.0]) if weighted else None
+        if len(calls) == failing_pass:
             raise OSError("disk went away")
+        yield np.array([2]), np.array([0]), np.array([3.0]) if weighted else None
 
     with pytest.raises(OSError, match="disk went away"):
-        build_shards(EdgeSource("flaky", chunks, weighted=False), target, num_shards=2,
+        build_shards(EdgeSource("flaky", chunks, weighted=weighted), target, num_shards=2,
                      memory_limit=memory_limit, progress=False)
+    assert len(calls) == failing_pass
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]

@@ -256,15 +256,24 @@ def test_overwrite_false_keeps_existing(tmp_path):
     assert path.read_bytes() == before
 
 
-def test_memory_limit_too_small_for_a_hub(tmp_path):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
     from grstream.errors import MemoryBudgetError
+    from grstream.partition.build import (KEY_SORT_BYTES_PER_EDGE, SORT_BYTES_PER_EDGE,
+                                          VERTEX_BYTES)
     src = np.zeros(5000, dtype=np.int64)
     dst = np.arange(1, 5001)
+    w = np.ones(5000) if weighted else None
+    # the hub's 5000 edges sort at 72 B each with a weight, as 24 B keys without
+    per_edge = SORT_BYTES_PER_EDGE if weighted else KEY_SORT_BYTES_PER_EDGE
+    need = VERTEX_BYTES * 5001 + 5000 * per_edge
     with pytest.raises(MemoryBudgetError, match="vertex 0 has 5000 edges") as info:
-        build_shards(array_source(src, dst), tmp_path / "hub.h5", memory_limit=500_000,
+        build_shards(array_source(src, dst, w), tmp_path / "hub.h5", memory_limit=need - 1,
                      progress=False)
-    assert info.value.minimum > 500_000
+    assert info.value.minimum == need
+    build_shards(array_source(src, dst, w), tmp_path / "ok.h5", memory_limit=need, progress=False)
+    (tmp_path / "ok.h5").unlink()
     with pytest.raises(MemoryBudgetError, match="per vertex"):
-        build_shards(array_source(src, dst), tmp_path / "hub.h5", memory_limit=100_000,
+        build_shards(array_source(src, dst, w), tmp_path / "hub.h5", memory_limit=100_000,
                      progress=False)
     assert list(tmp_path.iterdir()) == []
