@@ -289,6 +289,13 @@ def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo)
     assert all(s.copies <= s.shards_copied for s in res.stats)
     single, _ = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": 0})
     assert_same(algo + " one shard per copy", cpu, single, rtol)
+    # by default only dense programs group their shards; frontier programs keep three one-shard slots
+    default, dres = fn(store, device="cuda", memory_budget=mb)
+    assert_same(algo + " default slots", cpu, default, rtol)
+    if algo == "pagerank":
+        assert dres.info["slot_bytes"] > int(region.max()) and dres.info["slots"] == 2
+    else:
+        assert dres.info["slot_bytes"] == int(region.max()) and dres.info["slots"] == 3
 
 
 # ---------------------------------------------------------------- errors
