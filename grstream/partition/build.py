@@ -29,9 +29,10 @@ DEFAULT_SHARD_BYTES = 64 * 2 ** 20
 #: working bytes per edge while one bucket is sorted (records, packed key, order, outputs),
 #: an upper bound measured by tests/partition/test_memory.py
 SORT_BYTES_PER_EDGE = 72
-#: the same for unweighted edges without edge ids, bucketed as packed uint64 keys: the key
-#: sorted in place plus the neighbour ids cut from it
-KEY_SORT_BYTES_PER_EDGE = 24
+#: the same for unweighted edges without edge ids, gathered as packed uint64 keys: the key
+#: sorted in place, the neighbour ids cut from it (and a dedup mask and copy), and the
+#: previous shard's ids waiting to be written
+KEY_SORT_BYTES_PER_EDGE = 32
 #: extra working bytes per edge with edge ids (input index in the records, the (index, CSR
 #: position) records routed to the in-edge's shard, their sort order and the ids written)
 EDGE_ID_BYTES_PER_EDGE = 56
@@ -41,6 +42,11 @@ EDGE_ID_BYTES_PER_EDGE = 56
 CHUNK_BYTES_PER_EDGE = 160
 #: bytes per vertex held during an external build (degrees, cumulative counts, renumber map)
 VERTEX_BYTES = 48
+#: bytes per vertex held while shards are sorted and written (the store's degree arrays and
+#: the renumbering map; the degree counter is gone by then)
+SORT_VERTEX_BYTES = 24
+#: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64
+KEY_ID_LIMIT = (1 << 32) - 1
 MAX_CHUNK_EDGES = 1 << 22
 MIN_CHUNK_EDGES = 1 << 12
 MAX_HEAVY_RECORDED = 1000
@@ -219,9 +225,9 @@ def _shard_count(plan, edges_per_vertex, id_dtype):
         per_edge = id_dtype.itemsize + (plan.options.weight_dtype.itemsize if plan.options.weighted else 0)
         count = max(1, math.ceil(total * per_edge / size))
     if plan.memory_limit is not None:
-        budget = plan.memory_limit - VERTEX_BYTES * len(edges_per_vertex)
+        budget = plan.memory_limit - SORT_VERTEX_BYTES * len(edges_per_vertex)
         sortable = budget // plan.sort_bytes_per_edge
-        if sortable < 1:
+        if plan.memory_limit < VERTEX_BYTES * len(edges_per_vertex) + plan.sort_bytes_per_edge:
             raise MemoryBudgetError(
                 f"memory limit {plan.memory_limit} B is below the {VERTEX_BYTES} B per vertex "
                 f"an external build of {len(edges_per_vertex)} vertices holds",
@@ -239,12 +245,16 @@ def _intervals(plan, in_degree, out_degree, id_dtype):
         log.warning("%d vertex(es) hold more edges than a shard's target and got a shard of "
                     "their own: %s", len(heavy), shown)
     if plan.memory_limit is not None and len(heavy):
-        side = int(max(in_degree[heavy].max(), out_degree[heavy].max()))
-        need = VERTEX_BYTES * len(per_vertex) + side * plan.sort_bytes_per_edge
+        # key runs sort a shard's two sides at once, edge records one side at a time
+        side = int((in_degree[heavy] + out_degree[heavy]).max() if plan.keyed else
+                   max(in_degree[heavy].max(), out_degree[heavy].max()))
+        need = max(VERTEX_BYTES * len(per_vertex) + plan.sort_bytes_per_edge,
+                   SORT_VERTEX_BYTES * len(per_vertex) + side * plan.sort_bytes_per_edge)
         if need > plan.memory_limit:
             raise MemoryBudgetError(
                 f"vertex {int(heavy[np.argmax(np.maximum(in_degree[heavy], out_degree[heavy]))])} "
-                f"has {side} edges in one direction; sorting them needs {need} B, more than the "
+                f"has {side} edges{'' if plan.keyed else ' in one direction'}; sorting them "
+                f"needs {need} B, more than the "
                 f"memory limit {plan.memory_limit} B", minimum=need)
     return intervals, heavy
 
@@ -371,7 +381,7 @@ def _build_keyed(plan, writer):
         with plan.bar("reading") as bar, ThreadPoolExecutor(1) as pool:
             for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
                 counter.add(src, dst)
-                if len(counter.in_degree) >= 1 << 32:
+                if len(counter.in_degree) > KEY_ID_LIMIT:
                     raise _WideIds()
                 # each direction's run sorts on its own thread (numpy's sort releases the GIL)
                 out_key = pack_keys(src, dst)
@@ -384,7 +394,7 @@ def _build_keyed(plan, writer):
                 runs.append("in", in_key)
                 del out_key, in_key
         n = _vertex_count(plan, len(counter.in_degree))
-        if n >= 1 << 32:
+        if n > KEY_ID_LIMIT:
             raise _WideIds()
         counter.grow(n)
         id_dtype = fmt.id_dtype_for(n)
@@ -411,28 +421,35 @@ def _interval_sums(values, intervals):
 
 
 def _write_keyed(plan, writer, result, runs, counts, bar):
-    """Per shard, its in-side loads and sorts on a second thread while its out-side does here.
+    """Shard ``i + 1``'s two sides load and sort on two threads while shard ``i`` is written.
 
-    Both sides together hold at most the shard's edges, which the shard count keeps sortable
-    within the limit (:func:`_shard_count`).
+    A side's outputs (4 B ids per edge) wait for the writer while the next shard's sides sort
+    (8 B keys and 4 B ids per edge): at most ``KEY_SORT_BYTES_PER_EDGE`` per edge of one
+    shard, which the shard count keeps within the limit (:func:`_shard_count`).
     """
     intervals = result.intervals
+    num_shards = len(intervals) - 1
 
-    def side(direction, i, lo, hi):
+    def side(direction, i):
+        lo, hi = int(intervals[i]), int(intervals[i + 1])
         keys = runs.load(direction, hi << 32, int(counts[direction][i]))
         return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
 
-    with ThreadPoolExecutor(1) as pool:
-        for i in range(len(intervals) - 1):
+    def submit(i):
+        # the in-side cursor and the out-side cursor are separate: one thread each
+        return (pool.submit(side, "out", i), pool.submit(side, "in", i)) if i < num_shards else None
+
+    with ThreadPoolExecutor(2) as pool:
+        pending = submit(0)
+        for i in range(num_shards):
             lo, hi = int(intervals[i]), int(intervals[i + 1])
-            pending = pool.submit(side, "in", i, lo, hi)
-            out_parts = side("out", i, lo, hi)
+            out_parts, in_parts = pending[0].result(), pending[1].result()
+            pending = submit(i + 1)
             nbytes = _write_part(writer, result, plan, i, lo, hi, "out", out_parts)
             del out_parts
             bar.update(1)
-            in_parts = pending.result()
             nbytes += _write_part(writer, result, plan, i, lo, hi, "in", in_parts)
-            del in_parts, pending
+            del in_parts
             _finish_shard(writer, result, i, lo, hi, nbytes)
             bar.update(1)
 

@@ -170,11 +170,12 @@ def test_memory_limit_forces_enough_shards(tmp_path):
     path = build_shards(array_source(src, dst, chunk=5000), tmp_path / "m.h5", memory_limit=limit,
                         progress=False)
     with gr.open(path) as store:
-        from grstream.partition.build import SORT_BYTES_PER_EDGE, VERTEX_BYTES
-        sortable = (limit - VERTEX_BYTES * 2000) // SORT_BYTES_PER_EDGE
+        from grstream.partition.build import KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES
+        sortable = (limit - SORT_VERTEX_BYTES * 2000) // KEY_SORT_BYTES_PER_EDGE
         for i in range(store.num_shards):
             info = store.shard_info(i)
-            assert max(info.num_in_edges, info.num_out_edges) <= sortable
+            # packed keys sort both sides of a shard at once
+            assert info.num_in_edges + info.num_out_edges <= sortable
         assert store.build["mode"] == "external"
 
 
@@ -260,13 +261,13 @@ def test_overwrite_false_keeps_existing(tmp_path):
 def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
     from grstream.errors import MemoryBudgetError
     from grstream.partition.build import (KEY_SORT_BYTES_PER_EDGE, SORT_BYTES_PER_EDGE,
-                                          VERTEX_BYTES)
+                                          SORT_VERTEX_BYTES)
     src = np.zeros(5000, dtype=np.int64)
     dst = np.arange(1, 5001)
     w = np.ones(5000) if weighted else None
-    # the hub's 5000 edges sort at 72 B each with a weight, as 24 B keys without
+    # the hub's 5000 edges sort at 72 B each with a weight, as packed keys without
     per_edge = SORT_BYTES_PER_EDGE if weighted else KEY_SORT_BYTES_PER_EDGE
-    need = VERTEX_BYTES * 5001 + 5000 * per_edge
+    need = SORT_VERTEX_BYTES * 5001 + 5000 * per_edge
     with pytest.raises(MemoryBudgetError, match="vertex 0 has 5000 edges") as info:
         build_shards(array_source(src, dst, w), tmp_path / "hub.h5", memory_limit=need - 1,
                      progress=False)

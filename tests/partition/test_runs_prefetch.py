@@ -1,0 +1,113 @@
+"""Key runs read back shard by shard, the read-ahead thread, and the wide-id fallback."""
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import grstream as gr
+import grstream.partition.build as build
+import grstream.partition.runs as runs_module
+from grstream.partition import build_shards
+from grstream.partition.prefetch import read_ahead
+from grstream.partition.runs import KeyRuns
+
+from .graphs import array_source, store_contents
+
+
+@settings(max_examples=40, deadline=None)
+@given(runs=st.lists(st.lists(st.integers(0, 40), max_size=60), max_size=6),
+       cuts=st.lists(st.integers(1, 40), max_size=5), block=st.integers(1, 8))
+def test_key_runs_give_each_interval_its_keys(tmp_path_factory, runs, cuts, block):
+    tmp = tmp_path_factory.mktemp("runs")
+    bounds = sorted(set(cuts)) + [41]
+    saved = runs_module.MAX_BLOCK_KEYS, runs_module.MIN_BLOCK_KEYS
+    # tiny blocks: a run's part of one interval takes several reads
+    runs_module.MAX_BLOCK_KEYS, runs_module.MIN_BLOCK_KEYS = block, 1
+    store = KeyRuns(tmp, "t")
+    try:
+        for run in runs:
+            store.append("out", np.sort(np.array(run, dtype=np.uint64)))
+        everything = np.array([k for run in runs for k in run], dtype=np.int64)
+        lo = 0
+        for hi in bounds:
+            want = np.sort(everything[(everything >= lo) & (everything < hi)])
+            got = store.load("out", hi, len(want))
+            np.testing.assert_array_equal(np.sort(got), want)
+            lo = hi
+        assert store.load("in", 41, 0).size == 0
+    finally:
+        runs_module.MAX_BLOCK_KEYS, runs_module.MIN_BLOCK_KEYS = saved
+        store.cleanup()
+    assert not tmp.joinpath("t").exists() and not list(tmp.iterdir())
+
+
+def test_key_runs_report_a_count_that_disagrees(tmp_path):
+    store = KeyRuns(tmp_path, "t")
+    try:
+        store.append("in", np.array([1, 2, 5], dtype=np.uint64))
+        with pytest.raises(RuntimeError, match="2 keys below the bound, degrees say 3"):
+            store.load("in", 3, 3)
+    finally:
+        store.cleanup()
+
+
+def test_read_ahead_yields_everything_in_order():
+    assert list(read_ahead(iter(range(100)))) == list(range(100))
+    assert list(read_ahead([])) == []
+
+
+def test_read_ahead_produces_at_most_one_item_ahead():
+    produced = []
+
+    def source():
+        for k in range(10):
+            produced.append(k)
+            yield k
+
+    consumed = 0
+    for item in read_ahead(source()):
+        consumed += 1
+        threading.Event().wait(0.01)
+        assert len(produced) <= consumed + 1
+
+
+def test_read_ahead_raises_the_sources_error_where_it_occurred():
+    def source():
+        yield 1
+        yield 2
+        raise ValueError("bad row 7")
+
+    got = []
+    with pytest.raises(ValueError, match="bad row 7"):
+        for item in read_ahead(source()):
+            got.append(item)
+    assert got == [1, 2]
+
+
+def test_read_ahead_stops_its_thread_when_the_consumer_stops():
+    before = threading.active_count()
+    items = read_ahead(iter(range(1000)))
+    assert next(items) == 0
+    items.close()
+    assert threading.active_count() == before
+
+
+def test_wide_ids_fall_back_to_edge_records(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 300, 4000), rng.integers(0, 300, 4000)
+    keyed = build_shards(array_source(src, dst, chunk=500), tmp_path / "k.h5", num_shards=5,
+                         memory_limit=1 << 22, progress=False)
+    # as if the ids did not fit a key's 32-bit half: the build must switch to edge records
+    monkeypatch.setattr(build, "KEY_ID_LIMIT", 100)
+    calls = []
+    monkeypatch.setattr(build, "_build_records",
+                        lambda *a, _f=build._build_records: calls.append(1) or _f(*a))
+    wide = build_shards(array_source(src, dst, chunk=500), tmp_path / "w.h5", num_shards=5,
+                        memory_limit=1 << 22, progress=False)
+    assert calls == [1]
+    assert store_contents(keyed) == store_contents(wide)
+    with gr.open(wide) as store:
+        assert store.build["mode"] == "external"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.h5", "w.h5"]
