@@ -37,9 +37,13 @@ KEY_SORT_BYTES_PER_EDGE = 32
 #: position) records routed to the in-edge's shard, their sort order and the ids written)
 EDGE_ID_BYTES_PER_EDGE = 56
 #: working bytes per input edge while a chunk is read, prepared and bucketed: the reader's
-#: buffer and arrays of this chunk and of the one read ahead, undirected doubling, renumbering,
-#: the sort keys or gathered records (an upper bound; tests/partition/test_memory.py)
-CHUNK_BYTES_PER_EDGE = 160
+#: buffer and arrays of this chunk and of the one read ahead, the sort keys or gathered
+#: records (upper bounds of what RMAT scale 20 measured: 93 B plain, 190 B undirected)
+CHUNK_BYTES_PER_EDGE = 128
+#: extra per input edge when every edge is stored both ways (doubled arrays and keys)
+UNDIRECTED_CHUNK_BYTES = 128
+#: extra per input edge for renumbering or dropping self-loops (new id arrays, a mask)
+FILTER_CHUNK_BYTES = 32
 #: bytes per vertex held during an external build (degrees, cumulative counts, renumber map)
 VERTEX_BYTES = 48
 #: bytes per vertex held while shards are sorted and written (the store's degree arrays and
@@ -118,7 +122,7 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     started = time.perf_counter()
     path = Path(path)
     _check_options(num_shards, shard_size, memory_limit, weight_dtype)
-    chunk_edges = _chunk_edges(memory_limit)
+    chunk_edges = _chunk_edges(memory_limit, undirected, renumber, self_loops)
     edges = _open(source, format, weighted, chunk_edges)
     is_weighted = edges.weighted if weighted is None else bool(weighted)
     if is_weighted and not edges.weighted:
@@ -194,11 +198,14 @@ def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
         raise UsageError(f"weight_dtype must be a floating dtype, got {weight_dtype!r}")
 
 
-def _chunk_edges(memory_limit):
+def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True):
     if memory_limit is None:
         return MAX_CHUNK_EDGES
-    # half the limit for chunks: vertex arrays (unknown before the first pass) take the rest
-    return int(min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, memory_limit // (2 * CHUNK_BYTES_PER_EDGE))))
+    per_edge = (CHUNK_BYTES_PER_EDGE + (UNDIRECTED_CHUNK_BYTES if undirected else 0)
+                + FILTER_CHUNK_BYTES * (bool(renumber) + (not self_loops)))
+    # half the limit for chunks: the pass's vertex arrays (at most VERTEX_BYTES / 2 per
+    # vertex, and VERTEX_BYTES * n <= limit is checked) take the other half
+    return int(min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, memory_limit // (2 * per_edge))))
 
 
 def _open(source, format, weighted, chunk_edges):
