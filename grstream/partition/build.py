@@ -17,7 +17,7 @@ from .buckets import BucketFiles
 from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prepare_chunk,
                     split_chunks)
 from .intervals import choose_intervals, shard_of
-from .layout import compress, compress_keys, compress_pieces, pack_keys
+from .layout import compress, compress_keys, compress_pieces, count_into, pack_keys
 from .prefetch import read_ahead
 from .runs import KeyRuns
 from .writer import StoreWriter
@@ -387,19 +387,17 @@ def _build_keyed(plan, writer):
     try:
         with plan.bar("reading") as bar, ThreadPoolExecutor(1) as pool:
             for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
-                counter.add(src, dst)
-                if len(counter.in_degree) > KEY_ID_LIMIT:
+                if len(src) == 0:
+                    continue
+                top = int(max(src.max(), dst.max())) + 1
+                if top > KEY_ID_LIMIT:
                     raise _WideIds()
-                # each direction's run sorts on its own thread (numpy's sort releases the GIL)
-                out_key = pack_keys(src, dst)
-                pending = pool.submit(out_key.sort)
-                in_key = pack_keys(dst, src)
-                del src, dst
-                in_key.sort()
+                counter.grow(top)
+                # each direction packs, sorts, counts and writes its run on its own thread
+                pending = pool.submit(_run, runs, "out", src, dst, counter.out_degree)
+                _run(runs, "in", dst, src, counter.in_degree)
                 pending.result()
-                runs.append("out", out_key)
-                runs.append("in", in_key)
-                del out_key, in_key
+                del src, dst, pending
         n = _vertex_count(plan, len(counter.in_degree))
         if n > KEY_ID_LIMIT:
             raise _WideIds()
@@ -419,6 +417,14 @@ def _build_keyed(plan, writer):
         runs.cleanup()
     _write_vertex_data(writer, result, plan)
     return result
+
+
+def _run(runs, direction, primary, secondary, degree):
+    key = pack_keys(primary, secondary)
+    key.sort()
+    # sorted primaries make the counting pass sequential
+    count_into(degree, np.right_shift(key, np.uint64(32)).view(np.int64))
+    runs.append(direction, key)
 
 
 def _interval_sums(values, intervals):
