@@ -4,7 +4,7 @@
 Each measurement runs in its own subprocess so its peak RSS (VmHWM above the process's RSS
 before the work) is its own. Reported: median edges/s of ``--runs`` runs and the largest peak.
 
-    python tools/bench_partition.py --scale 20 [--runs 3] [--memory-limit 256M] [--write]
+    python tools/bench_partition.py --scale 20 [--runs 3] [--memory-limit 256M,64M] [--write]
 
 Peers: scipy loading the same .npy and converting coo -> csr (end to end), against grstream
 building the whole store from that file (read + partition + CSR/CSC + write); and the sort step
@@ -127,12 +127,13 @@ def main():
     parser.add_argument("--edge-factor", type=int, default=16)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--memory-limit", default="256M")
+    parser.add_argument("--memory-limit", default="256M,64M",
+                        help="comma-separated limits, each measured as its own mode")
     parser.add_argument("--write", action="store_true",
                         help="also print the section for docs/BENCHMARKS.md (machine, date, command)")
     args = parser.parse_args()
     from grstream.units import parse_bytes
-    limit = parse_bytes(args.memory_limit)
+    limits = [(text, parse_bytes(text)) for text in args.memory_limit.split(",")]
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         path = os.path.join(tmp, "rmat.npy")
         t = time.perf_counter()
@@ -146,8 +147,10 @@ def main():
             ("scipy", "-", "scipy: np.load(.npy) + coo->csr (CSR only)", None),
             ("build", "-", "grstream build_shards from the .npy, in memory "
                            "(read + partition + CSR + CSC + checksums + write + fsync)", "scipy"),
-            ("build", str(limit), f"grstream build_shards from the .npy, memory_limit "
-                                  f"{args.memory_limit}", "scipy"),
+        ] + [
+            ("build", str(limit), f"grstream build_shards from the .npy, memory_limit {text}",
+             "scipy") for text, limit in limits
+        ] + [
             ("scipy-sort", "-", "sort only: scipy coo->csr of in-memory arrays", None),
             ("layout-sort", "-", "sort only: grstream CSR + CSC of in-memory arrays "
                                  "(two threads)", "scipy-sort"),

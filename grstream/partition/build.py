@@ -41,7 +41,7 @@ EDGE_ID_BYTES_PER_EDGE = 56
 #: records (upper bounds of what RMAT scale 20 measured: 93 B plain, 190 B undirected)
 CHUNK_BYTES_PER_EDGE = 128
 #: extra per input edge when every edge is stored both ways (doubled arrays and keys)
-UNDIRECTED_CHUNK_BYTES = 128
+UNDIRECTED_CHUNK_BYTES = 192
 #: extra per input edge for renumbering or dropping self-loops (new id arrays, a mask)
 FILTER_CHUNK_BYTES = 32
 #: bytes per vertex held during an external build (degrees, cumulative counts, renumber map)
@@ -75,10 +75,12 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
         Target bytes of a shard's datasets instead of ``num_shards``. Default without
         either: 64 MiB shards, at least one.
     memory_limit : int, optional
-        Bytes of working memory. When given, the build runs in passes over the input (degrees,
-        external bucketing into temporary files, per-shard sort) and never holds the edge
-        list; shards are made small enough that one bucket sorts within the limit. Vertex
-        arrays (``VERTEX_BYTES`` per vertex) count against it.
+        Bytes of working memory. When given, the build never holds the edge list: unweighted
+        edges without edge ids take one pass over the input that writes sorted runs of packed
+        keys to temporary files and counts degrees, then gather each shard's keys from the
+        runs; otherwise a degree pass and a bucketing pass into per-shard files. Shards are
+        made small enough that one shard sorts within the limit. Vertex arrays
+        (``VERTEX_BYTES`` per vertex) count against it.
     undirected : bool
         Store every edge in both directions (a self-loop once).
     weighted : bool, optional

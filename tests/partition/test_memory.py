@@ -39,6 +39,10 @@ CHILD = textwrap.dedent("""
     if kind == "raw":
         build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
                      progress=False)
+    elif kind == "undirected":
+        # the options that enlarge a chunk's working set: doubling, renumbering, a loop mask
+        build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
+                     undirected=True, renumber=True, self_loops=False, progress=False)
     else:
         # the .npy reader on the file itself, with the edge-id passes on top
         build_shards(path, out, memory_limit=limit, edge_ids=True, progress=False)
@@ -53,29 +57,40 @@ CHILD = textwrap.dedent("""
 SLACK = 8 * 2 ** 20
 
 
-@pytest.mark.parametrize("kind", ["raw", "npy"])
+@pytest.mark.parametrize("kind", ["raw", "npy", "undirected"])
 def test_external_build_stays_within_memory_limit(tmp_path, kind):
     rng = np.random.default_rng(0)
     m, n = 3_000_000, 200_000
     edges = np.empty((m, 2), dtype=np.int64)
     edges[:, 0] = rng.integers(0, n, m)
     edges[:, 1] = rng.integers(0, n, m)
-    raw = tmp_path / ("edges.bin" if kind == "raw" else "edges.npy")
-    if kind == "raw":
+    raw = tmp_path / ("edges.npy" if kind == "npy" else "edges.bin")
+    if kind != "npy":
         edges.tofile(raw)
     else:
         np.save(raw, edges)
     expected_out = np.bincount(edges[:, 0], minlength=n)
-    del edges
+    loops = edges[:, 0] == edges[:, 1]
+    # stored both ways, a self-loop dropped; every id occurs, so renumbering keeps the ids
+    expected_both = (np.bincount(edges[~loops, 0], minlength=n)
+                     + np.bincount(edges[~loops, 1], minlength=n))
+    num_loops = int(loops.sum())
+    del edges, loops
     limit = 16 * 2 ** 20          # a third of the 48 MB input
     result = subprocess.run([sys.executable, "-c", CHILD, str(raw), str(tmp_path / "g.h5"),
                              str(limit), kind], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["edges"] == m and report["mode"] == "external"
+    assert report["edges"] == (2 * (m - num_loops) if kind == "undirected" else m)
+    assert report["mode"] == "external"
     assert raw.stat().st_size > 2.5 * limit
     grown = report["peak"] - report["base"]
     assert grown <= limit + SLACK, f"peak grew {grown / 2**20:.1f} MiB over a {limit / 2**20:.0f} MiB limit"
     import grstream as gr
     with gr.open(tmp_path / "g.h5") as store:
-        np.testing.assert_array_equal(store.out_degree(), expected_out)
+        if kind == "undirected":
+            assert store.num_vertices == n
+            np.testing.assert_array_equal(store.out_degree(), expected_both)
+            np.testing.assert_array_equal(store.in_degree(), expected_both)
+        else:
+            np.testing.assert_array_equal(store.out_degree(), expected_out)
