@@ -145,8 +145,6 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
     if max_iter is not None and max_iter < 0:
         raise UsageError(f"max_iter must be >= 0, not {max_iter}")
     t_start = time.perf_counter()
-    if device == "auto" and type(program).spec.has_scatter:
-        device = "cpu"  # scatter is not translated for the GPU yet
     backend_cls = resolve_device(device)
     program.num_vertices = int(store.num_vertices)
     program.num_edges = int(store.num_edges)

@@ -7,6 +7,7 @@ into its kernel skeletons. The contract between the two:
 this order::
 
     for each vertex field F (declaration order), C type T:   const T* cur_F;  T* nxt_F;
+    for each edge_state S (declaration order), C type T:     const T* ecur_S;  T* enxt_S;
     const long long* in_degree;  const long long* out_degree;
     long long num_vertices;  long long num_edges;  long long iteration;
     for each param p (declaration order):   p_p  -- double for a float default, long long for an
@@ -20,7 +21,8 @@ uint64) and ``pack_args(program, pointers)`` the bytes to copy into ``g`` before
 Device functions (``MSG_T`` is ``msg_ctype``, the C type of ``spec.gather_dtype``):
 
 * ``MSG_T grstream_gather_map(long long src, long long dst[, T e_P ...])`` with one argument per
-  edge property gather_map reads, in ``edge_props["gather_map"]`` (sorted) order;
+  edge property gather_map reads, in ``edge_props["gather_map"]`` (sorted) order; an edge_state
+  name among them is passed like a stored property (its current value for the edge);
 * ``bool grstream_apply(long long v, MSG_T acc)``: reads ``g.cur_F[v]`` (a field it assigned
   reads the assigned value), writes each field it assigns to ``g.nxt_F[v]`` and returns the
   changed mask. Fields it does not assign are not written: ``nxt_F`` must already hold them;
@@ -28,7 +30,11 @@ Device functions (``MSG_T`` is ``msg_ctype``, the C type of ``spec.gather_dtype`
 * ``void <monoid.cuda_atomic>(T* addr, T val)`` (``grstream_atomic_add/min/max/or/and/mul``) for
   the gather monoid on MSG_T and each aggregate's monoid on its dtype.
 
-Scatter is not translated yet: a program defining it raises ProgramError.
+* ``void grstream_scatter(long long src, long long dst, long long e[, T e_P ...])``: ``e`` is the
+  edge's position in the global CSR order; it reads the source's new state (``g.nxt_F[src]``),
+  the destination's ``g.cur_F[dst]``, edge state ``g.ecur_S[e]`` (a state it assigned reads the
+  assigned value) and the stored properties in ``edge_props["scatter"]`` order, and writes each
+  edge_state it assigns to ``g.enxt_S[e]`` (buffered: gathers see it from the next iteration).
 
 Semantics follow numpy on the declared dtypes (see :mod:`.cuda_types`), including NEP 50 Python
 scalars, Python floor division and modulo, integer division by zero giving 0 and wrap-around on
@@ -142,8 +148,6 @@ def translate(program, edge_dtypes=None):
     """
     spec = _spec_of(program)
     name = spec.name
-    if spec.has_scatter:
-        raise ProgramError("scatter is not supported on the GPU yet", name)
     if edge_dtypes is None:
         edge_dtypes = {p: np.float64 for p in spec.edge_reads}
     missing = sorted(set(spec.edge_reads) - set(edge_dtypes))
@@ -151,6 +155,9 @@ def translate(program, edge_dtypes=None):
         raise ProgramError(f"reads edge propert(y/ies) {missing} that the store does not have "
                            f"(it has {sorted(edge_dtypes)})", name)
     edge_dtypes = {p: np.dtype(d) for p, d in edge_dtypes.items()}
+    # mutable edge state shadows a stored property of the same name (it starts from its values)
+    edge_dtypes.update({p: np.dtype(d) for p, d in spec.edge_state.items()})
+    state_ctypes = {s: check_ctype(dt, f"edge_state {s!r}", name) for s, dt in spec.edge_state.items()}
     field_ctypes = {f: check_ctype(dt, f"vertex field {f!r}", name)
                     for f, dt in spec.vertex_fields.items()}
     for p in spec.edge_reads:
@@ -162,6 +169,9 @@ def translate(program, edge_dtypes=None):
     for f, c in field_ctypes.items():
         members += [f"const {c}* cur_{f};", f"{c}* nxt_{f};"]
         pointer_members += [f"cur_{f}", f"nxt_{f}"]
+    for st, c in state_ctypes.items():
+        members += [f"const {c}* ecur_{st};", f"{c}* enxt_{st};"]
+        pointer_members += [f"ecur_{st}", f"enxt_{st}"]
     members += ["const long long* in_degree;", "const long long* out_degree;"]
     pointer_members += ["in_degree", "out_degree"]
     names += pointer_members
@@ -194,7 +204,8 @@ def translate(program, edge_dtypes=None):
         emitter = _Emitter(spec, info, edge_dtypes)
         funcs.append(emitter.function())
         edge_props[mname] = emitter.edge_args
-        return_types[mname] = emitter.return_type
+        if emitter.return_type is not None:
+            return_types[mname] = emitter.return_type
 
     pairs = []
     if spec.has_gather:
@@ -264,9 +275,13 @@ class _Emitter:
         self.edge_dtypes = edge_dtypes
         self.env = {}         # Python local -> Val of its current binding
         self.fields = {}      # apply: vertex field -> Val of its assigned value
+        self.edge_fields = {}  # scatter: edge state -> Val of its assigned value
         self.serial = {}
         self.lines = []
         self.edge_args = sorted(info.edge_reads)
+        self.return_type = None  # scatter returns nothing
+        if info.name == "scatter":  # edge state is read from g.ecur_S[e], stored properties by value
+            self.edge_args = sorted(set(info.edge_reads) - set(spec.edge_state))
         self.self_name = info.tree.args.args[0].arg
 
     def fail(self, node, msg):
@@ -294,6 +309,10 @@ class _Emitter:
             cname = "grstream_gather_map"
         elif name == "apply":
             args, ret, cname = ["long long v", f"{msg} acc"], "bool", "grstream_apply"
+        elif name == "scatter":
+            args = ["long long src", "long long dst", "long long e"] + [
+                f"{ctype(self.edge_dtypes[p])} e_{p}" for p in self.edge_args]
+            ret, cname = "void", "grstream_scatter"
         else:
             agg = name[len("aggregate_"):]
             args, ret = ["long long v"], ctype(spec.aggregate_dtype[agg])
@@ -301,6 +320,8 @@ class _Emitter:
         body = self.info.tree.body
         result_code = None
         for stmt in body:
+            if isinstance(stmt, ast.Return) and stmt.value is None:  # scatter's bare return
+                break
             if isinstance(stmt, ast.Return):
                 val = self.expr(stmt.value)
                 self.return_type = (val.dtype, val.weak)
@@ -310,7 +331,9 @@ class _Emitter:
                 self.stmt(stmt)
         for f, val in self.fields.items():
             self.lines.append(f"    g.nxt_{f}[v] = {cast(val, ctype(spec.vertex_fields[f]))};")
-        self.lines.append(f"    return {result_code};")
+        for st, val in self.edge_fields.items():
+            self.lines.append(f"    g.enxt_{st}[e] = {cast(val, ctype(spec.edge_state[st]))};")
+        self.lines.append(f"    return {result_code};" if result_code is not None else "    return;")
         head = (f"/* {self.spec.name}.{name}, Python line {self.info.lineno} */\n"
                 f"__device__ __forceinline__ {ret} {cname}({', '.join(args)}) {{")
         return "\n".join([head, *self.lines, "}"]) + "\n"
@@ -330,6 +353,8 @@ class _Emitter:
             val = self.expr(stmt.value)
             if isinstance(target, ast.Name):
                 self.env[target.id] = self.declare("l_" + target.id, val, stmt)
+            elif self.info.name == "scatter":  # edge.S (the checker admits nothing else)
+                self.edge_fields[target.attr] = self.declare("w_" + target.attr, val, stmt)
             else:  # v.F in apply (the checker admits nothing else)
                 self.fields[target.attr] = self.declare("f_" + target.attr, val, stmt)
             return
@@ -391,7 +416,12 @@ class _Emitter:
                 return Val("g.agg_" + attr, spec.aggregate_dtype[attr])
             return weak("g." + attr, int)
         role = self.info.argmap[base]
+        scatter = self.info.name == "scatter"
         if role == "edge":
+            if scatter and attr in self.edge_fields:
+                return self.edge_fields[attr]
+            if scatter and attr in spec.edge_state:
+                return Val(f"g.ecur_{attr}[e]", spec.edge_state[attr])
             return Val("e_" + attr, self.edge_dtypes[attr])
         if role == "v" and attr in self.fields:
             return self.fields[attr]
@@ -399,6 +429,8 @@ class _Emitter:
             return Val(role, np.dtype(np.int64))
         if attr in ("in_degree", "out_degree"):
             return Val(f"g.{attr}[{role}]", np.dtype(np.int64))
+        if scatter and role == "src":  # the source's state after this iteration's apply
+            return Val(f"g.nxt_{attr}[src]", spec.vertex_fields[attr])
         return Val(f"g.cur_{attr}[{role}]", spec.vertex_fields[attr])
 
     def binop(self, op, a, b, node):

@@ -172,7 +172,7 @@ def test_scatter_writes_only_declared_edge_state(tmp_path):
         load_module(tmp_path / "sc.py", text)
 
 
-def test_scatter_with_edge_state_is_checked_but_not_translated(tmp_path):
+def test_scatter_with_edge_state_is_checked_and_translated(tmp_path):
     text = HEADER.replace('reads = {"weight", "out_degree"}',
                           'reads = {"weight", "out_degree"}\n    edge_state = {"share": "float64"}')
     text += GATHER_OK + APPLY_OK + """
@@ -182,8 +182,14 @@ def test_scatter_with_edge_state_is_checked_but_not_translated(tmp_path):
     mod = load_module(tmp_path / "sc2.py", text)
     assert mod.P.spec.analysis.scatter_writes == {"share"}
     assert mod.P.spec.analysis.methods["scatter"].edge_reads == {"weight", "share"}
-    with pytest.raises(ProgramError, match="scatter is not supported on the GPU yet"):
-        translate(mod.P)
+    t = translate(mod.P)
+    # stored properties by value, edge state from the current buffer, writes to the next one
+    assert t.edge_props["scatter"] == ["weight"]
+    assert "void grstream_scatter(long long src, long long dst, long long e, double e_weight)" in t.source
+    assert "g.ecur_share[e]" in t.source and "g.enxt_share[e] = " in t.source
+    k = t.pointer_members.index("ecur_share")
+    assert t.pointer_members[k + 1] == "enxt_share" and t.pointer_members[k + 2] == "in_degree"
+    assert "enxt_share" in t.required_pointers
 
 
 def test_param_keeps_default_type():

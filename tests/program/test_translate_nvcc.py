@@ -20,6 +20,9 @@ def kernel_source(t):
         body += [f"    acc = grstream_gather_map(i, i + 1{props});",
                  f"    {spec.gather_reduce.cuda_atomic}(&msgs[i / 2], acc);"]
     body.append("    changed[i] = grstream_apply(i, acc);")
+    if spec.has_scatter:
+        props = "".join(f", ({ctype(t.edge_dtypes[p])})i" for p in t.edge_props["scatter"])
+        body.append(f"    grstream_scatter(i, i + 1, i{props});")
     for a, m in spec.aggregates.items():
         c = ctype(spec.aggregate_dtype[a])
         body.append(f"    {m.cuda_atomic}(({c}*)&aggs[{list(spec.aggregates).index(a)}], "
@@ -44,6 +47,19 @@ def test_all_programs_compile_with_nvcc(tmp_path):
         if proc.returncode != 0:
             failures.append(f"{cls.__name__}:\n{out}\n{t.numbered_source()}")
     assert not failures, "\n\n".join(failures)
+
+
+@needs_nvcc
+def test_scatter_programs_compile_with_nvcc(tmp_path):
+    from ..engine.test_scatter import CountedBFS, EdgeRank, WeightDecay
+    for cls in (CountedBFS, EdgeRank, WeightDecay):
+        t = translate(cls)
+        assert "grstream_scatter(long long src, long long dst, long long e)" in t.source
+        src = tmp_path / f"{cls.__name__}.cu"
+        src.write_text(kernel_source(t))
+        proc = subprocess.run([NVCC, "-arch=sm_90", "-c", "-Werror", "all-warnings", "-o",
+                               str(src.with_suffix(".o")), str(src)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr + t.numbered_source()
 
 
 @needs_nvcc

@@ -17,12 +17,13 @@ from ...errors import DeviceError, MemoryBudgetError, UsageError
 from . import loadbalance
 from .compile import load_module, module_source
 from .movement import CudaExecutor, Mover
-from .schedule import (DEFAULT_MARGIN, plan_device, plan_host_cache, shard_region_bytes,
+from .schedule import (DEFAULT_MARGIN, align, plan_device, plan_host_cache, shard_region_bytes,
                        vertex_state_bytes)
 from .skeletons import AGG_BLOCKS, BLOCK, MERGE_PER_THREAD
 
 _SIGNATURES = {
     "fill": "Pq", "hoist": "qP", "apply": "qqPPPPPP", "activate": "PPqqPP", "count": "PqPiP",
+    "permute1": "PPPq", "permute2": "PPPq", "permute4": "PPPq", "permute8": "PPPq",
 }
 DENSE_SLOT_BYTES = 64 << 20  # default slot target of dense programs (see CudaBackend: slot_bytes)
 _COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
@@ -134,6 +135,7 @@ class CudaBackend(Backend):
         S = self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         ks = self.ks = module_source(spec, store.id_dtype, store.edge_props)
+        self.scatter_props = list(ks.translated.edge_props.get("scatter", []))
         loadbalance.check_strategy(load_balance, ks.merge_ok)
         self.load_balance = load_balance
         mod = self.mod = load_module(ks, self.device)
@@ -153,6 +155,8 @@ class CudaBackend(Backend):
                 sig = "q" + "P" * len(ks.aggregates)
             elif phase == "aggfinal":
                 sig = "iP" + "P" * len(ks.aggregates)
+            elif phase == "scatter":
+                sig = "PP" + "P" * len(self.scatter_props) + "qqqP"
             else:
                 sig = _SIGNATURES[phase]
             f.prepare(sig)
@@ -164,17 +168,32 @@ class CudaBackend(Backend):
                               f"{self.translated.args_dtype.itemsize} B")
 
         self.names = needed_arrays(spec)
+        if "in/eid" in self.names and S and "in/eid" not in store.dataset_names(0):
+            raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
+                             f"edge ids in the store: rebuild it with --edge-ids")
         region = shard_region_bytes(store, self.names)
         sizes = np.diff(self.intervals)
         max_interval = int(sizes.max()) if S else 0
         degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
         # Dense programs (every vertex active every iteration) keep one message per vertex: every
         # shard's gather lands in it and a single apply launch follows (no per-shard apply).
-        self.dense = spec.activate == "all" and spec.has_gather
+        # (edge state is written per shard after apply and read per shard by gather: no batching)
+        self.dense = spec.activate == "all" and spec.has_gather and not spec.edge_state
+        self.estate = dict(spec.edge_state)
+        counts = [store.shard_info(i).num_out_edges for i in range(S)]
+        self.out_offset = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
+        m = self.m_edges = int(store.num_edges)
+        # edge state stays on the device, twice (current and this iteration's writes), plus one
+        # shard's worth in CSC order for gathers over in-edges
+        self.permuted = [p for p in ks.gather_props if p in self.estate] if "in" in (
+            ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges or ""]) else []
+        max_in = max((store.shard_info(i).num_in_edges for i in range(S)), default=0)
+        edge_bytes = sum(2 * align(m * dt.itemsize) for dt in self.estate.values())
+        edge_bytes += sum(align(max(max_in, 1) * self.estate[p].itemsize) for p in self.permuted)
         vbytes = vertex_state_bytes(n, list(spec.vertex_fields.values()), len(degrees),
                                     ks.msg_dtype.itemsize, max_interval, S, ks.hoisted,
                                     [dt.itemsize for dt in ks.aggregates.values()],
-                                    acc_vertices=n if self.dense else None)
+                                    acc_vertices=n if self.dense else None) + edge_bytes
         free, total = cuda.mem_get_info()
         self.device_free, self.device_total = free, total
         budget = self.memory_budget
@@ -195,6 +214,10 @@ class CudaBackend(Backend):
         self.acc = self._alloc(ks.msg_dtype.itemsize * max(n if self.dense else max_interval, 1), "accumulator")
         self.changed = self._alloc(max(max_interval, 1), "changed flags")
         self.hmsg = self._alloc(ks.msg_dtype.itemsize * n, "hoisted messages") if ks.hoisted else None
+        self.ecur = {p: self._alloc(m * dt.itemsize, f"edge state {p}") for p, dt in self.estate.items()}
+        self.enxt = {p: self._alloc(m * dt.itemsize, f"edge state {p}") for p, dt in self.estate.items()}
+        self.escratch = {p: self._alloc(max(max_in, 1) * self.estate[p].itemsize, f"edge state {p} (CSC)")
+                         for p in self.permuted}
         self.intervals_dev = self._alloc(8 * (S + 1), "intervals")
         cuda.memcpy_htod(self.intervals_dev, self.intervals)
         # one readback block: counters, then 8 bytes per aggregate, then active vertices per shard;
@@ -318,8 +341,8 @@ class CudaBackend(Backend):
             ids = "in/src" if d == "in" else "out/dst"
             indptr, nbr = dev[f"{d}/indptr"], dev[ids]
             indptrs.append(indptr)
-            props = [dev[f"{d}/{p}"] for p in ks.gather_props]
             ne = int(dev.lengths[ids])
+            props = [self._edge_prop(dev, d, p, i, ne) for p in ks.gather_props]
             strategy = loadbalance.choose(self.deg_stats[d][i], frac, self.load_balance, ks.merge_ok)
             if strategy == "merge":
                 st.gather_merge += 1
@@ -338,12 +361,31 @@ class CudaBackend(Backend):
             return
         indptrs += [0] * (2 - len(indptrs))
         self._launch("apply", nv, np.int64(lo), np.int64(nv), front,
-                     acc if spec.has_gather else 0, self.changed if frontier_mode else 0,
+                     acc if spec.has_gather else 0,
+                     self.changed if frontier_mode or spec.has_scatter else 0,
                      indptrs[0], indptrs[1], self.rb_dev)
         if frontier_mode:
             for ptr, ids in self.act_pairs:
                 self._launch("activate", nv, dev[ptr], dev[ids], np.int64(lo), np.int64(nv),
                              self.changed, self.front[1])
+        if spec.has_scatter:
+            self._launch("scatter", nv, dev["out/indptr"], dev["out/dst"],
+                         *[dev[f"out/{p}"] for p in self.scatter_props], np.int64(lo), np.int64(nv),
+                         np.int64(self.out_offset[i]), self.changed)
+
+    def _edge_prop(self, dev, d, p, i, ne):
+        """Device address of edge property ``p`` of shard ``i``'s ``d``-edges, in their order.
+
+        Mutable edge state lives in the global CSR order: out-edges find shard i's part at its
+        offset, in-edges get it permuted through ``in/eid`` into a scratch buffer first.
+        """
+        if p not in self.estate:
+            return dev[f"{d}/{p}"]
+        size = self.estate[p].itemsize
+        if d == "out":
+            return int(self.ecur[p]) + int(self.out_offset[i]) * size
+        self._launch(f"permute{size}", ne, dev["in/eid"], self.ecur[p], self.escratch[p], np.int64(ne))
+        return int(self.escratch[p])
 
     def _upload_args(self, which=0):
         pointers = {}
@@ -353,6 +395,9 @@ class CudaBackend(Backend):
             pointers["nxt_" + f] = int(self.nxt[f])
         for d, mem in self.deg.items():
             pointers[d] = int(mem)
+        for p in self.estate:
+            pointers["ecur_" + p] = int(self.ecur[p])
+            pointers["enxt_" + p] = int(self.enxt[p])
         pointers = {k: v for k, v in pointers.items() if k in members}
         buf = self.args_host[which]
         buf[:] = np.frombuffer(self.translated.pack_args(self.program, pointers), np.uint8)
@@ -404,6 +449,16 @@ class CudaBackend(Backend):
             if n:
                 cuda.memcpy_htod(self.cur[f], host)
                 cuda.memcpy_htod(self.nxt[f], host)
+        for p, dt in self.estate.items():
+            # zeros, or the stored property of the same name, in the global CSR order
+            if p in self.store.edge_props:
+                parts = [np.asarray(self.store.read(i, f"out/{p}")) for i in range(self.S)]
+                host = np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), dtype=dt)
+            else:
+                host = np.zeros(self.m_edges, dtype=dt)
+            if self.m_edges:
+                cuda.memcpy_htod(self.ecur[p], host)
+                cuda.memcpy_htod(self.enxt[p], host)
         self._upload_args()
         self.cuda.memset_d32_async(self.rb_dev, 0, 2 * self.rb_host.size, self.ex.compute)
         if seed is None or spec.activate == "all":
@@ -489,6 +544,11 @@ class CudaBackend(Backend):
             # of the gather directions, known on the host
             self._launch("apply", n, np.int64(0), np.int64(n), 0, self.acc, 0, 0, 0, self.rb_dev)
             st.active_edges = sum(self.deg_stats[d][i].edges for d in self.gather_dirs for i in shards)
+        # bulk-synchronous: scatter's writes land only after every shard has gathered
+        if shards and spec.has_scatter:
+            for p, dt in self.estate.items():
+                if self.m_edges:
+                    cuda.memcpy_dtod_async(self.ecur[p], self.enxt[p], self.m_edges * dt.itemsize, s)
         # bulk-synchronous: publish nxt only after every shard has gathered from cur
         if shards and self.swap:
             for f in spec.analysis.apply_writes:
@@ -542,6 +602,15 @@ class CudaBackend(Backend):
             if self.n:
                 self.cuda.memcpy_dtoh(host, self.cur[f])
             out[f] = host
+        return out
+
+    def edge_state(self):
+        out = {}
+        for p, dt in self.estate.items():
+            host = np.empty(self.m_edges, dtype=dt)
+            if self.m_edges:
+                self.cuda.memcpy_dtoh(host, self.ecur[p])
+            out[p] = host
         return out
 
     def info(self):

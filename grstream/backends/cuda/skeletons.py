@@ -393,10 +393,41 @@ class KernelSource:
         return "\n".join(f"{i + 1:5d}  {line}" for i, line in enumerate(self.source.splitlines()))
 
 
+#: scatter over the out-edges of a shard's changed vertices (thread per vertex); ``e`` is the
+#: edge's global CSR position, ``ebase`` the shard's first one
+SCATTER = Template(r"""
+extern "C" __global__ void __launch_bounds__(GR_BLOCK)
+grstream_scatter_$NAME(const long long* __restrict__ indptr, const gr_id_t* __restrict__ nbr$PROPS,
+                       long long lo, long long nv, long long ebase,
+                       const unsigned char* __restrict__ changed) {
+  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  if (k >= nv || !changed[k]) return;
+  for (long long j = indptr[k]; j < indptr[k + 1]; ++j)
+    grstream_scatter(lo + k, (long long)nbr[j], ebase + j$ARGS);
+}
+""")
+
+#: edge state in a shard's CSC order (out[j] = state[eid[j]]) for gathers over in-edges
+PERMUTE = Template(r"""
+#define GR_PERMUTE(SIZE, T) \
+extern "C" __global__ void __launch_bounds__(GR_BLOCK) \
+grstream_permute##SIZE##_$NAME(const long long* __restrict__ eid, const T* __restrict__ state, \
+                               T* __restrict__ out, long long ne) { \
+  const long long j = (long long)blockIdx.x * GR_BLOCK + threadIdx.x; \
+  if (j < ne) out[j] = state[eid[j]]; \
+}
+GR_PERMUTE(1, unsigned char)
+GR_PERMUTE(2, unsigned short)
+GR_PERMUTE(4, unsigned int)
+GR_PERMUTE(8, unsigned long long)
+""")
+
+
 def skeleton_hash():
     """Hash of the skeleton text: part of every compile-cache key."""
     h = hashlib.sha256()
-    for t in (PRELUDE, TWC, KERNELS, GATHER_TWC, GATHER_MERGE, MERGE_BODY, MULTI, HOIST, AGGREGATE_ALL):
+    for t in (PRELUDE, TWC, KERNELS, GATHER_TWC, GATHER_MERGE, MERGE_BODY, MULTI, HOIST, AGGREGATE_ALL,
+              SCATTER, PERMUTE):
         h.update(t.template.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()
@@ -455,6 +486,7 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
     KernelSource
     """
     edge_dtypes = {k: np.dtype(v) for k, v in (edge_dtypes or {}).items()}
+    edge_dtypes.update({k: np.dtype(v) for k, v in spec.edge_state.items()})
     name = _c_name(spec.name)
     msg_dt = np.dtype(spec.gather_dtype)
     id_c = ctype(id_dtype)
@@ -524,6 +556,17 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         if hoist:
             parts.append(HOIST.substitute(NAME=name))
             kernels["hoist"] = f"grstream_hoist_{name}"
+    if spec.has_scatter:
+        sprops = list(getattr(translated, "edge_props", {}).get("scatter", []))
+        parts.append(SCATTER.substitute(
+            NAME=name,
+            PROPS="".join(f", const {ctype(edge_dtypes.get(p, np.float64))}* __restrict__ e_{p}" for p in sprops),
+            ARGS="".join(f", e_{p}[j]" for p in sprops)))
+        kernels["scatter"] = f"grstream_scatter_{name}"
+    if spec.edge_state:
+        parts.append(PERMUTE.substitute(NAME=name))
+        for size in (1, 2, 4, 8):
+            kernels[f"permute{size}"] = f"grstream_permute{size}_{name}"
     aggs = {a: spec.aggregate_dtype[a] for a in spec.aggregates}
     if aggs:
         parts.append(_aggregates(name, aggs))

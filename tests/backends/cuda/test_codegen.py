@@ -120,3 +120,15 @@ def test_nvcc_failure_carries_the_source_and_log():
     numbered = err.numbered_source().splitlines()
     assert len(numbered) == len(bad.splitlines())
     assert numbered[-1].split()[0] == str(len(numbered)) and "broken" in numbered[-1]
+
+
+@needs_nvcc
+def test_scatter_kernels_compile_with_nvcc():
+    from ...engine.test_scatter import CountedBFS, EdgeRank, WeightDecay
+    for cls in (CountedBFS, EdgeRank, WeightDecay):
+        ks = module_source(cls.spec, np.int32, {"weight": np.float64})
+        assert "scatter" in ks.kernels and "permute8" in ks.kernels
+        assert nvcc_check(ks.source, arch="sm_90", name=cls.spec.name)
+    # programs without edge state get neither
+    ks = module_source(gr.algorithms.bfs.BFS.spec, np.int32)
+    assert "scatter" not in ks.kernels and "permute8" not in ks.kernels
