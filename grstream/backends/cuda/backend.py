@@ -76,9 +76,8 @@ class CudaBackend(Backend):
         most half of what the budget leaves for resident shards) so that consecutive streamed
         shards travel as one copy; 0 keeps one shard per slot. Default: 64 MiB for dense programs
         (every vertex active: copy-bound, where grouping took PageRank at RMAT 24 from 76% to 91%
-        of the link), 0 for frontier programs (their per-shard kernels are as long as the copies,
-        and one-shard units with three slots pipelined slightly better: BFS at RMAT 24 415 ms
-        against 429 ms grouped, same run).
+        of the link), 0 for frontier programs (their per-shard kernels are as long as the copies;
+        grouping gave BFS at RMAT 24 no consistent gain over one-shard units with three slots).
     merge_items : int
         Edges per thread of the merge-path gather.
     """
