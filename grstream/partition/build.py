@@ -387,7 +387,7 @@ def _build_keyed(plan, writer):
     bucket_dir = plan.tmp_dir if plan.tmp_dir is not None else writer.path.parent
     runs = KeyRuns(bucket_dir, writer.path.name)
     try:
-        with plan.bar("reading") as bar, ThreadPoolExecutor(1) as pool:
+        with plan.bar("reading + sorting runs") as bar, ThreadPoolExecutor(1) as pool:
             for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
                 if len(src) == 0:
                     continue
