@@ -1,13 +1,9 @@
 """Fixtures of the GPU-path tests: stores built from random graphs and the shared datasets."""
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-# GRSTREAM_DATASETS points elsewhere where ../shared does not exist (the GPU machine)
-DATASETS = Path(os.environ.get("GRSTREAM_DATASETS")
-                or Path(__file__).resolve().parents[3].parent / "shared" / "datasets")
+from ...conftest import DATASETS
 
 
 @pytest.fixture
