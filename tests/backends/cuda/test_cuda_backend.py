@@ -7,31 +7,12 @@ import scipy.sparse as sp
 import grstream as gr
 from grstream.errors import DeviceError, KernelCompileError, MemoryBudgetError
 
+from ...engine.test_runner import OutMax
+
 pytestmark = pytest.mark.cuda
 
 
 # ---------------------------------------------------------------- programs only tests use
-class OutMax(gr.GASProgram):
-    """Gather over out-edges with an edge property and a max monoid."""
-
-    vertex = {"best": "float64"}
-    reads = {"weight"}
-    gather_edges = "out"
-    gather_reduce = gr.monoid.max
-
-    def init(self, v):
-        v.best = -1.0
-
-    def gather_map(self, src, dst, edge):
-        return edge.weight + 0.0 * dst.best
-
-    def apply(self, v, acc):
-        new = gr.maximum(v.best, acc)
-        changed = new > v.best
-        v.best = new
-        return changed
-
-
 class CountDown(gr.GASProgram):
     """No gather: in-edges are never needed."""
 
