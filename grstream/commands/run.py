@@ -99,7 +99,8 @@ def merged_stats(results):
 
 def summary(name, store, values, results, seconds):
     iters = sum(r.iterations for r in results)
-    moved = sum(r.totals()["bytes_read"] + r.totals()["bytes_h2d"] for r in results)
+    read = sum(r.totals()["bytes_read"] for r in results)
+    h2d = sum(r.totals()["bytes_h2d"] for r in results)
     device = results[0].info.get("backend", "?") if results else "?"
     extra = ""
     if name in ("bfs",):
@@ -112,7 +113,8 @@ def summary(name, store, values, results, seconds):
         extra = f", converged={results[0].converged}"
     return (f"{name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
-            f"{format_bytes(moved)} moved{extra}")
+            f"{format_bytes(read)} read" + (f", {format_bytes(h2d)} to the GPU" if h2d else "")
+            + extra)
 
 
 def write_values(path, store, name, values):
