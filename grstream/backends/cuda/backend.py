@@ -16,15 +16,12 @@ from ...engine.schedule import activation_arrays, needed_arrays
 from ...errors import DeviceError, MemoryBudgetError, UsageError
 from . import loadbalance
 from .compile import load_module, module_source
+from .kernelargs import PreparedKernel
 from .movement import CudaExecutor, Mover
 from .schedule import (DEFAULT_MARGIN, align, plan_device, plan_host_cache, shard_region_bytes,
                        vertex_state_bytes)
 from .skeletons import AGG_BLOCKS, BLOCK, MERGE_PER_THREAD
 
-_SIGNATURES = {
-    "fill": "Pq", "hoist": "qP", "apply": "qqPPPPPP", "activate": "PPqqPP", "count": "PqPiP",
-    "permute1": "PPPq", "permute2": "PPPq", "permute4": "PPPq", "permute8": "PPPq",
-}
 DENSE_SLOT_BYTES = 64 << 20  # default slot target of dense programs (see CudaBackend: slot_bytes)
 _COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
 
@@ -138,28 +135,9 @@ class CudaBackend(Backend):
         loadbalance.check_strategy(load_balance, ks.merge_ok)
         self.load_balance = load_balance
         mod = self.mod = load_module(ks, self.device)
-        self.fn = {}
-        gather_sig = "PP" + "P" * len(ks.gather_props) + "Pqq"
-        for phase, kname in ks.kernels.items():
-            f = mod.get_function(kname)
-            if phase.startswith("gather_twc_multi"):
-                sig = "PiPPPi"
-            elif phase.startswith("gather_merge_multi"):
-                sig = "PiPPPq"
-            elif phase.startswith("gather_twc"):
-                sig = gather_sig + "PPi"
-            elif phase.startswith("gather_merge"):
-                sig = gather_sig + "qPPq"
-            elif phase == "aggregates":
-                sig = "q" + "P" * len(ks.aggregates)
-            elif phase == "aggfinal":
-                sig = "iP" + "P" * len(ks.aggregates)
-            elif phase == "scatter":
-                sig = "PP" + "P" * len(self.scatter_props) + "qqqP"
-            else:
-                sig = _SIGNATURES[phase]
-            f.prepare(sig)
-            self.fn[phase] = f
+        # each kernel prepared from, and launched through, its typed argument list
+        self.fn = {phase: PreparedKernel(mod.get_function(kname), ks.args[phase])
+                   for phase, kname in ks.kernels.items()}
         self.g_ptr, g_size = mod.get_global("g")
         self.translated = ks.translated
         if g_size != self.translated.args_dtype.itemsize:
@@ -270,9 +248,7 @@ class CudaBackend(Backend):
     def _launch(self, phase, count, *args, stream=None):
         if count <= 0:
             return
-        args = [int(a) if hasattr(a, "free") else a for a in args]  # DeviceAllocation -> address
-        self.fn[phase].prepared_async_call(self._grid(count), (BLOCK, 1, 1),
-                                           stream or self.ex.compute, *args)
+        self.fn[phase].launch(self._grid(count), (BLOCK, 1, 1), stream or self.ex.compute, *args)
 
     def _table(self, d, strategy, shards):
         """The device table of a multi-shard gather over resident ``shards`` (built once)."""
@@ -319,10 +295,9 @@ class CudaBackend(Backend):
                 st.gather_twc += len(members)
             if not rows:
                 continue
-            extra = np.int64(self.merge_items) if strategy == "merge" else np.int32(1)
-            self.fn[f"gather_{strategy}_multi_{d}"].prepared_async_call(
-                (blocks, 1), (BLOCK, 1, 1), self.ex.compute, int(mem), np.int32(rows), hmsg, 0,
-                int(self.acc), extra)
+            extra = self.merge_items if strategy == "merge" else 1
+            self.fn[f"gather_{strategy}_multi_{d}"].launch(
+                (blocks, 1), (BLOCK, 1, 1), self.ex.compute, mem, rows, hmsg, 0, self.acc, extra)
 
     def _shard_kernels(self, dev, st, counts, front, hmsg, dense, frontier_mode):
         """Gather (and unless dense, apply and activation) of one shard the mover delivered."""
@@ -418,9 +393,8 @@ class CudaBackend(Backend):
         s = self.ex.compute
         blocks = max(1, min(AGG_BLOCKS, (self.n + BLOCK - 1) // BLOCK))
         parts = [int(p) for p in self.agg_partials]
-        self.fn["aggregates"].prepared_async_call((blocks, 1), (BLOCK, 1, 1), s, np.int64(self.n), *parts)
-        self.fn["aggfinal"].prepared_async_call((1, 1), (BLOCK, 1, 1), s, np.int32(blocks),
-                                                int(self.rb_dev) + 8 * _COUNTERS, *parts)
+        self.fn["aggregates"].launch((blocks, 1), (BLOCK, 1, 1), s, self.n, *parts)
+        self.fn["aggfinal"].launch((1, 1), (BLOCK, 1, 1), s, blocks, int(self.rb_dev) + 8 * _COUNTERS, *parts)
 
     def _readback(self):
         """The one device -> host copy of an iteration (counters, aggregates, shard counts)."""

@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 
 from ...errors import KernelCompileError
-from .skeletons import generate, skeleton_hash
+from .codegen import generate
+from .skeletons import skeleton_hash
 
 NVCC_OPTIONS = ["-O3"]
 _MODULES = {}
