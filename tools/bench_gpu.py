@@ -72,12 +72,14 @@ def bfs_twice(store, source, budget, **options):
             state, seed = initial_state(prog, store)
             t0 = time.perf_counter()
             active, stats, it = backend.start(state, seed), [], 0
+            t_start = time.perf_counter() - t0
             while active > 0:
                 it += 1
                 st = backend.iterate(it)
                 stats.append(st)
                 active = st.next_active_vertices
-            runs.append((time.perf_counter() - t0, stats, backend.state()["level"]))
+            runs.append((time.perf_counter() - t0, stats, backend.state()["level"],
+                         dict(backend.start_times, start_s=t_start)))
         info = backend.info()
     return runs, info
 
@@ -123,6 +125,9 @@ def main(argv=None):
     ap.add_argument("--dir", default=None, help="where to write the store (default: a temp dir)")
     ap.add_argument("--json", default=None, help="write all numbers here")
     ap.add_argument("--skip-cpu", action="store_true", help="leave out the CPU BFS comparison")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
+                         "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -160,6 +165,9 @@ def main(argv=None):
     out["cusparse_spmv_ms"] = ms
     res = {}
     for lb in ("auto", "twc", "merge"):
+        if args.quick and lb != "auto":
+            res[lb] = res[lb + "_kernel"] = float("nan")
+            continue
         r = run_cuda(pr(), store, max_iter=args.pr_iters, load_balance=lb)
         res[lb] = steady(r.stats) * 1e3
         res[lb + "_kernel"] = float(np.median([s.time_kernel for s in r.stats[1:]])) * 1e3
@@ -196,10 +204,9 @@ def main(argv=None):
     # ---- streaming PageRank with 1/4 budget and all-streamed
     quarter, minimum, needed = budget_quarter(pr(), store)
     out.update(pr_budget_quarter=quarter, pr_budget_minimum=minimum, pr_needed_bytes=needed)
-    for label, b, opts in (("quarter", quarter, {}), ("quarter_one_shard_per_copy", quarter,
-                                                      {"slot_bytes": 0, "slots": 3}),
-                           ("quarter_128mb_slots", quarter, {"slot_bytes": 128 << 20}),
-                           ("minimum", minimum, {})):
+    variants = [("quarter", quarter, {}), ("quarter_one_shard_per_copy", quarter, {"slot_bytes": 0, "slots": 3}),
+                ("quarter_128mb_slots", quarter, {"slot_bytes": 128 << 20}), ("minimum", minimum, {})]
+    for label, b, opts in variants[:1] if args.quick else variants:
         r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b, **opts)
         rest = r.stats[1:]
         t = float(np.median([s.time_total for s in rest]))
@@ -225,13 +232,27 @@ def main(argv=None):
             f"copy busy {out[f'pr_{label}']['t_copy_ms']:.2f} ms, kernels {out[f'pr_{label}']['t_kernel_ms']:.2f} ms, "
             f"copy hidden {100 * hidden:.0f}%; max rel diff vs in-memory {err:.1e}")
 
+    # ---- deterministic PageRank (TWC only, no float atomics): in memory and at the 1/4 budget
+    det = {}
+    for label, b in (("inmem", None), ("quarter", quarter)):
+        r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b, deterministic=True)
+        det[label] = (steady(r.stats) * 1e3, r.values["rank"])
+    out["pr_deterministic"] = {"inmem_ms": det["inmem"][0], "quarter_ms": det["quarter"][0],
+                               "bit_equal": bool(np.array_equal(det["inmem"][1].view(np.uint64),
+                                                                det["quarter"][1].view(np.uint64)))}
+    log(f"PageRank deterministic: in memory {det['inmem'][0]:.2f} ms/iter, 1/4 budget "
+        f"{det['quarter'][0]:.2f} ms/iter; ranks bit-equal: {out['pr_deterministic']['bit_equal']}")
+
     # ---- BFS with the 1/4 budget
     source = int(np.argmax(store.out_degree()))
     BFS = gr.algorithms.bfs.BFS
     bq, _, bneeded = budget_quarter(BFS(), store)
     runs, info = bfs_twice(store, source, bq)
-    for label, (secs, stats, _) in zip(("first", "second"), runs):
+    for label, (secs, stats, _, starts) in zip(("first", "second"), runs):
         out[f"bfs_{label}"] = {"ms": secs * 1e3, "iterations": len(stats),
+                               "start_ms": starts["start_s"] * 1e3,
+                               "start_state_ms": starts["state_s"] * 1e3,
+                               "start_seed_ms": starts["seed_s"] * 1e3,
                                "iter_ms": sum(s.time_total for s in stats) * 1e3,
                                "time_read_ms": sum(s.time_read for s in stats) * 1e3,
                                "bytes_h2d": sum(s.bytes_h2d for s in stats),
@@ -249,9 +270,23 @@ def main(argv=None):
             f"{b['iterations']} iterations, {b['ms']:.1f} ms (store reads waited {b['time_read_ms']:.1f} ms); "
             f"copied {b['bytes_h2d'] / 1e9:.3f} GB vs all shards x iterations "
             f"{b['all_shards_x_iters'] / 1e9:.2f} GB; {b['shards_skipped']} of "
-            f"{b['shards_skipped'] + b['shards_processed']} shard visits skipped")
+            f"{b['shards_skipped'] + b['shards_processed']} shard visits skipped; start() "
+            f"{b['start_ms']:.1f} ms (state upload {b['start_state_ms']:.1f}, seeding {b['start_seed_ms']:.2f})")
+    inmem, _ = bfs_twice(store, source, None)
+    for label, (secs, stats, lv, starts) in zip(("first", "second"), inmem):
+        out[f"bfs_inmem_{label}"] = {"ms": secs * 1e3, "iter_ms": sum(s.time_total for s in stats) * 1e3,
+                                     "start_ms": starts["start_s"] * 1e3,
+                                     "start_state_ms": starts["state_s"] * 1e3,
+                                     "start_seed_ms": starts["seed_s"] * 1e3,
+                                     "equal": bool(np.array_equal(lv, levels))}
+        b = out[f"bfs_inmem_{label}"]
+        log(f"BFS in GPU memory, {label} run: {b['ms']:.1f} ms ({b['iter_ms']:.1f} ms in iterations); start() "
+            f"{b['start_ms']:.1f} ms (state upload {b['start_state_ms']:.1f}, seeding {b['start_seed_ms']:.2f}); "
+            f"same levels: {b['equal']}")
+    if args.quick:
+        return finish(out, args)
     grouped, ginfo = bfs_twice(store, source, bq, slot_bytes=64 << 20, slots=2)
-    gsecs, gstats, glevels = grouped[1]
+    gsecs, gstats, glevels, _ = grouped[1]
     out["bfs_second_grouped"] = {"ms": gsecs * 1e3, "iter_ms": sum(s.time_total for s in gstats) * 1e3,
                                  "bytes_h2d": sum(s.bytes_h2d for s in gstats),
                                  "equal": bool(np.array_equal(glevels, levels))}
@@ -276,6 +311,10 @@ def main(argv=None):
                  "components": int(len(np.unique(r.values["label"])))}
     log(f"CC (budget {cq / 1e9:.2f} GB): {r.iterations} iterations, {out['cc']['iter_ms']:.1f} ms in "
         f"iterations, {out['cc']['bytes_h2d'] / 1e9:.2f} GB copied, {out['cc']['components']:,} components")
+    return finish(out, args)
+
+
+def finish(out, args):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1, default=str)

@@ -19,8 +19,8 @@ from .compile import load_module, module_source
 from .kernelargs import PreparedKernel
 from .movement import CudaExecutor, Mover
 from .schedule import (DEFAULT_MARGIN, align, plan_device, plan_host_cache, shard_region_bytes,
-                       vertex_state_bytes)
-from .skeletons import AGG_BLOCKS, BLOCK, MERGE_PER_THREAD
+                       static_buffers)
+from .skeletons import AGG_BLOCKS, BLOCK, MERGE_PER_THREAD, tab_width
 
 DENSE_SLOT_BYTES = 64 << 20  # default slot target of dense programs (see CudaBackend: slot_bytes)
 _COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
@@ -77,13 +77,18 @@ class CudaBackend(Backend):
         grouping gave BFS at RMAT 24 no consistent gain over one-shard units with three slots).
     merge_items : int
         Edges per thread of the merge-path gather.
+    deterministic : bool
+        Gather without floating-point atomics (TWC only: one owner per destination, reductions in
+        a fixed tree order), so that results are bit-identical from run to run and under every
+        budget. Default False: the merge-path split combines the parts of a vertex cut by a
+        thread boundary with atomics, whose order varies (docs/GPU.md).
     """
 
     name = "cuda"
 
     def __init__(self, store, program, memory_budget=None, progress=False, *, load_balance="auto",
                  streams=4, host_cache=None, slots=None, slot_bytes=None,
-                 merge_items=MERGE_PER_THREAD):
+                 merge_items=MERGE_PER_THREAD, deterministic=False):
         super().__init__(store, program, memory_budget, progress)
         from . import require
         require()
@@ -91,7 +96,7 @@ class CudaBackend(Backend):
         self.cuda = cuda
         spec = self.spec
         check_edge_props(store, spec)
-        self._mem, self._ctx, self.mover = [], None, None
+        self._mem, self._ctx, self.mover, self._static_mem = [], None, None, {}
         if slot_bytes is None:
             slot_bytes = DENSE_SLOT_BYTES if spec.activate == "all" and spec.has_gather else 0
         if int(slot_bytes) < 0:
@@ -102,6 +107,12 @@ class CudaBackend(Backend):
         if int(merge_items) < 1:
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.merge_items = int(merge_items)
+        self.deterministic = bool(deterministic)
+        if self.deterministic:
+            if load_balance == "merge":
+                raise UsageError("deterministic=True gathers without atomics: load_balance must be "
+                                 "'twc' or 'auto', not 'merge'")
+            load_balance = "twc"
         cuda.init()
         if cuda.Context.get_current() is None:
             self._ctx = cuda.Device(0).retain_primary_context()
@@ -122,6 +133,11 @@ class CudaBackend(Backend):
             raise DeviceError(f"CUDA out of memory allocating {int(nbytes):,} B for {what} "
                               f"({free:,} of {total:,} B free); lower memory_budget") from None
         self._mem.append(mem)
+        return mem
+
+    def _static(self, name):
+        """Allocate static buffer ``name`` of :func:`.schedule.static_buffers` (once)."""
+        mem = self._static_mem[name] = self._alloc(self.buffers[name], name)
         return mem
 
     def _setup(self, load_balance, streams, host_cache, slots):
@@ -165,12 +181,17 @@ class CudaBackend(Backend):
         self.permuted = [p for p in ks.gather_props if p in self.estate] if "in" in (
             ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges or ""]) else []
         max_in = max((store.shard_info(i).num_in_edges for i in range(S)), default=0)
-        edge_bytes = sum(2 * align(m * dt.itemsize) for dt in self.estate.values())
-        edge_bytes += sum(align(max(max_in, 1) * self.estate[p].itemsize) for p in self.permuted)
-        vbytes = vertex_state_bytes(n, list(spec.vertex_fields.values()), len(degrees),
-                                    ks.msg_dtype.itemsize, max_interval, S, ks.hoisted,
-                                    [dt.itemsize for dt in ks.aggregates.values()],
-                                    acc_vertices=n if self.dense else None) + edge_bytes
+        self.gather_dirs = [] if not spec.has_gather else (
+            ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges])
+        # multi-shard gather tables: a row per resident shard and direction, allocated here at
+        # their largest (counted in the budget), uploaded asynchronously on the compute stream
+        table_bytes = 8 * tab_width(len(ks.gather_props)) * S * len(self.gather_dirs) if self.dense else 0
+        self.buffers = static_buffers(
+            n, dict(spec.vertex_fields), degrees, ks.msg_dtype.itemsize, max_interval, S, ks.hoisted,
+            [dt.itemsize for dt in ks.aggregates.values()], acc_vertices=n if self.dense else None,
+            table_bytes=table_bytes, edge_state=self.estate, num_edges=m, permuted=self.permuted,
+            max_in=max_in)
+        vbytes = int(sum(align(max(b, 1)) for b in self.buffers.values()))
         free, total = cuda.mem_get_info()
         self.device_free, self.device_total = free, total
         budget = self.memory_budget
@@ -183,28 +204,33 @@ class CudaBackend(Backend):
         self.plan = plan_device(region, vbytes, int(budget), slots, self.slot_bytes)
 
         # static device state (GraphReduce Eq. 1): stays for the whole run
-        self.cur = {f: self._alloc(n * dt.itemsize, f"vertex field {f}") for f, dt in spec.vertex_fields.items()}
-        self.nxt = {f: self._alloc(n * dt.itemsize, f"vertex field {f}") for f, dt in spec.vertex_fields.items()}
-        self.deg = {d: self._alloc(8 * n, d) for d in degrees}
-        words = (n + 31) // 32
-        self.front = [self._alloc(4 * words, "frontier"), self._alloc(4 * words, "frontier")]
-        self.acc = self._alloc(ks.msg_dtype.itemsize * max(n if self.dense else max_interval, 1), "accumulator")
-        self.changed = self._alloc(max(max_interval, 1), "changed flags")
-        self.hmsg = self._alloc(ks.msg_dtype.itemsize * n, "hoisted messages") if ks.hoisted else None
-        self.ecur = {p: self._alloc(m * dt.itemsize, f"edge state {p}") for p, dt in self.estate.items()}
-        self.enxt = {p: self._alloc(m * dt.itemsize, f"edge state {p}") for p, dt in self.estate.items()}
-        self.escratch = {p: self._alloc(max(max_in, 1) * self.estate[p].itemsize, f"edge state {p} (CSC)")
-                         for p in self.permuted}
-        self.intervals_dev = self._alloc(8 * (S + 1), "intervals")
+        buf = self._static
+        self.cur = {f: buf(f"cur {f}") for f in spec.vertex_fields}
+        self.nxt = {f: buf(f"nxt {f}") for f in spec.vertex_fields}
+        self.deg = {d: buf(d) for d in degrees}
+        self.front = [buf("frontier 0"), buf("frontier 1")]
+        self.acc = buf("accumulator")
+        self.changed = buf("changed flags")
+        self.hmsg = buf("hoisted messages") if ks.hoisted else None
+        self.ecur = {p: buf(f"edge state {p}") for p in self.estate}
+        self.enxt = {p: buf(f"edge state {p} (next)") for p in self.estate}
+        self.escratch = {p: buf(f"edge state {p} (CSC)") for p in self.permuted}
+        self.intervals_dev = buf("intervals")
+        self.tab_dev = buf("shard tables") if table_bytes else None
+        self.tab_host = cuda.pagelocked_zeros(max(table_bytes // 8, 1), np.int64)
+        self._tab_used = 0
         cuda.memcpy_htod(self.intervals_dev, self.intervals)
         # one readback block: counters, then 8 bytes per aggregate, then active vertices per shard;
         # the iteration's only device -> host copy
         self.agg_names = list(ks.aggregates)
         self.counts_word = _COUNTERS + len(self.agg_names)
         words = self.counts_word + max(S, 1)
-        self.rb_dev = self._alloc(8 * words, "readback block")
+        self.rb_dev = buf("readback block")
         self.rb_host = cuda.pagelocked_zeros(words, np.uint64)
-        self.agg_partials = [self._alloc(AGG_BLOCKS * 8, "aggregate partials") for _ in self.agg_names]
+        self.agg_partials = [buf(f"aggregate partials {k}") for k in range(len(self.agg_names))]
+        if set(self._static_mem) != set(self.buffers):  # every one allocated, as the budget counted
+            raise DeviceError(f"static buffers allocated differ from those counted: "
+                              f"{sorted(set(self._static_mem) ^ set(self.buffers))}")
         # two argument buffers: the second upload (after cur/nxt swap) must not overwrite the
         # pinned source of the first before the copy engine has read it
         self.args_host = [cuda.pagelocked_zeros(self.translated.args_dtype.itemsize, np.uint8)
@@ -225,8 +251,6 @@ class CudaBackend(Backend):
         except cuda.MemoryError:
             raise DeviceError("CUDA out of memory allocating shard slots; lower memory_budget") from None
         # degree statistics per shard and gather direction, for the load-balance choice
-        self.gather_dirs = [] if not spec.has_gather else (
-            ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges])
         degs = {"in": np.asarray(store.in_degree()), "out": np.asarray(store.out_degree())}
         self.deg_stats = {d: [loadbalance.degree_stats(degs[d][self.intervals[i]:self.intervals[i + 1]])
                               for i in range(S)] for d in self.gather_dirs}
@@ -251,7 +275,9 @@ class CudaBackend(Backend):
         self.fn[phase].launch(self._grid(count), (BLOCK, 1, 1), stream or self.ex.compute, *args)
 
     def _table(self, d, strategy, shards):
-        """The device table of a multi-shard gather over resident ``shards`` (built once)."""
+        """The device table of a multi-shard gather over resident ``shards``, written into the
+        table region allocated at setup (pinned mirror, asynchronous copy on the compute stream:
+        kernels queued before it have already read what it overwrites). Built once per key."""
         key = (d, strategy, tuple(shards))
         if key not in self._tables:
             ids = "in/src" if d == "in" else "out/dst"
@@ -267,11 +293,21 @@ class CudaBackend(Backend):
                 rows.append([dev[f"{d}/indptr"], dev[ids]] + [dev[f"{d}/{p}"] for p in self.ks.gather_props]
                             + [lo, hi - lo, ne, block])
                 block += blocks
-            table = np.asarray(rows, dtype=np.int64).reshape(len(rows), -1)
-            mem = self._alloc(max(table.nbytes, 8), "shard table") if rows else None
+            table = np.asarray(rows, dtype=np.int64).reshape(-1)
+            if self._tab_used + table.size > self.tab_host.size:
+                # every key's table fits at once in a dense run (each resident shard appears in
+                # one key per direction); other shard groupings start over once the copies and
+                # kernels using the old tables are done
+                self.ex.compute.synchronize()
+                self._tables, self._tab_used = {}, 0
+            off = self._tab_used
+            addr = 0
             if rows:
-                self.cuda.memcpy_htod(mem, table)
-            self._tables[key] = (mem, len(rows), block)
+                self.tab_host[off:off + table.size] = table
+                addr = int(self.tab_dev) + 8 * off
+                self.cuda.memcpy_htod_async(addr, self.tab_host[off:off + table.size], self.ex.compute)
+                self._tab_used += table.size
+            self._tables[key] = (addr, len(rows), block)
         return self._tables[key]
 
     def _gather_resident(self, shards, hmsg, st):
@@ -415,13 +451,14 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------------ Backend API
     def start(self, state, seed):
         cuda, spec, n = self.cuda, self.spec, self.n
+        t0 = time.perf_counter()
         for f, dt in spec.vertex_fields.items():
             host = np.ascontiguousarray(state[f], dtype=dt)
             if host.shape != (n,):
                 raise UsageError(f"initial state of {f!r} has shape {host.shape}, expected ({n},)")
-            if n:
+            if n:  # one upload; nxt takes it on the device
                 cuda.memcpy_htod(self.cur[f], host)
-                cuda.memcpy_htod(self.nxt[f], host)
+                cuda.memcpy_dtod_async(self.nxt[f], self.cur[f], host.nbytes, self.ex.compute)
         for p, dt in self.estate.items():
             # zeros, or the stored property of the same name, in the global CSR order
             if p in self.store.edge_props:
@@ -431,39 +468,52 @@ class CudaBackend(Backend):
                 host = np.zeros(self.m_edges, dtype=dt)
             if self.m_edges:
                 cuda.memcpy_htod(self.ecur[p], host)
-                cuda.memcpy_htod(self.enxt[p], host)
+                cuda.memcpy_dtod_async(self.enxt[p], self.ecur[p], host.nbytes, self.ex.compute)
         self._upload_args()
         self.cuda.memset_d32_async(self.rb_dev, 0, 2 * self.rb_host.size, self.ex.compute)
-        if seed is None or spec.activate == "all":
+        self.ex.sync()
+        t1 = time.perf_counter()
+        seeded = seed is not None and spec.activate != "all"
+        if seeded:
+            self._seed(seed)
+        else:
             self.all_active = True
             self.front_counts = np.diff(self.intervals)
-            active = n
-        else:
-            seed = np.ascontiguousarray(np.broadcast_to(np.asarray(seed, dtype=bool), (n,))).view(np.uint8)
-            seed_dev = self._alloc(n, "seed")
-            cuda.memcpy_htod(seed_dev, seed)
-            cuda.memset_d32_async(self.front[1], 0, (n + 31) // 32, self.ex.compute)
-            csum = np.concatenate(([0], np.cumsum(seed, dtype=np.int64)))
-            shards = np.flatnonzero(csum[self.intervals[1:]] - csum[self.intervals[:-1]])
-            for dev in self.mover.stream(shards):
-                lo, hi = int(self.intervals[dev.shard]), int(self.intervals[dev.shard + 1])
-                for ptr, ids in self.act_pairs:
-                    self._launch("activate", hi - lo, dev[ptr], dev[ids], np.int64(lo), np.int64(hi - lo),
-                                 int(seed_dev) + lo, self.front[1])
-            self.front.reverse()
-            self._count_frontier()
-            self.all_active = False
         self._reduce_aggregates()
         self._readback()
         self.ex.sync()
         self.ex.reset()
-        if seed is not None and spec.activate != "all":
-            self._mem.remove(seed_dev)
-            seed_dev.free()
+        if seeded:
             self.front_counts = self._shard_counts()
-            active = int(self.front_counts.sum())
         self._collect_aggregates()
-        return active
+        self.start_times = {"state_s": t1 - t0, "seed_s": time.perf_counter() - t1}
+        return int(self.front_counts.sum())
+
+    def _seed(self, seed):
+        """The first frontier: neighbours (per the activation rule) of the seed vertices.
+
+        Only the shards holding a seed vertex move; each one's seed vertices become its changed
+        flags (the budgeted per-interval buffer) and the ordinary activation kernel marks their
+        neighbours. Host work is one pass over the mask (``flatnonzero``) plus the seed shards.
+        """
+        cuda = self.cuda
+        idx = np.flatnonzero(np.broadcast_to(np.asarray(seed, dtype=bool), (self.n,)))
+        cuda.memset_d32_async(self.front[1], 0, (self.n + 31) // 32, self.ex.compute)
+        cuts = np.searchsorted(idx, self.intervals)   # idx is sorted: shard i's seeds are a slice
+        shards = np.flatnonzero(np.diff(cuts))
+        with self.mover.streaming(shards) as delivered:
+            for dev in delivered:
+                i = dev.shard
+                lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+                flags = np.zeros(hi - lo, np.uint8)
+                flags[idx[cuts[i]:cuts[i + 1]] - lo] = 1
+                # synchronous copy: the previous shard's activation has read the flags before
+                cuda.memcpy_htod(self.changed, flags)
+                for ptr, ids in self.act_pairs:
+                    self._launch("activate", hi - lo, dev[ptr], dev[ids], lo, hi - lo, self.changed, self.front[1])
+        self.front.reverse()
+        self._count_frontier()
+        self.all_active = False
 
     def iterate(self, iteration):
         t_start = time.perf_counter()
@@ -507,10 +557,11 @@ class CudaBackend(Backend):
         else:
             shards_moved = shards
         mstats = {}
-        for dev in self.mover.stream(shards_moved, mstats):
-            self._shard_kernels(dev, st, counts, front, hmsg, dense, frontier_mode)
-            if chunks:
-                self._gather_resident(chunks.pop(0), hmsg, st)
+        with self.mover.streaming(shards_moved, mstats) as delivered:
+            for dev in delivered:
+                self._shard_kernels(dev, st, counts, front, hmsg, dense, frontier_mode)
+                if chunks:
+                    self._gather_resident(chunks.pop(0), hmsg, st)
         self.ex.begin_kernels()
         if dense:
             # every vertex is active: one apply over all of them; gathered edges are every edge
@@ -600,7 +651,7 @@ class CudaBackend(Backend):
                 "slots": plan.num_buffers, "slot_bytes": plan.buffer_bytes, "streams": self.streams,
                 "host_cached_shards": len(self.mover.host_cached) if self.mover else 0,
                 "pinned_host_bytes": self.mover.host_bytes() if self.mover else 0,
-                "load_balance": self.load_balance, "gather_strategies": dict(self._strategies),
+                "load_balance": self.load_balance, "deterministic": self.deterministic, "gather_strategies": dict(self._strategies),
                 "hoisted_gather": self.ks.hoisted, "kernel_key": self.ks.key[:16]}
 
     def close(self):

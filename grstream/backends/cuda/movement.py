@@ -16,6 +16,7 @@ import queue
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -218,6 +219,19 @@ class Mover:
             while pending:
                 b, token = pending.popleft()
                 self.ex.wait(token)
+
+    @contextmanager
+    def streaming(self, shards, stats=None):
+        """:meth:`stream` as a context: the generator is closed when the block exits, also when a
+        launch in it raised, so the read-ahead thread has ended and every copy out of a staging
+        buffer has finished before the caller frees device memory (a plain ``for`` leaves the
+        suspended generator to the traceback, which keeps it alive).
+        """
+        gen = self.stream(shards, stats)
+        try:
+            yield gen
+        finally:
+            gen.close()
 
     def _next_ready(self, ready, free, pending):
         while True:

@@ -43,25 +43,56 @@ def shard_region_bytes(store, names) -> np.ndarray:
     return out
 
 
-def vertex_state_bytes(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
-                       agg_itemsizes=(), acc_vertices=None):
-    """Static device bytes: the state that stays resident whatever the budget (GraphReduce Eq. 1).
+def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
+                   agg_itemsizes=(), acc_vertices=None, table_bytes=0, edge_state=None,
+                   num_edges=0, permuted=(), max_in=0):
+    """Name -> bytes of every device buffer the GPU path allocates at setup and keeps for the run
+    (GraphReduce Eq. 1): the state that stays resident whatever the budget. Each buffer appears
+    once; the backend allocates exactly these.
 
-    The accumulator covers one interval, or ``acc_vertices`` vertices when given (dense programs
-    keep one message per vertex so that a single apply launch follows every shard's gather).
+    ``field_dtypes`` maps vertex fields to dtypes (lists are numbered), ``degrees`` names the degree
+    arrays read; the accumulator covers one interval, or ``acc_vertices`` vertices when given
+    (dense programs keep one message per vertex so that a single apply launch follows every
+    shard's gather). ``table_bytes`` is the multi-shard gather tables' region; ``edge_state`` maps
+    mutable edge properties to dtypes (twice ``num_edges`` each, and one shard's ``max_in``
+    in-edges for those in ``permuted``).
     """
-    words = (int(n) + 31) // 32
-    total = sum(2 * align(n * np.dtype(dt).itemsize) for dt in field_dtypes)   # cur + nxt
-    total += degrees * align(8 * n)                                           # in/out degree
-    total += 2 * align(4 * max(words, 1))                                     # frontier bitmaps
+    from .skeletons import AGG_BLOCKS
+    if not isinstance(field_dtypes, dict):
+        field_dtypes = {f"field{k}": dt for k, dt in enumerate(field_dtypes)}
+    if not isinstance(degrees, (list, tuple)):
+        degrees = [f"degree{k}" for k in range(int(degrees))]
+    n, S = int(n), int(num_shards)
+    words = (n + 31) // 32
+    out = {}
+    for f, dt in field_dtypes.items():
+        out[f"cur {f}"] = out[f"nxt {f}"] = n * np.dtype(dt).itemsize
+    for d in degrees:
+        out[d] = 8 * n
+    out["frontier 0"] = out["frontier 1"] = 4 * max(words, 1)
     acc = max_interval if acc_vertices is None else max(int(acc_vertices), max_interval)
-    total += align(msg_itemsize * max(acc, 1))                                # accumulator
-    total += align(max(max_interval, 1))                                      # changed flags
-    total += align(msg_itemsize * n) if hoisted else 0                        # hoisted messages
-    total += align(8 * (num_shards + 1)) + align(8 * max(num_shards, 1))      # intervals, counts
-    total += sum(align(8 * 1024) for _ in agg_itemsizes)                      # aggregate partials
-    total += align(8 * (2 + len(agg_itemsizes) + max(num_shards, 1)))         # readback block
-    return int(total)
+    out["accumulator"] = msg_itemsize * max(acc, 1)
+    out["changed flags"] = max(max_interval, 1)
+    if hoisted:
+        out["hoisted messages"] = msg_itemsize * n
+    out["intervals"] = 8 * (S + 1)
+    # counters, then 8 bytes per aggregate, then the active vertices of each shard
+    out["readback block"] = 8 * (2 + len(agg_itemsizes) + max(S, 1))
+    for k, _ in enumerate(agg_itemsizes):
+        out[f"aggregate partials {k}"] = 8 * AGG_BLOCKS
+    if table_bytes:
+        out["shard tables"] = int(table_bytes)
+    for p, dt in (edge_state or {}).items():
+        size = np.dtype(dt).itemsize
+        out[f"edge state {p}"] = out[f"edge state {p} (next)"] = int(num_edges) * size
+        if p in permuted:
+            out[f"edge state {p} (CSC)"] = max(int(max_in), 1) * size
+    return out
+
+
+def vertex_state_bytes(*args, **kwargs):
+    """Device bytes of :func:`static_buffers` (same arguments), each aligned as allocated."""
+    return int(sum(align(max(b, 1)) for b in static_buffers(*args, **kwargs).values()))
 
 
 def plan_device(region_bytes, vertex_bytes, budget, slots=2, slot_bytes=0):

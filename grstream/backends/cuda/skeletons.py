@@ -28,8 +28,6 @@ atomics prelude, device functions ``grstream_gather_map`` / ``grstream_apply`` /
 ``count``                 active vertices per shard from the frontier bitmap.
 ``aggregates`` + ``aggfinal``  every aggregate in one two-pass block reduction (deterministic
                           order), results 8 bytes apart in one buffer.
-``mark``                  sets the frontier bit of every vertex of a list (seeding from a few
-                          vertices' neighbour lists).
 
 Every kernel is ``KERNEL`` around one body: its parameter list comes from the kernel's
 :class:`~.kernelargs.KernelArgs` (:mod:`.codegen`), never from the template text.
@@ -198,11 +196,6 @@ APPLY_BODY = r"""
   if (threadIdx.x == 0 && c) atomicAdd(&counters[0], (unsigned long long)c);
 """
 
-MARK_BODY = r"""
-  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
-  if (k < count) gr_mark(next, ids[k]);
-"""
-
 COUNT_BODY = r"""
   const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   const long long v0 = w << 5;
@@ -339,7 +332,7 @@ def skeleton_hash():
     h = hashlib.sha256()
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
         h.update(t.template.encode())
-    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
+    for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()

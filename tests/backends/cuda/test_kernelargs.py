@@ -112,3 +112,4 @@ def test_float_scalars_take_numbers():
         arg.convert(True)
     with pytest.raises(TypeError):
         ScalarArg(np.int8, "small")   # no struct character of its own: refused at declaration
+

@@ -306,3 +306,58 @@ def test_missing_pycuda_is_named(monkeypatch, tmp_path):
         gr.run(gr.algorithms.bfs.BFS(), store, device="cuda")
     result = gr.run(gr.algorithms.bfs.BFS(), store, device="auto")
     assert result.info["backend"] == "cpu"
+
+
+class TokenExecutor(SyncExecutor):
+    """Each copy returns its own token; records which tokens the mover waited for."""
+
+    def __init__(self):
+        super().__init__()
+        self.issued, self.waited = [], set()
+
+    def end_copy(self):
+        super().end_copy()
+        self.issued.append(object())
+        return self.issued[-1]
+
+    def done(self, token):
+        return False   # copies "in flight" until waited for
+
+    def wait(self, token):
+        self.waited.add(id(token))
+
+
+def test_failed_launch_closes_the_stream(tmp_path):
+    """A launch raising mid-stream: the read-ahead thread ends and every copy is waited for before
+    the exception leaves the block (while the traceback still holds the block's frame)."""
+    import threading
+    store = make_store(tmp_path, shards=8)
+    names = needed_arrays(gr.algorithms.bfs.BFS.spec)
+    region = shard_region_bytes(store, names)
+    plan = plan_device(region, 10_000, 10_000 + 2 * int(region.max()))
+    ex = TokenExecutor()
+    mover = Mover(store, names, plan, ex, host_cached=[], staging=2)
+    with pytest.raises(RuntimeError, match="launch failed") as info:
+        with mover.streaming(range(8)) as delivered:
+            for k, dev in enumerate(delivered):
+                if k == 2:
+                    raise RuntimeError("launch failed")
+    assert info.traceback  # the frames (and a suspended generator in them) are still referenced
+    assert not [t for t in threading.enumerate() if t.name == "grstream-cuda-readahead"]
+    assert ex.issued and {id(t) for t in ex.issued} <= ex.waited
+
+
+def test_static_buffers_count_each_buffer_once():
+    from grstream.backends.cuda.schedule import static_buffers
+    from grstream.backends.cuda.skeletons import AGG_BLOCKS
+    for S in (1, 4, 64):
+        b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
+        # the shard counts live in the readback block only (once), after 2 counters and 2 aggregates
+        assert b["readback block"] == 8 * (2 + 2 + S)
+        assert b["intervals"] == 8 * (S + 1)
+        assert [k for k, v in b.items() if "shard" in k or "count" in k] == []
+        assert b["aggregate partials 0"] == b["aggregate partials 1"] == 8 * AGG_BLOCKS
+        assert vertex_state_bytes(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4]) == \
+            sum(-(-max(v, 1) // ALIGN) * ALIGN for v in b.values())
+    grow = [vertex_state_bytes(1000, [np.float64], 0, 8, 100, S, False) for S in (32, 32 + 4096)]
+    assert grow[1] - grow[0] == 2 * 8 * 4096   # intervals + readback: twice per shard, not three times

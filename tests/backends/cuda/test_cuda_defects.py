@@ -1,0 +1,136 @@
+"""Issue 7's GPU defects, on a GPU (skipped without one): deterministic gathers, NaN in min/max,
+seeding, launch argument checking, the stream closed after a failed launch."""
+import threading
+
+import numpy as np
+import pytest
+
+import grstream as gr
+from grstream.errors import UsageError
+
+from .test_cuda_backend import build, gpu_minimum, skewed_graph
+
+pytestmark = pytest.mark.cuda
+
+
+class NanMin(gr.GASProgram):
+    """Float minimum over in-neighbours where some values are NaN (they must spread as on the CPU)."""
+
+    vertex = {"x": "float64"}
+    gather_reduce = gr.monoid.min
+    activate = "all"
+
+    def init(self, v):
+        v.x = np.where(v.id % 13 == 5, np.nan, v.id * 0.5)
+
+    def gather_map(self, src, dst, edge):
+        return src.x + 1.0
+
+    def apply(self, v, acc):
+        v.x = acc
+        return False
+
+
+class MultiSourceBFS(gr.GASProgram):
+    """BFS from every vertex with id % 97 == 3: seeds in every shard."""
+
+    vertex = {"level": "int64"}
+    gather_reduce = gr.monoid.min
+
+    def init(self, v):
+        seed = v.id % 97 == 3
+        v.level = np.where(seed, 0, 1 << 40)
+        return seed
+
+    def gather_map(self, src, dst, edge):
+        return src.level + 1
+
+    def apply(self, v, acc):
+        new = gr.minimum(v.level, acc)
+        changed = new < v.level
+        v.level = new
+        return changed
+
+
+def skewed_store(tmp_path, rng, shards=6):
+    n, src, dst, w = skewed_graph(rng, n=3000, m=30000, hub_edges=4000)
+    return build(tmp_path, n, src, dst, w, num_shards=shards)
+
+
+def test_deterministic_pagerank_is_bit_identical_across_runs_and_budgets(gpu, tmp_path, rng):
+    store = skewed_store(tmp_path, rng)
+    pr = gr.algorithms.pagerank.PageRank
+    low = gpu_minimum(pr(), store)
+    runs = []
+    for b in (None, low, low + store.nbytes() // 2, None, low):
+        r = gr.run(pr(tol=0.0), store, device="cuda", memory_budget=b, max_iter=15,
+                   backend_options={"deterministic": True})
+        assert r.info["deterministic"] and r.info["gather_strategies"]["merge"] == 0
+        runs.append(r.values["rank"].view(np.uint64))
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other, runs[0])
+    cpu = gr.run(pr(tol=0.0), store, max_iter=15).values["rank"]
+    np.testing.assert_allclose(runs[0].view(np.float64), cpu, rtol=1e-9)
+    with pytest.raises(UsageError, match="deterministic"):
+        gr.run(pr(), store, device="cuda", backend_options={"deterministic": True, "load_balance": "merge"})
+
+
+@pytest.mark.parametrize("lb", ["twc", "merge"])
+def test_min_gather_keeps_nan_as_the_cpu(gpu, tmp_path, rng, lb):
+    store = skewed_store(tmp_path, rng, shards=4)
+    cpu = gr.run(NanMin(), store, max_iter=3).values["x"]
+    assert np.isnan(cpu).any() and not np.isnan(cpu).all()
+    for b in (None, gpu_minimum(NanMin(), store)):
+        got = gr.run(NanMin(), store, device="cuda", memory_budget=b, max_iter=3,
+                     backend_options={"load_balance": lb}).values["x"]
+        np.testing.assert_array_equal(got, cpu)   # NaN where the CPU has NaN, equal elsewhere
+
+
+def test_seeds_in_every_shard(gpu, tmp_path, rng):
+    from grstream.backends.cuda import CudaBackend
+    from grstream.engine.runner import initial_state
+    store = skewed_store(tmp_path, rng, shards=5)
+    cpu = gr.run(MultiSourceBFS(), store)
+    for b in (None, gpu_minimum(MultiSourceBFS(), store)):
+        got = gr.run(MultiSourceBFS(), store, device="cuda", memory_budget=b)
+        np.testing.assert_array_equal(got.values["level"], cpu.values["level"])
+        assert got.iterations == cpu.iterations
+    prog = MultiSourceBFS()
+    with CudaBackend(store, prog) as backend:
+        state, seed = initial_state(prog, store)
+        active = backend.start(state, seed)
+        assert active == cpu.stats[0].active_vertices
+        assert set(backend.start_times) == {"state_s", "seed_s"}
+
+
+def test_a_launch_with_wrong_arguments_is_a_python_error(gpu, tmp_path, rng):
+    from grstream.backends.cuda import CudaBackend
+    from grstream.backends.cuda.kernelargs import KernelArgumentError
+    store = skewed_store(tmp_path, rng, shards=2)
+    with CudaBackend(store, gr.algorithms.pagerank.PageRank()) as backend:
+        with pytest.raises(KernelArgumentError, match="takes 2 arguments"):
+            backend._launch("fill", 10, backend.acc)
+        with pytest.raises(KernelArgumentError, match="'nv'"):
+            backend._launch("fill", 10, backend.acc, 2.5)
+        backend.ex.sync()   # the context is healthy: nothing reached the GPU
+
+
+def test_failed_launch_mid_stream_stops_the_reader(gpu, tmp_path, rng, monkeypatch):
+    from grstream.backends.cuda import CudaBackend
+    store = skewed_store(tmp_path, rng, shards=8)
+    prog = gr.algorithms.bfs.BFS(source=7)
+    backend = CudaBackend(store, prog, memory_budget=gpu_minimum(prog, store), host_cache=0)
+    calls = []
+
+    def failing(*args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("launch failed")
+    monkeypatch.setattr(backend, "_shard_kernels", failing)
+    from grstream.engine.runner import initial_state
+    state, seed = initial_state(prog, store)
+    backend.start(state, None)
+    with pytest.raises(RuntimeError, match="launch failed"):
+        backend.iterate(1)
+    assert not [t for t in threading.enumerate() if t.name == "grstream-cuda-readahead" and t.is_alive()]
+    backend.close()
