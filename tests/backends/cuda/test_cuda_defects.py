@@ -31,25 +31,13 @@ class NanMin(gr.GASProgram):
         return False
 
 
-class MultiSourceBFS(gr.GASProgram):
+class MultiSourceBFS(gr.algorithms.bfs.BFS):
     """BFS from every vertex with id % 97 == 3: seeds in every shard."""
-
-    vertex = {"level": "int64"}
-    gather_reduce = gr.monoid.min
 
     def init(self, v):
         seed = v.id % 97 == 3
         v.level = np.where(seed, 0, 1 << 40)
         return seed
-
-    def gather_map(self, src, dst, edge):
-        return src.level + 1
-
-    def apply(self, v, acc):
-        new = gr.minimum(v.level, acc)
-        changed = new < v.level
-        v.level = new
-        return changed
 
 
 def skewed_store(tmp_path, rng, shards=6):
