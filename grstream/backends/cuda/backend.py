@@ -23,6 +23,8 @@ from .schedule import (DEFAULT_MARGIN, align, plan_device, plan_host_cache, shar
 from .skeletons import AGG_BLOCKS, BLOCK, MERGE_PER_THREAD, tab_width
 
 DENSE_SLOT_BYTES = 64 << 20  # default slot target of dense programs (see CudaBackend: slot_bytes)
+#: seeds up to this many mark their neighbours edge-parallel (start); more go through activation
+SEED_LIST = 64
 _COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
 
 
@@ -492,21 +494,34 @@ class CudaBackend(Backend):
     def _seed(self, seed):
         """The first frontier: neighbours (per the activation rule) of the seed vertices.
 
-        Only the shards holding a seed vertex move; each one's seed vertices become its changed
-        flags (the budgeted per-interval buffer) and the ordinary activation kernel marks their
-        neighbours. Host work is one pass over the mask (``flatnonzero``) plus the seed shards.
+        Only the shards holding a seed vertex move. Up to ``SEED_LIST`` seeds mark their edges
+        directly, a thread per edge (their edge ranges come from the degree arrays on the host);
+        more become the shards' changed flags for the ordinary activation kernel. Host work is one
+        pass over the mask (``flatnonzero``) plus the seed shards' slices.
         """
         cuda = self.cuda
         idx = np.flatnonzero(np.broadcast_to(np.asarray(seed, dtype=bool), (self.n,)))
         cuda.memset_d32_async(self.front[1], 0, (self.n + 31) // 32, self.ex.compute)
         cuts = np.searchsorted(idx, self.intervals)   # idx is sorted: shard i's seeds are a slice
         shards = np.flatnonzero(np.diff(cuts))
+        few = idx.size <= SEED_LIST
+        degree = {"out/indptr": self.store.out_degree, "in/indptr": self.store.in_degree}
         with self.mover.streaming(shards) as delivered:
             for dev in delivered:
                 i = dev.shard
                 lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+                local = idx[cuts[i]:cuts[i + 1]] - lo
+                if few:
+                    for ptr, ids in self.act_pairs:
+                        deg = np.asarray(degree[ptr]())[lo:hi]
+                        # edge offset of each seed in the shard's CSR/CSC: its row start
+                        first = ([int(deg[:k].sum()) for k in local] if len(local) <= 4
+                                 else np.concatenate(([0], np.cumsum(deg)))[local])
+                        for k, f in zip(local, first):
+                            self._launch("mark", int(deg[k]), dev[ids], int(f), int(deg[k]), self.front[1])
+                    continue
                 flags = np.zeros(hi - lo, np.uint8)
-                flags[idx[cuts[i]:cuts[i + 1]] - lo] = 1
+                flags[local] = 1
                 # synchronous copy: the previous shard's activation has read the flags before
                 cuda.memcpy_htod(self.changed, flags)
                 for ptr, ids in self.act_pairs:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
-                        MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+                        MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
 
 I32, I64 = np.int32, np.int64
@@ -45,6 +45,8 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
                 V("unsigned long long", "counters", False)]
     elif phase == "activate":
         args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "next", False)]
+    elif phase == "mark":
+        args = [V("gr_id_t", "nbr"), S(I64, "first"), S(I64, "count"), V("unsigned", "next", False)]
     elif phase == "count":
         args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
                 V("unsigned long long", "counts", False)]
@@ -190,6 +192,7 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
     mod.add("activate", TWC.substitute(BID="blockIdx.x", SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="",
                                        WARP_BEGIN="", WARP_END="", THREAD_BEGIN="", THREAD_END="",
                                        EDGE="gr_mark(next, (long long)nbr[j]);"))
+    mod.add("mark", MARK_BODY)
     mod.add("count", COUNT_BODY)
 
     atomic = monoid.cuda_atomic if monoid is not None else None

@@ -26,6 +26,7 @@ atomics prelude, device functions ``grstream_gather_map`` / ``grstream_apply`` /
                           vertices; counts changed vertices and gathered edges.
 ``activate``              sets the frontier bit (atomicOr) of every neighbour of a changed vertex.
 ``count``                 active vertices per shard from the frontier bitmap.
+``mark``                  sets the frontier bit of a range of neighbour ids (a seed vertex's edges).
 ``aggregates`` + ``aggfinal``  every aggregate in one two-pass block reduction (deterministic
                           order), results 8 bytes apart in one buffer.
 
@@ -196,6 +197,13 @@ APPLY_BODY = r"""
   if (threadIdx.x == 0 && c) atomicAdd(&counters[0], (unsigned long long)c);
 """
 
+#: seeding: marks the neighbours ``nbr[first .. first + count)`` of one seed vertex, a thread per
+#: edge (a hub's edges spread over the whole grid instead of one block)
+MARK_BODY = r"""
+  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  if (k < count) gr_mark(next, (long long)nbr[first + k]);
+"""
+
 COUNT_BODY = r"""
   const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   const long long v0 = w << 5;
@@ -332,7 +340,7 @@ def skeleton_hash():
     h = hashlib.sha256()
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
         h.update(t.template.encode())
-    for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
+    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()

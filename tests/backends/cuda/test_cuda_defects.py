@@ -21,7 +21,7 @@ class NanMin(gr.GASProgram):
     activate = "all"
 
     def init(self, v):
-        v.x = np.where(v.id % 13 == 5, np.nan, v.id * 0.5)
+        v.x = np.where(v.id % 1499 == 5, np.nan, v.id * 0.5)   # vertices 5, 1504: the hub sees them
 
     def gather_map(self, src, dst, edge):
         return src.x + 1.0
@@ -32,10 +32,12 @@ class NanMin(gr.GASProgram):
 
 
 class MultiSourceBFS(gr.algorithms.bfs.BFS):
-    """BFS from every vertex with id % 97 == 3: seeds in every shard."""
+    """BFS from every vertex with id % every == 3: seeds in every shard."""
+
+    params = {"source": 0, "every": 97}
 
     def init(self, v):
-        seed = v.id % 97 == 3
+        seed = v.id % self.every == 3
         v.level = np.where(seed, 0, 1 << 40)
         return seed
 
@@ -66,24 +68,27 @@ def test_deterministic_pagerank_is_bit_identical_across_runs_and_budgets(gpu, tm
 @pytest.mark.parametrize("lb", ["twc", "merge"])
 def test_min_gather_keeps_nan_as_the_cpu(gpu, tmp_path, rng, lb):
     store = skewed_store(tmp_path, rng, shards=4)
-    cpu = gr.run(NanMin(), store, max_iter=3).values["x"]
+    cpu = gr.run(NanMin(), store, max_iter=2).values["x"]
     assert np.isnan(cpu).any() and not np.isnan(cpu).all()
     for b in (None, gpu_minimum(NanMin(), store)):
-        got = gr.run(NanMin(), store, device="cuda", memory_budget=b, max_iter=3,
+        got = gr.run(NanMin(), store, device="cuda", memory_budget=b, max_iter=2,
                      backend_options={"load_balance": lb}).values["x"]
         np.testing.assert_array_equal(got, cpu)   # NaN where the CPU has NaN, equal elsewhere
 
 
-def test_seeds_in_every_shard(gpu, tmp_path, rng):
+@pytest.mark.parametrize("every", [97, 7], ids=["few-seeds-marked", "many-seeds-activated"])
+def test_seeds_in_every_shard(gpu, tmp_path, rng, every):
     from grstream.backends.cuda import CudaBackend
+    from grstream.backends.cuda.backend import SEED_LIST
     from grstream.engine.runner import initial_state
     store = skewed_store(tmp_path, rng, shards=5)
-    cpu = gr.run(MultiSourceBFS(), store)
+    assert (store.num_vertices // every > SEED_LIST) == (every == 7)
+    cpu = gr.run(MultiSourceBFS(every=every), store)
     for b in (None, gpu_minimum(MultiSourceBFS(), store)):
-        got = gr.run(MultiSourceBFS(), store, device="cuda", memory_budget=b)
+        got = gr.run(MultiSourceBFS(every=every), store, device="cuda", memory_budget=b)
         np.testing.assert_array_equal(got.values["level"], cpu.values["level"])
         assert got.iterations == cpu.iterations
-    prog = MultiSourceBFS()
+    prog = MultiSourceBFS(every=every)
     with CudaBackend(store, prog) as backend:
         state, seed = initial_state(prog, store)
         active = backend.start(state, seed)
