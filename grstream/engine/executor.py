@@ -43,6 +43,9 @@ may be shared by several executors of one session through ``shared`` (a dict own
 session, keyed as the executor class chooses, e.g. ``(shard, dataset)``); it is freed by
 ``Executor.release_shared(shared)`` when the session closes.
 
+``options`` given to the class methods are the session's executor options (``threads``,
+``load_balance``, ...) plus ``memory_budget`` (the user's, possibly None) and ``store``.
+
 Changes to this module after the first contract (2026-11-23) are additive and listed here.
 """
 from typing import Dict, Iterator, Optional, Tuple
@@ -101,6 +104,12 @@ class Executor:
         return None
 
     @classmethod
+    def memory_options(cls, spec, options: dict) -> dict:
+        """Keyword arguments for memory.plan_memory beyond the budgets (``slots``,
+        ``slot_bytes``, ``staging``): facts of how this executor streams."""
+        return {}
+
+    @classmethod
     def capabilities(cls, options: dict) -> Capabilities:
         return Capabilities(cls.name)
 
@@ -110,6 +119,7 @@ class Executor:
         shared.clear()
 
     def __init__(self, store, spec, memory: MemoryModel, ledger: Ledger, shared: dict, **options):
+        # ``options``: the session's executor options (e.g. threads, load_balance)
         """Allocate static state (``memory.static`` names and bytes), the streaming slots
         (``memory.slots`` of ``memory.slot_bytes``), the pinned cache block (``memory.pinned`` at
         ``memory.pinned_offsets``, laid out per ``memory.offsets``) and staging buffers

@@ -106,12 +106,14 @@ class Planner:
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
 
     # ------------------------------------------------------------------ public
-    def seed(self, counts) -> IterationPlan:
-        """The seeding pass: activation over the shards holding a seed vertex."""
-        shards = [int(i) for i in np.flatnonzero(counts)]
+    def seed(self, counts, seeded=True) -> IterationPlan:
+        """The start of a run: activation over the shards holding a seed vertex (``counts``:
+        seed vertices per shard), then the first aggregates. Unseeded (every vertex active), it
+        has no unit and only reduces the aggregates."""
+        shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
         units = self._units(shards, counts, dense=False)
         return self._plan(0, units, shards, counts, phases=("activate",), seed=True,
-                          all_active=False)
+                          all_active=not seeded, frontier=seeded)
 
     def plan(self, iteration, counts, all_active) -> IterationPlan:
         """The plan of ``iteration`` given active vertices per shard (``counts``)."""
@@ -123,7 +125,7 @@ class Planner:
                           all_active=all_active)
 
     # ------------------------------------------------------------------ pieces
-    def _plan(self, iteration, units, shards, counts, phases, seed, all_active):
+    def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
         spec, mem = self.spec, self.memory
         touched = set(shards)
         skipped = tuple(i for i in range(self.S) if i not in touched)
@@ -145,9 +147,10 @@ class Planner:
             iteration=iteration, units=tuple(units), skipped=skipped, phases=phases,
             apply_scope="all" if (self.dense and not seed and ran) else "unit",
             all_active=bool(all_active), dense=self.dense and not seed, hoist=self.hoist and ran and not seed,
-            frontier=spec.activate != "all", publish=publish, publish_fields=fields,
+            frontier=(spec.activate != "all") if frontier is None else (frontier and spec.activate != "all"),
+            publish=publish, publish_fields=fields,
             publish_edges=bool(spec.has_scatter and ran and not seed),
-            reduce=() if seed else tuple(spec.aggregates), workers=workers,
+            reduce=tuple(spec.aggregates), workers=workers,
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed)
 
