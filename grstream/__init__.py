@@ -14,7 +14,7 @@ from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid, sqrt,
                       where)
 
 __all__ = ["errors", "GASProgram", "monoid", "where", "minimum", "maximum", "abs", "sqrt", "exp",
-           "log", "build_shards", "open", "ShardStore", "run", "Result", "algorithms"]
+           "log", "build_shards", "open", "ShardStore", "run", "Result", "Session", "algorithms"]
 
 
 def __getattr__(name):
@@ -25,7 +25,7 @@ def __getattr__(name):
     if name in ("open", "ShardStore"):
         from . import store as _store
         return getattr(_store, name)
-    if name in ("run", "Result"):
+    if name in ("run", "Result", "Session"):
         from . import engine as _engine
         return getattr(_engine, name)
     if name == "algorithms":

@@ -59,10 +59,10 @@ def main(args):
         args.source = 0
     t0 = time.perf_counter()
     with store_mod.open(path) as store:
+        # every algorithm reads --max-iter through run_options (pagerank's from_args puts its
+        # own default of 100 in place of None)
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
-                       "progress": not args.quiet}
-        if algo.NAME != "pagerank":
-            run_options["max_iter"] = args.max_iter
+                       "progress": not args.quiet, "max_iter": args.max_iter}
         values, results = algo.from_args(store, args, run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
@@ -72,8 +72,8 @@ def main(args):
         if args.stats_json:
             doc = {"algorithm": algo.NAME, "store": str(path), "seconds": seconds,
                    "runs": [r.to_json_dict() for r in results]}
-            from ..engine.runner import _plain
-            text = json.dumps(_plain(doc), indent=2)
+            from ..engine.result import jsonable
+            text = json.dumps(jsonable(doc), indent=2)
             if args.stats_json == "-":
                 print(text)
             else:

@@ -18,7 +18,7 @@ from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prep
                     split_chunks)
 from .intervals import choose_intervals, shard_of
 from .layout import compress, compress_keys, compress_pieces, count_into, pack_keys
-from .prefetch import read_ahead
+from ..readahead import read_ahead
 from .runs import KeyRuns
 from .writer import StoreWriter
 
