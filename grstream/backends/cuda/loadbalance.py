@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...engine.balance import register
 from ...errors import UsageError
 from .skeletons import BLOCK_MIN
 
@@ -76,3 +77,41 @@ def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=
             and stats.skew >= SKEW_RATIO and stats.max_degree * TAIL_SHARE > edges):
         return "merge"
     return "twc"
+
+
+def policy(forced="auto"):
+    """The planner's load-balance policy for CUDA units (grstream/engine/balance.py): one strategy
+    per shard of a unit, :func:`choose` per gather direction over the shard's degree facts (a
+    shard takes the merge split when any direction needs it); ``forced`` overrides."""
+    def cuda_policy(facts, actives):
+        if forced != "auto":
+            return (forced,) * len(facts)
+        out = []
+        for f, active in zip(facts, actives):
+            frac = int(active) / f.vertices if f.vertices else 0.0
+            pick = "twc"
+            for d, edges in f.edges:
+                stats = DegreeStats(f.vertices, int(edges), int(f.max_degree_of(d)))
+                launch = sum(g.edges_of(d) for g in facts)
+                if choose(stats, frac, "auto", True, launch_edges=launch) == "merge":
+                    pick = "merge"
+            out.append(pick)
+        return tuple(out)
+    return cuda_policy
+
+
+def policy_kind(load_balance="auto", deterministic=False):
+    """The balance-policy kind (:mod:`grstream.engine.balance`) of these executor options:
+    ``deterministic`` gathers without atomics, so TWC only."""
+    if deterministic:
+        if load_balance == "merge":
+            raise UsageError("deterministic=True gathers without atomics: load_balance must be "
+                             "'twc' or 'auto', not 'merge'")
+        return "cuda-twc"
+    if load_balance not in STRATEGIES:
+        raise UsageError(f"load_balance must be one of {', '.join(STRATEGIES)}, not {load_balance!r}")
+    return "cuda" if load_balance == "auto" else f"cuda-{load_balance}"
+
+
+for _forced in STRATEGIES:
+    register("cuda" if _forced == "auto" else f"cuda-{_forced}", policy(_forced))

@@ -1,19 +1,11 @@
-"""Device-side planning for the GPU path, free of CUDA calls so CI can test it.
+"""Device bytes of the GPU executor's static state, free of CUDA calls so CI can test them.
 
-GraphReduce Eq. 1-2: the device holds the static vertex state (every field twice: the values
-gather reads and the values apply writes, degrees, two frontier bitmaps, the accumulator of one
-interval) and spends the rest of the budget on shard *slots*, each as large as the largest shard's
-needed arrays. :func:`plan_device` reuses the backend-neutral :func:`plan_memory`: when the budget
-holds every shard, every shard is resident (copied once, in-memory mode); otherwise two slots
-(three by default, fewer when the budget is short; one means no overlap) stream the shards that
-do not stay resident.
+GraphReduce Eq. 1: the device holds the static vertex state (every field twice: the values gather
+reads and the values apply writes, degrees, two frontier bitmaps, the accumulator, the changed
+flags, hoisted messages, mutable edge state) whatever the budget; the engine's memory model
+(grstream/engine/memory.py) spends the rest on streaming slots and resident shards.
 """
-from dataclasses import dataclass
-from typing import Dict, List, Optional
-
 import numpy as np
-
-from ...engine.schedule import MemoryPlan, plan_memory
 
 ALIGN = 256  # every device sub-array starts on a 256-byte boundary (coalescing, 16-byte loads)
 #: bytes kept free below the device's free memory when no budget is given (context, modules,
@@ -23,24 +15,6 @@ DEFAULT_MARGIN = 1 << 30
 
 def align(nbytes):
     return (int(nbytes) + ALIGN - 1) // ALIGN * ALIGN
-
-
-def layout(nbytes_by_name: Dict[str, int]):
-    """Offsets of a shard's arrays packed into one device region: ({name: offset}, total bytes)."""
-    offsets, off = {}, 0
-    for name, nb in nbytes_by_name.items():
-        offsets[name] = off
-        off += align(max(int(nb), 1))
-    return offsets, off
-
-
-def shard_region_bytes(store, names) -> np.ndarray:
-    """Device bytes of each shard's needed arrays, aligned as :func:`layout` packs them."""
-    out = np.zeros(store.num_shards, dtype=np.int64)
-    for i in range(store.num_shards):
-        info = store.shard_info(i)
-        out[i] = layout({n: info.dataset_nbytes[n] for n in names})[1]
-    return out
 
 
 def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
@@ -93,109 +67,3 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
 def vertex_state_bytes(*args, **kwargs):
     """Device bytes of :func:`static_buffers` (same arguments), each aligned as allocated."""
     return int(sum(align(max(b, 1)) for b in static_buffers(*args, **kwargs).values()))
-
-
-def plan_device(region_bytes, vertex_bytes, budget, slots=2, slot_bytes=0):
-    """Resident shards and streaming slots for ``budget`` device bytes (MemoryBudgetError below the
-    minimum: vertex state plus the largest shard's needed arrays).
-
-    Takes as many of ``slots`` streaming slots as the budget holds (at least one): a third slot
-    lets a copy start while two shards' kernels are still queued, so the copy engine never waits.
-    With ``slot_bytes`` above the largest shard, slots grow towards it (by at most half of what the
-    budget leaves for resident shards) so that several consecutive streamed shards travel as one
-    copy: each copy step costs a fixed gap of event hops and host work, fewer steps hide it.
-    """
-    sizes = np.asarray(region_bytes, dtype=np.int64)
-    largest = int(sizes.max()) if sizes.size else 0
-    k = max(int(slots), 1)
-    if budget is not None:
-        while k > 1 and budget < vertex_bytes + k * largest:
-            k -= 1
-    plan = plan_memory(sizes, int(vertex_bytes), budget, max_buffers=k)
-    if plan.all_cached or not plan.num_buffers or int(slot_bytes) <= largest:
-        return plan
-    k = plan.num_buffers
-    spare = int(budget) - int(vertex_bytes) - k * largest
-    grow = min(int(slot_bytes) - largest, spare // (2 * k)) // ALIGN * ALIGN
-    if grow <= 0:
-        return plan
-    free = spare - k * grow
-    cached = []
-    for i, s in enumerate(sizes):
-        if s <= free:
-            cached.append(i)
-            free -= int(s)
-    return MemoryPlan(budget=plan.budget, vertex_bytes=plan.vertex_bytes, buffer_bytes=largest + grow,
-                      num_buffers=k, cached=cached, shard_bytes=plan.shard_bytes)
-
-
-def plan_host_cache(region_bytes, streamed, limit):
-    """Streamed shards whose arrays stay in pinned host memory after their first read.
-
-    With all of them cached, iterations after the first never touch the store and copies run at
-    link speed; the rest are read each time they are needed, through staging buffers.
-    """
-    cached, used = [], 0
-    for i in streamed:
-        nb = int(region_bytes[i])
-        if limit is None or used + nb <= limit:
-            cached.append(int(i))
-            used += nb
-    return cached
-
-
-@dataclass(frozen=True)
-class Step:
-    """One shard of an iteration: where its data lives on the device and whether it moves."""
-
-    shard: int
-    resident: bool
-    slot: Optional[int]   # streaming slot index, None for resident shards
-    copy: bool            # copy host -> device before its kernels
-
-
-class Residency:
-    """Which resident shards are already on the device; turns active shards into ordered steps."""
-
-    def __init__(self, resident, num_slots):
-        self.resident = set(int(i) for i in resident)
-        self.loaded = set()
-        self.num_slots = int(num_slots)
-        self._next_slot = 0
-
-    def steps(self, active) -> List[Step]:
-        """Steps for the active shards, one shard per copy (see :meth:`units`)."""
-        return [s for unit in self.units(active) for s in unit]
-
-    def units(self, active, join=None) -> List[tuple]:
-        """Copy units for the active shards (shards with no active vertex never appear: skipped).
-
-        A unit is one resident shard, or consecutive streamed shards sharing one slot and one copy:
-        ``join(unit, shard)`` says whether ``shard`` extends the streamed ``unit`` (list of shard
-        indices); without it every unit holds one shard. Resident and streamed units alternate, a
-        resident one first, so the copy of a streamed unit overlaps a resident shard's kernels;
-        streamed units take the slots in turn.
-        """
-        active = [int(i) for i in active]
-        res = [i for i in active if i in self.resident]
-        groups = []
-        for i in active:
-            if i in self.resident:
-                continue
-            if groups and join is not None and join(groups[-1], i):
-                groups[-1].append(i)
-            else:
-                groups.append([i])
-        if groups and self.num_slots == 0:
-            raise RuntimeError("shards to stream but no streaming slot")
-        out = []
-        while res or groups:
-            if res:
-                i = res.pop(0)
-                out.append((Step(i, True, None, i not in self.loaded),))
-                self.loaded.add(i)
-            if groups:
-                slot = self._next_slot
-                self._next_slot = (self._next_slot + 1) % self.num_slots
-                out.append(tuple(Step(i, False, slot, True) for i in groups.pop(0)))
-        return out

@@ -78,9 +78,7 @@ def test_min_gather_keeps_nan_as_the_cpu(gpu, tmp_path, rng, lb):
 
 @pytest.mark.parametrize("every", [97, 7], ids=["few-seeds-marked", "many-seeds-activated"])
 def test_seeds_in_every_shard(gpu, tmp_path, rng, every):
-    from grstream.backends.cuda import CudaBackend
-    from grstream.backends.cuda.backend import SEED_LIST
-    from grstream.engine.runner import initial_state
+    from grstream.backends.cuda.executor import SEED_LIST
     store = skewed_store(tmp_path, rng, shards=5)
     assert (store.num_vertices // every > SEED_LIST) == (every == 7)
     cpu = gr.run(MultiSourceBFS(every=every), store)
@@ -88,42 +86,43 @@ def test_seeds_in_every_shard(gpu, tmp_path, rng, every):
         got = gr.run(MultiSourceBFS(every=every), store, device="cuda", memory_budget=b)
         np.testing.assert_array_equal(got.values["level"], cpu.values["level"])
         assert got.iterations == cpu.iterations
-    prog = MultiSourceBFS(every=every)
-    with CudaBackend(store, prog) as backend:
-        state, seed = initial_state(prog, store)
-        active = backend.start(state, seed)
-        assert active == cpu.stats[0].active_vertices
-        assert set(backend.start_times) == {"state_s", "seed_s"}
+    assert got.stats[0].active_vertices == cpu.stats[0].active_vertices
+    assert set(got.info["start"]) == {"state_s", "seed_s"}
 
 
 def test_a_launch_with_wrong_arguments_is_a_python_error(gpu, tmp_path, rng):
-    from grstream.backends.cuda import CudaBackend
     from grstream.backends.cuda.kernelargs import KernelArgumentError
     store = skewed_store(tmp_path, rng, shards=2)
-    with CudaBackend(store, gr.algorithms.pagerank.PageRank()) as backend:
+    pr = gr.algorithms.pagerank.PageRank
+    with gr.Session(store, device="cuda") as session:
+        before = session.run(pr(), max_iter=3).values["rank"]
+        dev = session._prepared[pr].executor.dev
         with pytest.raises(KernelArgumentError, match="takes 2 arguments"):
-            backend._launch("fill", 10, backend.acc)
+            dev.launch("fill", 10, dev.acc)
         with pytest.raises(KernelArgumentError, match="'nv'"):
-            backend._launch("fill", 10, backend.acc, 2.5)
-        backend.ex.sync()   # the context is healthy: nothing reached the GPU
+            dev.launch("fill", 10, dev.acc, 2.5)
+        # nothing reached the GPU: the context is healthy and the next run agrees
+        np.testing.assert_array_equal(session.run(pr(), max_iter=3).values["rank"], before)
 
 
 def test_failed_launch_mid_stream_stops_the_reader(gpu, tmp_path, rng, monkeypatch):
-    from grstream.backends.cuda import CudaBackend
+    from grstream.backends.cuda.executor import CudaExecutor
+    from .test_cuda_backend import largest_region
     store = skewed_store(tmp_path, rng, shards=8)
     prog = gr.algorithms.bfs.BFS(source=7)
-    backend = CudaBackend(store, prog, memory_budget=gpu_minimum(prog, store), host_cache=0)
-    calls = []
+    real, calls = CudaExecutor.gather, []
 
-    def failing(*args, **kw):
+    def failing(self, plan, unit, data):
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("launch failed")
-    monkeypatch.setattr(backend, "_shard_kernels", failing)
-    from grstream.engine.runner import initial_state
-    state, seed = initial_state(prog, store)
-    backend.start(state, None)
-    with pytest.raises(RuntimeError, match="launch failed"):
-        backend.iterate(1)
-    assert not [t for t in threading.enumerate() if t.name == "grstream-cuda-readahead" and t.is_alive()]
-    backend.close()
+        return real(self, plan, unit, data)
+    with gr.Session(store, device="cuda", memory_budget=gpu_minimum(prog, store),
+                    pinned_budget=largest_region(prog, store)) as session:
+        monkeypatch.setattr(CudaExecutor, "gather", failing)
+        with pytest.raises(RuntimeError, match="launch failed"):
+            session.run(prog)
+        assert not [t for t in threading.enumerate() if t.name == "grstream-read-ahead" and t.is_alive()]
+        monkeypatch.setattr(CudaExecutor, "gather", real)
+        cpu = gr.run(prog, store).values["level"]
+        np.testing.assert_array_equal(session.run(prog).values["level"], cpu)   # the session recovered
