@@ -228,7 +228,7 @@ def test_residency_modes_and_copy_accounting(cuda_run, tmp_path, rng):
     assert full.info["residency"] == "in-memory"
     shard_bytes = full.stats[0].bytes_h2d
     assert shard_bytes > 0 and all(s.shards_copied == 0 for s in full.stats[1:])
-    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low)
+    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, pinned_budget=2 * store.nbytes())
     assert stream.info["residency"] in ("streaming", "partial")
     assert all(s.shards_copied == s.shards_processed - stream.info["memory"]["resident_shards"]
                for s in stream.stats[1:])
@@ -268,17 +268,18 @@ def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo)
     # slots grow to about three shards each: consecutive streamed shards share copies
     mb = gpu_minimum(program, store) + needed * 3 // 4
     cpu, cpu_res = fn(store)
-    got, res = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": needed})
+    pinned = 2 * store.nbytes()   # every streamed shard in the pinned cache: consecutive ones can share a copy
+    got, res = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": needed})
     assert_same(algo, cpu, got, rtol)
     assert res.iterations == cpu_res.iterations
     assert res.info["residency"] == "partial" and res.info["slot_bytes"] > int(region.max())
     copied = [s for s in res.stats if s.shards_copied > 1]
     assert copied and any(s.copies < s.shards_copied for s in copied)
     assert all(s.copies <= s.shards_copied for s in res.stats)
-    single, _ = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": 0})
+    single, _ = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": 0})
     assert_same(algo + " one shard per copy", cpu, single, rtol)
     # by default only dense programs group their shards; frontier programs keep three one-shard slots
-    default, dres = fn(store, device="cuda", memory_budget=mb)
+    default, dres = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned)
     assert_same(algo + " default slots", cpu, default, rtol)
     if algo == "pagerank":
         assert dres.info["slot_bytes"] > int(region.max()) and dres.info["slots"] == 2
