@@ -8,9 +8,14 @@ import numpy as np
 
 
 class VertexView:
-    __slots__ = ("_fields", "_builtins", "_index", "_count", "_cache", "_assigned", "_writable")
+    """Vertex fields of the selected vertices. With ``lanes`` (several runs of one program at
+    once) every field is a (lanes, n) array and reads give (lanes, count) arrays; ids and
+    builtins stay one-dimensional and broadcast against them."""
 
-    def __init__(self, fields, builtins, index, count, writable=False):
+    __slots__ = ("_fields", "_builtins", "_index", "_count", "_cache", "_assigned", "_writable",
+                 "_lanes")
+
+    def __init__(self, fields, builtins, index, count, writable=False, lanes=None):
         # index: a slice (contiguous interval: reads are views, no copy) or an int array of ids
         object.__setattr__(self, "_fields", fields)
         object.__setattr__(self, "_builtins", builtins)
@@ -19,6 +24,7 @@ class VertexView:
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_assigned", {})
         object.__setattr__(self, "_writable", writable)
+        object.__setattr__(self, "_lanes", lanes)
 
     def __getattr__(self, name):
         assigned = self._assigned
@@ -29,7 +35,7 @@ class VertexView:
             return cache[name]
         idx = self._resolve()
         if name in self._fields:
-            value = self._fields[name][idx]
+            value = self._fields[name][..., idx]
         elif name == "id":
             value = (np.arange(idx.start, idx.stop, dtype=np.int64) if isinstance(idx, slice)
                      else idx.astype(np.int64, copy=False))
@@ -57,9 +63,14 @@ class VertexView:
 
     def assigned(self):
         """Fields written by the method, each broadcast to the view's length."""
-        dtype_of = {k: a.dtype for k, a in self._fields.items()}
-        return {k: np.broadcast_to(np.asarray(v, dtype=dtype_of[k]), (self._count,))
-                for k, v in self._assigned.items()}
+        out = {}
+        shape = (self._count,) if self._lanes is None else (self._lanes, self._count)
+        for k, v in self._assigned.items():
+            dtype = self._fields[k].dtype
+            if not (isinstance(v, np.ndarray) and v.dtype == dtype and v.shape == shape):
+                v = np.broadcast_to(np.asarray(v, dtype=dtype), shape)
+            out[k] = v
+        return out
 
 
 class ExpandedView:
@@ -76,7 +87,7 @@ class ExpandedView:
     def __getattr__(self, name):
         cache = self._cache
         if name not in cache:
-            cache[name] = np.repeat(getattr(self._base, name), self._counts)
+            cache[name] = np.repeat(getattr(self._base, name), self._counts, axis=-1)
         return cache[name]
 
     def __setattr__(self, name, value):
@@ -119,11 +130,13 @@ class EdgeView:
         return dict(self._assigned)
 
 
-def as_length(value, count, dtype):
-    """A method's result as an array of ``count`` elements of ``dtype`` (scalars broadcast)."""
+def as_length(value, count, dtype, lanes=None):
+    """A method's result as an array of ``count`` elements of ``dtype`` (scalars broadcast);
+    with ``lanes``, of shape (lanes, count)."""
     arr = np.asarray(value)
     if arr.dtype != dtype:
         arr = arr.astype(dtype)
-    if arr.shape != (count,):
-        arr = np.broadcast_to(arr, (count,))
+    shape = (count,) if lanes is None else (lanes, count)
+    if arr.shape != shape:
+        arr = np.broadcast_to(arr, shape)
     return arr
