@@ -1,8 +1,8 @@
 """Lanes: several instances of one program class run as one (Session.run_lanes).
 
 The instances' attributes are merged into one program object: attributes equal in every
-instance stay as they are, scalars that differ become a (lanes, 1) array and per-instance arrays
-a (lanes, ...) stack, so the program's numpy expressions compute every lane at once.
+instance stay as they are, scalars that differ become a (lanes,) array and per-instance arrays
+a (..., lanes) stack, so the program's numpy expressions compute every lane at once.
 """
 import copy
 
@@ -24,9 +24,9 @@ def lane_program(programs):
                 np.ndim(first) == 0 and all(np.ndim(v) == 0 and v == first for v in values)):
             continue
         if np.ndim(first) == 0:
-            setattr(merged, name, np.asarray(values).reshape(len(values), 1))
+            setattr(merged, name, np.asarray(values))
         else:
-            setattr(merged, name, np.stack([np.asarray(v) for v in values]))
+            setattr(merged, name, np.stack([np.asarray(v) for v in values], axis=-1))
     return merged
 
 
@@ -40,7 +40,7 @@ def split_results(programs, store, state, stats, iterations, converged, info, se
     """One Result per lane; the iterations' statistics (shared by every lane) go with the first."""
     out = []
     for k, program in enumerate(programs):
-        values = {f: np.ascontiguousarray(a[k]) for f, a in state.items()}
+        values = {f: np.ascontiguousarray(a[:, k]) for f, a in state.items()}
         r = Result.of(program, store, values, {}, stats if k == 0 else [], converged[k], info,
                       seconds if k == 0 else 0.0)
         r.iterations = int(iterations[k])

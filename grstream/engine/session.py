@@ -217,13 +217,13 @@ class Session:
     def run_lanes(self, programs, *, max_iter=None, callback=None):
         """Run several instances of one program class at once ("lanes"), one Result each.
 
-        Every vertex field becomes a (lanes, n) array and each instance keeps its own frontier;
+        Every vertex field becomes an (n, lanes) array and each instance keeps its own frontier;
         an iteration runs the union of the lanes' active vertices and masks each lane to its own,
         so every lane's result equals its own :meth:`run`. A lane stops when its frontier is empty
         or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
-        Parameters that differ between the instances reach the program's methods as (lanes, 1)
-        arrays, per-instance arrays as (lanes, n): methods written with numpy operations
-        broadcast over them. Programs with aggregates, scatter or edge state, and executors
+        Parameters that differ between the instances reach the program's methods as (lanes,)
+        arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state, and executors
         without lanes, use :meth:`run` per instance.
         """
         programs = list(programs)
@@ -259,7 +259,7 @@ class Session:
         ex.load_state(state, {})
         seeded = seed is not None and spec.activate != "all"
         ex.set_frontier(seed if seeded else None)
-        union = seed.any(axis=0) if seeded else None
+        union = seed.any(axis=1) if seeded else None
         counts = self.sizes
         if seeded:
             csum = np.concatenate(([0], np.cumsum(union, dtype=np.int64)))

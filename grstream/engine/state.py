@@ -6,10 +6,10 @@ from ..program.views import VertexView
 
 def initial_state(program, store, lanes=None):
     """Run the program's host-side init over every vertex: (state dict, seed mask or None).
-    With ``lanes`` the state and the seed are (lanes, n) arrays."""
+    With ``lanes`` the state and the seed are (n, lanes) arrays."""
     spec = type(program).spec
     n = int(store.num_vertices)
-    shape = (n,) if lanes is None else (lanes, n)
+    shape = (n,) if lanes is None else (n, lanes)
     state = {f: np.zeros(shape, dtype=dt) for f, dt in spec.vertex_fields.items()}
     builtins = {}
     if "in_degree" in spec.vertex_reads:

@@ -84,9 +84,9 @@ class CpuExecutor(Executor):
         super().__init__(store, spec, memory, ledger, shared)
         self.threads = self._threads(options)
         n = self.n = int(store.num_vertices)
-        # lanes: several runs of one program class at once, every vertex field (lanes, n)
+        # lanes: several runs of one program class at once, every vertex field (n, lanes)
         L = self.L = options.get("lanes")
-        shape = (n,) if L is None else (L, n)
+        shape = (n,) if L is None else (n * L,)   # lanes: flat, viewed as (n, lanes in use)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.builtins = {}
         for d in ("in_degree", "out_degree"):
@@ -114,6 +114,8 @@ class CpuExecutor(Executor):
             self.acc_all = np.zeros(shape, dtype=spec.gather_dtype)
         self._full = {"cur": dict(self.cur), "nxt": dict(self.nxt), "lmask": self.lmask,
                       "lnext": self.lnext, "acc": self.acc_all}
+        if L is not None:
+            self._use_lanes(L)
         self.edges = {}
         for name, dt in spec.edge_state.items():
             ledger.take("device", f"edges/{name}", int(store.num_edges) * dt.itemsize)
@@ -135,7 +137,7 @@ class CpuExecutor(Executor):
 
     def load_state(self, state, edge_state):
         if self.L is not None:
-            self._use_lanes(len(next(iter(state.values()))))
+            self._use_lanes(next(iter(state.values())).shape[1])
         for f, a in self.cur.items():
             a[...] = state[f]
             self.nxt[f][...] = a
@@ -145,14 +147,17 @@ class CpuExecutor(Executor):
         """Run ``count`` lanes (at most the capacity allocated): views of the first rows."""
         if count > self.cap:
             raise ValueError(f"{count} lanes on an executor of {self.cap}")
-        full = self._full
+        full, n = self._full, self.n
         self.L = count
-        self.cur = {f: a[:count] for f, a in full["cur"].items()}
-        self.nxt = {f: a[:count] for f, a in full["nxt"].items()}
+
+        def view(a):   # the first n * count elements as a contiguous (n, count) array
+            return a[:n * count].reshape(n, count)
+        self.cur = {f: view(a) for f, a in full["cur"].items()}
+        self.nxt = {f: view(a) for f, a in full["nxt"].items()}
         if full["lmask"] is not None:
-            self.lmask, self.lnext = full["lmask"][:count], full["lnext"][:count]
+            self.lmask, self.lnext = view(full["lmask"]), view(full["lnext"])
         if full["acc"] is not None:
-            self.acc_all = full["acc"][:count]
+            self.acc_all = view(full["acc"])
 
     def set_frontier(self, mask):
         self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
@@ -163,7 +168,7 @@ class CpuExecutor(Executor):
             return
         if self.L is not None:
             self.seed_lanes = np.asarray(mask, dtype=bool)
-            mask = self.seed_lanes.any(axis=0)
+            mask = self.seed_lanes.any(axis=1)
         self.seed_ids = np.flatnonzero(mask)
         self.front_ids = self.seed_ids
 
@@ -172,8 +177,8 @@ class CpuExecutor(Executor):
         their vertices stay as they are). Returns the active vertices per shard of the union."""
         self.alive = np.asarray(alive, dtype=bool)
         if self.lmask is not None:
-            self.lmask[~self.alive] = False
-            self.front_ids = np.flatnonzero(self.lmask.any(axis=0))
+            self.lmask[:, ~self.alive] = False
+            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
             return np.diff(np.searchsorted(self.front_ids, self.intervals))
         return np.diff(self.intervals)
 
@@ -246,7 +251,7 @@ class CpuExecutor(Executor):
         lo, hi, rows = self._rows(unit)
         acc, edges = self.kern.gather(piece, lo, hi, rows, unit.balance[0])
         if plan.dense:
-            self.acc_all[..., lo:hi] = acc
+            self.acc_all[lo:hi] = acc
         ctx["acc"] = acc
         with self._lock:
             self._edges += edges
@@ -264,7 +269,7 @@ class CpuExecutor(Executor):
             count = (hi - lo) if rows is None else len(rows)
             acc = ctx.get("acc")
             if acc is None:
-                acc = np.full(count if self.L is None else (self.L, count),
+                acc = np.full(count if self.L is None else (count, self.L),
                               spec.gather_dtype.type(0), dtype=spec.gather_dtype)
         v = VertexView(self.cur, self.builtins, index, count, writable=True, lanes=self.L)
         changed = as_length(self.program.apply(v, acc), count, np.bool_, self.L)
@@ -272,7 +277,7 @@ class CpuExecutor(Executor):
         if self.L is not None:
             changed, written = self._mask_lanes(index, changed, written)
         for f, val in written.items():
-            self.nxt[f][..., index] = val
+            self.nxt[f][index] = val
         if self.L is None:
             ch = np.flatnonzero(changed)
             ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
@@ -308,24 +313,24 @@ class CpuExecutor(Executor):
     def _mask_lanes(self, index, changed, written):
         """Lanes where a vertex is not active (or the lane stopped) keep their values."""
         if self.lmask is not None:
-            keep = self.lmask[:, index]
+            keep = self.lmask[index]
         elif not self.alive.all():
-            keep = self.alive[:, None]
+            keep = self.alive[None, :]
         else:
             return changed, written
-        out = {f: np.where(keep, val, self.cur[f][..., index]) for f, val in written.items()}
+        out = {f: np.where(keep, val, self.cur[f][index]) for f, val in written.items()}
         return changed & keep, out
 
     def _activate_lanes(self, plan, unit, piece):
         if plan.seed:
             rows = self._slice_ids(self.seed_ids, unit)
-            changed = self.seed_lanes[:, rows]
+            changed = self.seed_lanes[rows]
         else:
             ctx = self._ctx[unit]
             rows, changed = ctx["rows"], ctx["changed"]
-        some = changed.any(axis=0)
+        some = changed.any(axis=1)
         if some.any():
-            flat = self.kern.activate_lanes(piece, rows[some], changed[:, some])
+            flat = self.kern.activate_lanes(piece, rows[some], changed[some])
             self.lnext.reshape(-1)[flat] = True
 
     def scatter(self, plan, unit, piece):
@@ -344,14 +349,14 @@ class CpuExecutor(Executor):
         elif plan.publish == "copy":
             for index, fields in self._applied:
                 for f in fields:
-                    self.cur[f][..., index] = self.nxt[f][..., index]
+                    self.cur[f][index] = self.nxt[f][index]
         for positions, values in self._edge_writes:
             for name, val in values.items():
                 self.edges[name][positions] = val
         if plan.frontier and self.L is not None:
             self.lmask, self.lnext = self.lnext, self.lmask
             self.lnext.fill(False)
-            self.front_ids = np.flatnonzero(self.lmask.any(axis=0))
+            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
         elif plan.frontier:
             self.front_ids = self._merge_next()
         else:
@@ -399,7 +404,7 @@ class CpuExecutor(Executor):
         rb = Readback(shard_active=counts, changed_vertices=self._changed,
                       active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
         if self.L is not None:
-            rb.lane_active = (self.lmask.sum(axis=1) if self.lmask is not None
+            rb.lane_active = (self.lmask.sum(axis=0) if self.lmask is not None
                               else self.alive * self.n)
         return rb
 

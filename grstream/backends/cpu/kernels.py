@@ -34,7 +34,7 @@ class Kernels:
             # selecting edges; statistics still count only the active vertices' edges
             acc, _ = self._gather(piece, a, b, None)
             local = rows - piece.lo
-            return acc[..., local - a], self._edges_of(piece, local)
+            return acc[local - a], self._edges_of(piece, local)
         return self._gather(piece, a, b, None if rows is None else rows - piece.lo)
 
     def _gather(self, piece, a, b, rows):
@@ -66,19 +66,19 @@ class Kernels:
                 acc = part if acc is None else acc + part
                 continue
             if hoisted is not None:
-                msg = (hoisted[..., other] if d == "in"
-                       else np.repeat(hoisted[..., own_index], np.diff(seg), axis=-1))
+                msg = (hoisted[other] if d == "in"
+                       else np.repeat(hoisted[own_index], np.diff(seg), axis=0))
             else:
                 other_view = VertexView(ex.cur, ex.builtins, other, m, lanes=L)
                 own_view = ExpandedView(VertexView(ex.cur, ex.builtins, own_index, count, lanes=L),
                                         np.diff(seg))
                 src, dst = (other_view, own_view) if d == "in" else (own_view, other_view)
-                edge = EdgeView(self.edge_props(piece, d, sel))
+                edge = EdgeView(self.edge_props(piece, d, sel), lanes=L)
                 msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype, L)
             part = reduce_segments(msg, seg, monoid, dtype)
             acc = part if acc is None else monoid.ufunc(acc, part).astype(dtype, copy=False)
         if acc is None:
-            acc = np.full(count if L is None else (L, count), monoid.identity(dtype), dtype=dtype)
+            acc = np.full(count if L is None else (count, L), monoid.identity(dtype), dtype=dtype)
         return acc, edges
 
     def _edges_of(self, piece, local):
@@ -114,17 +114,17 @@ class Kernels:
         return out[0] if len(out) == 1 else np.concatenate(out)
 
     def activate_lanes(self, piece, rows, changed):
-        """Flat (lane * n + id) positions of the vertices that gather from a vertex of ``rows``
-        changed in that lane (``changed``: bool (lanes, len(rows)))."""
-        n = self.ex.n
+        """Flat (id * lanes + lane) positions of the vertices that gather from a vertex of
+        ``rows`` changed in that lane (``changed``: bool (len(rows), lanes))."""
+        L = self.ex.L
         local = np.asarray(rows, dtype=np.int64) - piece.lo
         out = []
         for ptr, ids in self.act_pairs:
             sel, seg = expand_ranges(piece.arrays[ptr], local)
             targets = piece.arrays[ids][sel].astype(np.int64)
-            flags = np.repeat(changed, np.diff(seg), axis=1)
-            lane, edge = np.nonzero(flags)
-            out.append(lane * n + targets[edge])
+            flags = np.repeat(changed, np.diff(seg), axis=0)
+            edge, lane = np.nonzero(flags)
+            out.append(targets[edge] * L + lane)
         return out[0] if len(out) == 1 else np.concatenate(out)
 
     def scatter(self, piece, changed, written):
