@@ -233,5 +233,9 @@ def _sources_bar(total, exact):
 
 
 def from_args(store, args, run_options):
+    if args.sources is None and run_options.get("progress"):
+        import sys
+        print(f"bc: exact betweenness, every one of the {store.num_vertices:,} vertices a source "
+              f"(--sources K samples K of them)", file=sys.stderr)
     values, results = betweenness(store, k=args.sources, seed=args.seed, **run_options)
     return values, results
