@@ -13,8 +13,8 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import execute, internal_source
-from ..errors import UsageError
+from ._common import internal_source, open_session
+from ..errors import MemoryBudgetError, UsageError
 
 NAME = "bc"
 
@@ -147,19 +147,13 @@ def betweenness(store, k=None, seed=0, sources=None, **run_options):
         chosen, sampled = choose_sources(n, k, seed)
     bc = np.zeros(n, dtype=np.float64)
     results = []
-    for s in chosen:
-        fwd = execute(BrandesForward(source=int(s)), store, run_options)
-        level, sigma = fwd.values["level"], fwd.values["sigma"]
-        depth = int(level.max()) if n else 0
-        results.append(fwd)
-        if depth < 1:
-            continue
-        back = execute(BrandesBackward(level=level, sigma=sigma, depth=depth), store,
-                       dict(run_options, max_iter=depth))
-        results.append(back)
-        delta = back.values["delta"]
-        delta[s] = 0.0
-        bc += delta
+    session, run_kwargs = open_session(store, run_options)
+    show = bool(run_kwargs.pop("progress", False))
+    bar = _sources_bar(len(chosen), sampled is None and sources is None) if show else None
+    with session:
+        _run_sources(session, store, chosen, run_kwargs, bc, results, bar)
+    if bar is not None:
+        bar.close()
     if sampled is not None:
         kk = len(sampled)
         N = n - 1  # pairs counted exclude the endpoints
@@ -170,6 +164,78 @@ def betweenness(store, k=None, seed=0, sources=None, **run_options):
     return bc, results
 
 
+#: a lane batch holds at most this many (sources x edges): the (lanes, edges) temporaries of a
+#: pass stay near 8 M elements (64 MB of float64)
+LANE_ELEMENTS = 1 << 23
+MAX_LANES = 256
+
+
+def _run_sources(session, store, chosen, run_kwargs, bc, results, bar):
+    """Sources in batches run as lanes of one forward pass, then one backward pass per depth
+    (Session.run_lanes); one run per source where lanes are not available or do not fit."""
+    per = max(int(store.num_edges), int(store.num_vertices), 1)
+    size = max(1, min(MAX_LANES, LANE_ELEMENTS // per))
+    if not session.can_run_lanes(BrandesForward):
+        size = 1
+    start = 0
+    while start < len(chosen):
+        batch = [int(s) for s in chosen[start:start + size]]
+        try:
+            if size < 2:
+                raise MemoryBudgetError("one lane", minimum=0)
+            fwds = session.run_lanes([BrandesForward(source=s) for s in batch],
+                                     max_iter=run_kwargs.get("max_iter"))
+            backs = _backward(session, fwds, batch, run_kwargs, bc, lanes=True)
+        except MemoryBudgetError:
+            if size >= 2:   # the budget holds fewer lanes: halve the batch
+                size //= 2
+                continue
+            fwds = [session.run(BrandesForward(source=s), **run_kwargs) for s in batch]
+            backs = _backward(session, fwds, batch, run_kwargs, bc, lanes=False)
+        results.extend(fwds)
+        results.extend(backs)
+        start += len(batch)
+        if bar is not None:
+            bar.update(len(batch))
+
+
+def _backward(session, fwds, sources, run_kwargs, bc, lanes):
+    """Dependency accumulation for forward results; sources of equal depth share a pass."""
+    by_depth = {}
+    for r, s in zip(fwds, sources):
+        depth = int(r.values["level"].max()) if len(r.values["level"]) else 0
+        if depth >= 1:
+            by_depth.setdefault(depth, []).append((r, s))
+    out, parts = [], []
+    for depth, group in sorted(by_depth.items()):
+        programs = [BrandesBackward(level=r.values["level"], sigma=r.values["sigma"], depth=depth)
+                    for r, _ in group]
+        if lanes and len(programs) > 1:
+            backs = session.run_lanes(programs, max_iter=depth)
+        else:
+            backs = [session.run(p, **dict(run_kwargs, max_iter=depth)) for p in programs]
+        for back, (_, s) in zip(backs, group):
+            delta = back.values["delta"]
+            delta[s] = 0.0
+            parts.append(delta)
+        out.extend(backs)
+    # added only once every pass of the batch ran: a batch retried with fewer lanes adds nothing twice
+    for delta in parts:
+        bc += delta
+    return out
+
+
+def _sources_bar(total, exact):
+    """The outer progress bar of a multi-source run: sources done, with an ETA."""
+    from tqdm import tqdm
+    return tqdm(total=total, desc="bc (exact: every vertex a source)" if exact else "bc",
+                unit="source", leave=False)
+
+
 def from_args(store, args, run_options):
+    if args.sources is None and run_options.get("progress"):
+        import sys
+        print(f"bc: exact betweenness, every one of the {store.num_vertices:,} vertices a source "
+              f"(--sources K samples K of them)", file=sys.stderr)
     values, results = betweenness(store, k=args.sources, seed=args.seed, **run_options)
     return values, results

@@ -111,6 +111,10 @@ def summary(name, store, values, results, seconds):
         extra = f", {len(np.unique(values))} components"
     elif name == "pagerank":
         extra = f", converged={results[0].converged}"
+    elif name == "bc":
+        sources = sum(r.info.get("program") == "BrandesForward" for r in results)
+        exact = sources == store.num_vertices
+        extra = f", {sources:,} sources" + (" (exact: every vertex)" if exact else "")
     return (f"{name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
             f"{format_bytes(read)} read" + (f", {format_bytes(h2d)} to the GPU" if h2d else "")

@@ -89,6 +89,11 @@ class Executor:
     name = "abstract"
     #: pinned host memory used for streaming (GPU executors); False: the executor's memory is host memory
     pinned = False
+    #: runs several instances of one program at once (Session.run_lanes): with option
+    #: ``lanes=L`` every vertex field is (n, L), ``set_frontier`` takes an (n, L) seed, the
+    #: engine calls ``set_lanes(alive)`` before each iteration and ``read_back`` fills
+    #: ``Readback.lane_active``. Executors without lanes leave this False.
+    lanes = False
 
     # ------------------------------------------------------------------ class-level facts
     @classmethod

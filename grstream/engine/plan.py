@@ -158,3 +158,4 @@ class Readback:
     changed_vertices: int = 0
     active_edges: int = 0
     aggregates: dict = field(default_factory=dict)
+    lane_active: "object" = None          # lanes: active vertices per lane (Executor.set_lanes)

@@ -91,6 +91,7 @@ class Planner:
         self.resident = frozenset(memory.resident)
         self.pinned = frozenset(memory.pinned)
         self._loaded = set()
+        self._ready = set()   # resident shards known to be loaded (they stay until the session evicts)
         self.loaded = loaded or self._loaded.__contains__
         self.mark_loaded = mark_loaded or self._loaded.add
         self.cache_filled = set()
@@ -104,6 +105,7 @@ class Planner:
         self.unit_edges = np.array(
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
+        self._edges = [int(e) for e in self.unit_edges]
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:
@@ -137,7 +139,7 @@ class Planner:
         else:
             publish = "swap" if spec.activate == "all" else "copy"
             fields = tuple(sorted(spec.analysis.apply_writes))
-        edge_work = int(sum(self.unit_edges[i] for i in shards)) if shards else 0
+        edge_work = sum(self._edges[i] for i in shards)
         workers = 1
         if not seed and self.caps.workers > 1 and len(units) > 1 and edge_work >= PARALLEL_EDGES:
             workers = min(self.caps.workers, len(units))
@@ -158,10 +160,12 @@ class Planner:
         batch = self.caps.batch_resident == "always" or (self.caps.batch_resident == "dense" and dense)
         resident_units, loads, streamed = [], [], []
         run = []
+        touched = set(shards)
+        ready = self._ready
         for i in shards:
-            if i in self.resident and self.loaded(i):
+            if i in ready or (i in self.resident and self.loaded(i) and not ready.add(i)):
                 if batch:
-                    if run and (i != run[-1] + 1 and not self._same_run(run[-1], i)):
+                    if run and not self._same_run(run[-1], i, touched):
                         resident_units.append(run)
                         run = []
                     run.append(i)
@@ -209,16 +213,20 @@ class Planner:
             return out
         return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
 
-    def _same_run(self, a, b):
-        """Whether resident shards a < b lie in one run of resident shards (nothing between them
-        is streamed), so one pass over the run's data covers both."""
-        return all(j in self.resident for j in range(a, b + 1))
+    def _same_run(self, a, b, touched):
+        """Whether loaded resident shards a < b can share a unit: every shard between them is
+        resident and skipped this iteration, so one pass over the run's data covers both and no
+        other unit works on the vertices between them."""
+        return all(j in self.resident and j not in touched for j in range(a + 1, b))
 
     def _split(self, run):
         """A run of resident shards as ``workers`` units of about equal edges when worth it, and
         in pieces of at most ``caps.unit_edges`` edges (one shard at least)."""
-        limit = self.caps.unit_edges
-        if limit is not None and len(run) > 1 and int(self.unit_edges[run].sum()) > limit:
+        limit, k = self.caps.unit_edges, self.caps.workers
+        if len(run) <= 1 or (limit is None and k <= 1):
+            return [run]
+        total = sum(self._edges[i] for i in run)
+        if limit is not None and total > limit:
             pieces, cur, size = [], [], 0
             for i in run:
                 if cur and size + int(self.unit_edges[i]) > limit:
@@ -227,8 +235,7 @@ class Planner:
                 cur.append(i)
                 size += int(self.unit_edges[i])
             return pieces + [cur]
-        k = self.caps.workers
-        if k <= 1 or len(run) <= 1 or int(self.unit_edges[run].sum()) < PARALLEL_EDGES:
+        if k <= 1 or total < PARALLEL_EDGES:
             return [run]
         cum = np.cumsum(self.unit_edges[run])
         cuts = np.searchsorted(cum, cum[-1] * np.arange(1, k) / k, side="left") + 1

@@ -79,8 +79,9 @@ class Session:
         self.sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
 
     # ------------------------------------------------------------------ setup, once per class
-    def _prepare(self, cls):
-        prep = self._prepared.get(cls)
+    def _prepare(self, cls, lanes=None):
+        key = (cls, lanes)
+        prep = self._prepared.get(key)
         if prep is not None:
             return prep
         store, spec = self.store, cls.spec
@@ -90,7 +91,8 @@ class Session:
             raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
                              f"edge ids in the store: rebuild it with --edge-ids")
         ex_cls = self.cls
-        opts = dict(self.options, memory_budget=self.memory_budget, store=store)
+        options = dict(self.options, **({"lanes": lanes} if lanes else {}))
+        opts = dict(options, memory_budget=self.memory_budget, store=store)
         fp = ex_cls.footprint(store, spec, is_dense(spec), opts)
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
         held = sum(p.model.device_bytes for p in self._prepared.values())
@@ -106,7 +108,7 @@ class Session:
             self._evict()
             model = plan_memory(store, names, fp, budget, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
         ledger = Ledger(model)
-        executor = ex_cls(store, spec, model, ledger, self.shared, **self.options)
+        executor = ex_cls(store, spec, model, ledger, self.shared, **options)
         dirs = gather_directions(spec)
         if dirs not in self._facts:
             self._facts[dirs] = shard_facts(store, spec)
@@ -114,7 +116,7 @@ class Session:
         planner = Planner(spec, store, model, ex_cls.capabilities(opts), facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]))
-        prep = self._prepared[cls] = _Prepared(executor, planner, model, ledger)
+        prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
 
     def _evict(self):
@@ -206,6 +208,100 @@ class Session:
                      "hoisted_gather": planner.hoist, "dense": planner.dense})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
+
+    def can_run_lanes(self, cls):
+        """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
+        spec = cls.spec
+        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state)
+
+    def run_lanes(self, programs, *, max_iter=None, callback=None):
+        """Run several instances of one program class at once ("lanes"), one Result each.
+
+        Every vertex field becomes an (n, lanes) array and each instance keeps its own frontier;
+        an iteration runs the union of the lanes' active vertices and masks each lane to its own,
+        so every lane's result equals its own :meth:`run`. A lane stops when its frontier is empty
+        or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
+        Parameters that differ between the instances reach the program's methods as (lanes,)
+        arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state, and executors
+        without lanes, use :meth:`run` per instance.
+        """
+        programs = list(programs)
+        if not programs:
+            return []
+        cls = type(programs[0])
+        spec = cls.spec
+        if any(type(p) is not cls for p in programs):
+            raise UsageError("run_lanes() needs instances of one GASProgram class")
+        if not self.can_run_lanes(cls):
+            raise UsageError(f"{spec.name} cannot run in lanes on {self.cls.name}: use run()")
+        if max_iter is not None and max_iter < 0:
+            raise UsageError(f"max_iter must be >= 0, not {max_iter}")
+        t_start = time.perf_counter()
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return self._run_lanes(programs, max_iter, callback, t_start)
+        except BaseException:
+            self._evict()
+            raise
+
+    def _run_lanes(self, programs, max_iter, callback, t_start):
+        from .lanes import lane_converged, lane_program, split_results
+        store, L = self.store, len(programs)
+        program = lane_program(programs)
+        spec = type(program).spec
+        # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
+        prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
+        ex, planner = prep.executor, prep.planner
+        program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
+        state, seed = initial_state(program, store, lanes=L)
+        ex.bind(program)
+        ex.load_state(state, {})
+        seeded = seed is not None and spec.activate != "all"
+        ex.set_frontier(seed if seeded else None)
+        union = seed.any(axis=1) if seeded else None
+        counts = self.sizes
+        if seeded:
+            csum = np.concatenate(([0], np.cumsum(union, dtype=np.int64)))
+            counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
+        rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
+        lane_active = rb.lane_active
+        limit = max_iter if max_iter is not None else max(1, 10 * self.n + 10)
+        alive = np.ones(L, dtype=bool)
+        iterations = np.zeros(L, dtype=np.int64)
+        converged = np.zeros(L, dtype=bool)
+        stats, it, all_active = [], 0, not seeded
+        while it < limit:
+            done = lane_active == 0
+            if it > 0:
+                done |= lane_converged(program, L) & alive
+            converged |= done & alive
+            alive &= ~done
+            if not alive.any():
+                break
+            counts = ex.set_lanes(alive)
+            it += 1
+            program.iteration = it
+            iterations[alive] += 1
+            plan = planner.plan(it, counts, all_active)
+            st = IterationStats(iteration=it, active_vertices=int(counts.sum()), plan=plan.summary(),
+                                shards_processed=len(plan.shards), shards_skipped=len(plan.skipped))
+            t0 = time.perf_counter()
+            rb = self._execute(ex, plan, st)
+            lane_active, all_active = rb.lane_active, spec.activate == "all"
+            st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
+            st.next_active_vertices = int(rb.shard_active.sum())
+            st.time_total = time.perf_counter() - t0
+            stats.append(st)
+            if callback is not None:
+                callback(st)
+        else:
+            converged |= (lane_active == 0) & alive
+        info = dict(ex.info())
+        info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L})
+        return split_results(programs, store, ex.state(), stats, iterations, converged, info,
+                             time.perf_counter() - t_start)
 
     def _execute(self, ex, plan, st):
         """Run one plan on ``ex`` (the order of grstream/engine/executor.py)."""

@@ -4,22 +4,24 @@ import numpy as np
 from ..program.views import VertexView
 
 
-def initial_state(program, store):
-    """Run the program's host-side init over every vertex: (state dict, seed mask or None)."""
+def initial_state(program, store, lanes=None):
+    """Run the program's host-side init over every vertex: (state dict, seed mask or None).
+    With ``lanes`` the state and the seed are (n, lanes) arrays."""
     spec = type(program).spec
     n = int(store.num_vertices)
-    state = {f: np.zeros(n, dtype=dt) for f, dt in spec.vertex_fields.items()}
+    shape = (n,) if lanes is None else (n, lanes)
+    state = {f: np.zeros(shape, dtype=dt) for f, dt in spec.vertex_fields.items()}
     builtins = {}
     if "in_degree" in spec.vertex_reads:
         builtins["in_degree"] = store.in_degree()
     if "out_degree" in spec.vertex_reads:
         builtins["out_degree"] = store.out_degree()
-    v = VertexView(state, builtins, slice(0, n), n, writable=True)
+    v = VertexView(state, builtins, slice(0, n), n, writable=True, lanes=lanes)
     seed = program.init(v)
     for f, val in v.assigned().items():
-        state[f][:] = val
+        state[f][...] = val
     if seed is not None:
-        seed = np.broadcast_to(np.asarray(seed, dtype=bool), (n,))
+        seed = np.broadcast_to(np.asarray(seed, dtype=bool), shape)
     return state, seed
 
 

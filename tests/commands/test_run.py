@@ -93,3 +93,13 @@ def test_renumbered_store_writes_original_ids(tmp_path):
     out = tmp_path / "bfs.npy"
     assert main(["run", "bfs", str(path), "--source", "20000", "-o", str(out), "--quiet"]) == 0
     np.testing.assert_array_equal(np.load(out)["value"], [2, 0, 1])
+
+
+def test_bc_says_how_many_sources(store_path, capsys):
+    assert main(["run", "bc", store_path, "--sources", "5", "--quiet"]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(", 5 sources")
+    assert main(["run", "bc", store_path]) == 0
+    err = capsys.readouterr().err
+    # the exact run is announced, shows a bar over sources, and its summary counts them
+    assert "every one of the 80 vertices a source" in err and "bc (exact: every vertex a source)" in err
+    assert err.strip().splitlines()[-1].endswith(", 80 sources (exact: every vertex)")

@@ -29,23 +29,25 @@ SCRATCH_PER_VERTEX = 32
 
 class CpuExecutor(Executor):
     name = "cpu"
+    lanes = True
 
     # ------------------------------------------------------------------ class-level facts
     @classmethod
     def footprint(cls, store, spec, dense, options):
         n, m = int(store.num_vertices), int(store.num_edges)
+        L = options.get("lanes") or 1
         static = {}
         for f, dt in spec.vertex_fields.items():
-            static[f"cur/{f}"] = static[f"nxt/{f}"] = n * dt.itemsize
+            static[f"cur/{f}"] = static[f"nxt/{f}"] = L * n * dt.itemsize
         for d in ("in_degree", "out_degree"):
             if d in spec.vertex_reads:
                 static[d] = 8 * n
         if spec.activate != "all":
-            static["frontier"] = n
+            static["frontier"] = n + (2 * L * n if options.get("lanes") else 0)
         if hoistable(spec):
-            static["hoisted"] = n * spec.gather_dtype.itemsize
+            static["hoisted"] = L * n * spec.gather_dtype.itemsize
         if dense:
-            static["acc"] = n * spec.gather_dtype.itemsize
+            static["acc"] = L * n * spec.gather_dtype.itemsize
         for name, dt in spec.edge_state.items():
             static[f"edges/{name}"] = m * dt.itemsize
         edges, vertices = cls._unit_size(store, options)
@@ -82,6 +84,9 @@ class CpuExecutor(Executor):
         super().__init__(store, spec, memory, ledger, shared)
         self.threads = self._threads(options)
         n = self.n = int(store.num_vertices)
+        # lanes: several runs of one program class at once, every vertex field (n, lanes)
+        L = self.L = options.get("lanes")
+        shape = (n,) if L is None else (n * L,)   # lanes: flat, viewed as (n, lanes in use)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.builtins = {}
         for d in ("in_degree", "out_degree"):
@@ -91,18 +96,26 @@ class CpuExecutor(Executor):
         self.cur, self.nxt = {}, {}
         for f, dt in spec.vertex_fields.items():
             for side, where in (("cur", self.cur), ("nxt", self.nxt)):
-                ledger.take("device", f"{side}/{f}", n * dt.itemsize)
-                where[f] = np.zeros(n, dtype=dt)
-        self.mask = None
+                where[f] = np.zeros(shape, dtype=dt)
+                ledger.take("device", f"{side}/{f}", where[f].nbytes)
+        self.mask = self.lmask = self.lnext = None
         if spec.activate != "all":
-            ledger.take("device", "frontier", n)
+            ledger.take("device", "frontier", memory.static["frontier"])
             self.mask = np.zeros(n, dtype=bool)
+            if L is not None:   # each lane's frontier, this iteration and the next
+                self.lmask, self.lnext = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+        self.alive = None
+        self.cap = L
         self.hoisted = self.acc_all = None
         for name in ("hoisted", "acc"):
             if name in memory.static:
                 ledger.take("device", name, memory.static[name])
         if "acc" in memory.static:
-            self.acc_all = np.zeros(n, dtype=spec.gather_dtype)
+            self.acc_all = np.zeros(shape, dtype=spec.gather_dtype)
+        self._full = {"cur": dict(self.cur), "nxt": dict(self.nxt), "lmask": self.lmask,
+                      "lnext": self.lnext, "acc": self.acc_all}
+        if L is not None:
+            self._use_lanes(L)
         self.edges = {}
         for name, dt in spec.edge_state.items():
             ledger.take("device", f"edges/{name}", int(store.num_edges) * dt.itemsize)
@@ -123,17 +136,51 @@ class CpuExecutor(Executor):
         self.program = program
 
     def load_state(self, state, edge_state):
+        if self.L is not None:
+            self._use_lanes(next(iter(state.values())).shape[1])
         for f, a in self.cur.items():
-            a[:] = state[f]
-            self.nxt[f][:] = a
+            a[...] = state[f]
+            self.nxt[f][...] = a
         self.edges = {k: np.array(v, dtype=self.spec.edge_state[k]) for k, v in edge_state.items()}
 
+    def _use_lanes(self, count):
+        """Run ``count`` lanes (at most the capacity allocated): views of the first rows."""
+        if count > self.cap:
+            raise ValueError(f"{count} lanes on an executor of {self.cap}")
+        full, n = self._full, self.n
+        self.L = count
+
+        def view(a):   # the first n * count elements as a contiguous (n, count) array
+            return a[:n * count].reshape(n, count)
+        self.cur = {f: view(a) for f, a in full["cur"].items()}
+        self.nxt = {f: view(a) for f, a in full["nxt"].items()}
+        if full["lmask"] is not None:
+            self.lmask, self.lnext = view(full["lmask"]), view(full["lnext"])
+        if full["acc"] is not None:
+            self.acc_all = view(full["acc"])
+
     def set_frontier(self, mask):
+        self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
         if mask is None:
             self.front_ids = self.seed_ids = None
+            if self.lmask is not None:
+                self.lmask.fill(True)
             return
+        if self.L is not None:
+            self.seed_lanes = np.asarray(mask, dtype=bool)
+            mask = self.seed_lanes.any(axis=1)
         self.seed_ids = np.flatnonzero(mask)
         self.front_ids = self.seed_ids
+
+    def set_lanes(self, alive):
+        """Lanes only: run only the lanes marked in ``alive`` from now on (the others converged:
+        their vertices stay as they are). Returns the active vertices per shard of the union."""
+        self.alive = np.asarray(alive, dtype=bool)
+        if self.lmask is not None:
+            self.lmask[:, ~self.alive] = False
+            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
+            return np.diff(np.searchsorted(self.front_ids, self.intervals))
+        return np.diff(self.intervals)
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
@@ -148,9 +195,9 @@ class CpuExecutor(Executor):
         self._ctx = {}
         if plan.hoist:
             t0 = time.perf_counter()
-            everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n)
+            everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
             self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
-                                     self.spec.gather_dtype)
+                                     self.spec.gather_dtype, self.L)
             self._st["gather"] += time.perf_counter() - t0
         if plan.dense:
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
@@ -222,27 +269,38 @@ class CpuExecutor(Executor):
             count = (hi - lo) if rows is None else len(rows)
             acc = ctx.get("acc")
             if acc is None:
-                acc = np.full(count, spec.gather_dtype.type(0), dtype=spec.gather_dtype)
-        v = VertexView(self.cur, self.builtins, index, count, writable=True)
-        changed = as_length(self.program.apply(v, acc), count, np.bool_)
+                acc = np.full(count if self.L is None else (count, self.L),
+                              spec.gather_dtype.type(0), dtype=spec.gather_dtype)
+        v = VertexView(self.cur, self.builtins, index, count, writable=True, lanes=self.L)
+        changed = as_length(self.program.apply(v, acc), count, np.bool_, self.L)
         written = v.assigned()
+        if self.L is not None:
+            changed, written = self._mask_lanes(index, changed, written)
         for f, val in written.items():
             self.nxt[f][index] = val
-        ch = np.flatnonzero(changed)
-        ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
-        ctx["written"] = written
+        if self.L is None:
+            ch = np.flatnonzero(changed)
+            ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
+            nchanged = len(ch)
+        else:
+            ctx["rows"] = np.arange(index.start, index.stop) if isinstance(index, slice) else index
+            ctx["changed"] = changed
+            nchanged = int(changed.sum())
         self._applied.append((index, tuple(written)))
+        ctx["written"] = written
         with self._lock:
-            self._changed += len(ch)
+            self._changed += nchanged
         self._timed("apply", t0)
 
     def activate(self, plan, unit, piece):
         t0 = time.perf_counter()
-        if plan.seed:
+        if self.L is not None:
+            self._activate_lanes(plan, unit, piece)
+        elif plan.seed:
             changed = self._slice_ids(self.seed_ids, unit)
         else:
             changed = self._ctx[unit]["changed"]
-        if len(changed):
+        if self.L is None and len(changed):
             targets = self.kern.activate(piece, changed)
             if len(targets) * 16 >= self.n:
                 # many: mark them in the mask (workers only ever set flags, no lock needed)
@@ -251,6 +309,29 @@ class CpuExecutor(Executor):
             else:
                 self._next.append(targets)
         self._timed("activate", t0)
+
+    def _mask_lanes(self, index, changed, written):
+        """Lanes where a vertex is not active (or the lane stopped) keep their values."""
+        if self.lmask is not None:
+            keep = self.lmask[index]
+        elif not self.alive.all():
+            keep = self.alive[None, :]
+        else:
+            return changed, written
+        out = {f: np.where(keep, val, self.cur[f][index]) for f, val in written.items()}
+        return changed & keep, out
+
+    def _activate_lanes(self, plan, unit, piece):
+        if plan.seed:
+            rows = self._slice_ids(self.seed_ids, unit)
+            changed = self.seed_lanes[rows]
+        else:
+            ctx = self._ctx[unit]
+            rows, changed = ctx["rows"], ctx["changed"]
+        some = changed.any(axis=1)
+        if some.any():
+            flat = self.kern.activate_lanes(piece, rows[some], changed[some])
+            self.lnext.reshape(-1)[flat] = True
 
     def scatter(self, plan, unit, piece):
         t0 = time.perf_counter()
@@ -272,7 +353,11 @@ class CpuExecutor(Executor):
         for positions, values in self._edge_writes:
             for name, val in values.items():
                 self.edges[name][positions] = val
-        if plan.frontier:
+        if plan.frontier and self.L is not None:
+            self.lmask, self.lnext = self.lnext, self.lmask
+            self.lnext.fill(False)
+            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
+        elif plan.frontier:
             self.front_ids = self._merge_next()
         else:
             self.front_ids = None
@@ -316,8 +401,12 @@ class CpuExecutor(Executor):
         stats.time_scatter += st["scatter"]
         stats.time_read += st["read"]
         stats.bytes_read += self._bytes
-        return Readback(shard_active=counts, changed_vertices=self._changed,
-                        active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
+        rb = Readback(shard_active=counts, changed_vertices=self._changed,
+                      active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
+        if self.L is not None:
+            rb.lane_active = (self.lmask.sum(axis=0) if self.lmask is not None
+                              else self.alive * self.n)
+        return rb
 
     # ------------------------------------------------------------------ helpers
     def _rows(self, unit, ids=None):

@@ -9,6 +9,9 @@ from .segments import expand_ranges, reduce_segments, spmv
 from ...program.views import EdgeView, ExpandedView, VertexView, as_length
 
 _IDS = {"in": "in/src", "out": "out/dst"}
+#: from this many edges on, a sum over in-edges of hoisted messages goes through scipy's CSR
+#: product (below, building the matrix costs more than numpy's reduceat)
+SPMV_EDGES = 1 << 14
 
 
 class Kernels:
@@ -39,6 +42,7 @@ class Kernels:
         spec, arrays = ex.spec, piece.arrays
         dtype, monoid = spec.gather_dtype, spec.gather_reduce
         count = (b - a) if rows is None else len(rows)
+        L = ex.L
         acc, edges = None, 0
         for d in self.dirs:
             indptr, ids = arrays[f"{d}/indptr"], arrays[_IDS[d]]
@@ -54,24 +58,27 @@ class Kernels:
             edges += m
             own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
             hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None else None
-            if hoisted is not None and monoid is sum_monoid and d == "in" and dtype.kind in "fi":
+            if (hoisted is not None and monoid is sum_monoid and d == "in" and dtype.kind in "fi"
+                    and m >= SPMV_EDGES and L is None):
                 # sum of a per-source value over in-edges is a sparse matrix-vector product: let
                 # scipy's fused C loop do the gather and the reduction in one pass
                 part = spmv(seg, other, hoisted)
                 acc = part if acc is None else acc + part
                 continue
             if hoisted is not None:
-                msg = hoisted[other] if d == "in" else np.repeat(hoisted[own_index], np.diff(seg))
+                msg = (hoisted[other] if d == "in"
+                       else np.repeat(hoisted[own_index], np.diff(seg), axis=0))
             else:
-                other_view = VertexView(ex.cur, ex.builtins, other, m)
-                own_view = ExpandedView(VertexView(ex.cur, ex.builtins, own_index, count), np.diff(seg))
+                other_view = VertexView(ex.cur, ex.builtins, other, m, lanes=L)
+                own_view = ExpandedView(VertexView(ex.cur, ex.builtins, own_index, count, lanes=L),
+                                        np.diff(seg))
                 src, dst = (other_view, own_view) if d == "in" else (own_view, other_view)
-                edge = EdgeView(self.edge_props(piece, d, sel))
-                msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype)
+                edge = EdgeView(self.edge_props(piece, d, sel), lanes=L)
+                msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype, L)
             part = reduce_segments(msg, seg, monoid, dtype)
             acc = part if acc is None else monoid.ufunc(acc, part).astype(dtype, copy=False)
         if acc is None:
-            acc = np.full(count, monoid.identity(dtype), dtype=dtype)
+            acc = np.full(count if L is None else (count, L), monoid.identity(dtype), dtype=dtype)
         return acc, edges
 
     def _edges_of(self, piece, local):
@@ -104,6 +111,20 @@ class Kernels:
         for ptr, ids in self.act_pairs:
             sel, _ = expand_ranges(piece.arrays[ptr], local)
             out.append(piece.arrays[ids][sel])
+        return out[0] if len(out) == 1 else np.concatenate(out)
+
+    def activate_lanes(self, piece, rows, changed):
+        """Flat (id * lanes + lane) positions of the vertices that gather from a vertex of
+        ``rows`` changed in that lane (``changed``: bool (len(rows), lanes))."""
+        L = self.ex.L
+        local = np.asarray(rows, dtype=np.int64) - piece.lo
+        out = []
+        for ptr, ids in self.act_pairs:
+            sel, seg = expand_ranges(piece.arrays[ptr], local)
+            targets = piece.arrays[ids][sel].astype(np.int64)
+            flags = np.repeat(changed, np.diff(seg), axis=0)
+            edge, lane = np.nonzero(flags)
+            out.append(targets[edge] * L + lane)
         return out[0] if len(out) == 1 else np.concatenate(out)
 
     def scatter(self, piece, changed, written):

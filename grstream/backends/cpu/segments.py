@@ -4,24 +4,25 @@ import scipy.sparse as sp
 
 
 def reduce_segments(values, indptr, monoid, dtype):
-    """Reduce ``values`` over the segments ``indptr`` delimits; empty segments get the identity.
+    """Reduce ``values`` over the segments ``indptr`` delimits (along the first axis); empty
+    segments get the identity.
 
     ``ufunc.reduceat`` misreads empty segments (it returns the element at the start), so it is
     applied to the starts of non-empty segments only: consecutive non-empty starts still delimit
     exactly the right elements because empty segments hold none.
     """
     nseg = len(indptr) - 1
-    out = np.full(nseg, monoid.identity(dtype), dtype=dtype)
-    if nseg == 0 or values.size == 0:
+    out = np.full((nseg,) + values.shape[1:], monoid.identity(dtype), dtype=dtype)
+    if nseg == 0 or values.shape[0] == 0:
         return out
     starts = indptr[:-1]
     nonempty = indptr[1:] > starts
     if values.dtype != dtype:
         values = values.astype(dtype)
     if nonempty.all():
-        out[:] = monoid.ufunc.reduceat(values, starts)
+        out[...] = monoid.ufunc.reduceat(values, starts, axis=0)
     else:
-        out[nonempty] = monoid.ufunc.reduceat(values, starts[nonempty])
+        out[nonempty] = monoid.ufunc.reduceat(values, starts[nonempty], axis=0)
     return out
 
 
