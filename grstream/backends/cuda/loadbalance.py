@@ -83,21 +83,37 @@ def policy(forced="auto"):
     """The planner's load-balance policy for CUDA units (grstream/engine/balance.py): one strategy
     per shard of a unit, :func:`choose` per gather direction over the shard's degree facts (a
     shard takes the merge split when any direction needs it); ``forced`` overrides."""
+    memo = {}
+
     def cuda_policy(facts, actives):
         if forced != "auto":
             return (forced,) * len(facts)
-        out = []
-        for f, active in zip(facts, actives):
-            frac = int(active) / f.vertices if f.vertices else 0.0
-            pick = "twc"
-            for d, edges in f.edges:
-                stats = DegreeStats(f.vertices, int(edges), int(f.max_degree_of(d)))
-                launch = sum(g.edges_of(d) for g in facts)
-                if choose(stats, frac, "auto", True, launch_edges=launch) == "merge":
-                    pick = "merge"
-            out.append(pick)
-        return tuple(out)
+        key = (tuple(facts), tuple(int(a) for a in actives))
+        if key not in memo:
+            if len(memo) > 4096:
+                memo.clear()
+            memo[key] = _auto(facts, actives)
+        return memo[key]
     return cuda_policy
+
+
+def _auto(facts, actives):
+    """Per shard: merge when any gather direction of it needs the merge split."""
+    launch = {}
+    for f in facts:
+        for d, edges in f.edges:
+            launch[d] = launch.get(d, 0) + int(edges)
+    out = []
+    for f, active in zip(facts, actives):
+        frac = int(active) / f.vertices if f.vertices else 0.0
+        tops = dict(f.max_degree)
+        pick = "twc"
+        for d, edges in f.edges:
+            stats = DegreeStats(f.vertices, int(edges), int(tops.get(d, 0)))
+            if choose(stats, frac, "auto", True, launch_edges=launch[d]) == "merge":
+                pick = "merge"
+        out.append(pick)
+    return tuple(out)
 
 
 def policy_kind(load_balance="auto", deterministic=False):

@@ -62,6 +62,7 @@ class Mover:
                         for k in range(memory.staging)]
         self.cache_filled = set()
         self.bytes_read = 0
+        self._key_cache = {}
 
     def _take(self, kind, name, nbytes, alloc):
         self.ledger.take(kind, name, int(nbytes))
@@ -71,12 +72,14 @@ class Mover:
 
     # ------------------------------------------------------------------ where shards live
     def _keys(self, i):
-        return [residency_key(self.memory, i, n) for n in self.names]
+        keys = self._key_cache.get(i)
+        if keys is None:
+            keys = self._key_cache[i] = [residency_key(self.memory, i, n) for n in self.names]
+        return keys
 
     def resident_arrays(self, i):
         """``DeviceArrays`` of resident shard ``i`` (valid once loaded, by any executor of the session)."""
-        keys = self._keys(i)
-        addrs = {n: self.shared[(SHARED, k)] for n, k in zip(self.names, keys)}
+        addrs = {n: self.shared[(SHARED, k)] for n, k in zip(self.names, self._keys(i))}
         return DeviceArrays(i, addrs, self.memory.lengths[i])
 
     def _region_for_load(self, i):

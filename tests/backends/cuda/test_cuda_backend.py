@@ -265,7 +265,8 @@ def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo)
                "pagerank": gr.algorithms.pagerank.PageRank(), "cc": gr.algorithms.cc.ConnectedComponents()}[algo]
     region = np.asarray(plan_memory(store, needed_arrays(program.spec), Footprint({}, alignment=256)).regions)
     needed = int(region.sum())
-    # slots grow to about three shards each: consecutive streamed shards share copies
+    # slots grow to about three shards each: consecutive streamed shards share copies (a
+    # grouped unit lands in a different slot from one iteration to the next)
     mb = gpu_minimum(program, store) + needed * 3 // 4
     cpu, cpu_res = fn(store)
     pinned = 2 * store.nbytes()   # every streamed shard in the pinned cache: consecutive ones can share a copy
