@@ -106,6 +106,11 @@ def largest_region(program, store):
     return max(model.regions)
 
 
+def executor_of(session, cls):
+    """The executor a Session holds for program class ``cls`` (single-instance runs)."""
+    return next(p.executor for key, p in session._prepared.items() if key[0] is cls)
+
+
 def gpu_minimum(program, store):
     try:
         gr.run(program, store, device="cuda", memory_budget=1)
@@ -304,7 +309,7 @@ def test_out_of_memory_is_a_device_error(gpu, tmp_path, rng):
     store = build(tmp_path, n, src, dst, w, num_shards=2)
     with gr.Session(store, device="cuda") as session:
         session.run(gr.algorithms.bfs.BFS())
-        dev = session._prepared[gr.algorithms.bfs.BFS].executor.dev
+        dev = executor_of(session, gr.algorithms.bfs.BFS).dev
         dev.ledger.limits["device"] = 1 << 62   # past the plan, so that the device refuses
         with pytest.raises(DeviceError, match="out of memory"):
             dev._alloc("a test buffer", 1 << 50, "device")

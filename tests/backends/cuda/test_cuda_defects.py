@@ -8,7 +8,7 @@ import pytest
 import grstream as gr
 from grstream.errors import UsageError
 
-from .test_cuda_backend import build, gpu_minimum, skewed_graph
+from .test_cuda_backend import build, executor_of, gpu_minimum, skewed_graph
 
 pytestmark = pytest.mark.cuda
 
@@ -96,7 +96,7 @@ def test_a_launch_with_wrong_arguments_is_a_python_error(gpu, tmp_path, rng):
     pr = gr.algorithms.pagerank.PageRank
     with gr.Session(store, device="cuda") as session:
         before = session.run(pr(), max_iter=3).values["rank"]
-        dev = session._prepared[pr].executor.dev
+        dev = executor_of(session, pr).dev
         with pytest.raises(KernelArgumentError, match="takes 2 arguments"):
             dev.launch("fill", 10, dev.acc)
         with pytest.raises(KernelArgumentError, match="'nv'"):

@@ -340,3 +340,15 @@ def test_static_buffers_count_each_buffer_once():
             sum(-(-max(v, 1) // ALIGN) * ALIGN for v in b.values())
     grow = [vertex_state_bytes(1000, [np.float64], 0, 8, 100, S, False) for S in (32, 32 + 4096)]
     assert grow[1] - grow[0] == 2 * 8 * 4096   # intervals + readback: twice per shard, not three times
+
+
+def test_seed_ids_match_flatnonzero():
+    from grstream.backends.cuda.executor import seed_ids
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 7, 8, 9, 1000, 4099):
+        for density in (0.0, 0.001, 0.05, 0.9):
+            mask = rng.random(n) < density
+            got = seed_ids(mask)
+            np.testing.assert_array_equal(got, np.flatnonzero(mask))
+            assert got.dtype == np.int64
+        np.testing.assert_array_equal(seed_ids(np.broadcast_to(np.True_, (n,))), np.arange(n))
