@@ -2,12 +2,13 @@
 import json
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 from ..errors import UsageError
+from ..io.atomic import check_distinct, check_output
+from ..io.write import save_npy, save_text
 from ..units import format_bytes, parse_bytes
 
 
@@ -50,6 +51,7 @@ def main(args):
         args.memory_budget = parse_bytes(args.memory_budget)
     if args.max_iter is not None and args.max_iter < 0:
         raise UsageError(f"--max-iter must be >= 0, not {args.max_iter}")
+    _check_outputs(args)
     if args.store is None:
         from ..defaults import default_store
         path = default_store(progress=not args.quiet)
@@ -77,12 +79,25 @@ def main(args):
             if args.stats_json == "-":
                 print(text)
             else:
-                atomic_write_text(args.stats_json, text + "\n")
+                save_text(args.stats_json, text + "\n")
         if args.plot:
             from ..engine.plot import plot_stats
             plot_stats(stats, args.plot, title=f"{algo.NAME} on {os.path.basename(str(path))}")
         print(summary(algo.NAME, store, values, results, seconds), file=sys.stderr)
     return 0
+
+
+def _check_outputs(args):
+    """Refuse outputs that would replace the store or each other, or cannot be written, before
+    the run."""
+    from ..defaults import DEFAULT_NAME, shards_dir
+    store = args.store if args.store is not None else shards_dir() / DEFAULT_NAME
+    outputs = {"-o": args.output, "--plot": args.plot,
+               "--stats-json": None if args.stats_json == "-" else args.stats_json}
+    check_distinct(outputs)
+    for what, path in outputs.items():
+        if path is not None:
+            check_output(path, inputs=[store], what=what)
 
 
 def merged_stats(results):
@@ -128,26 +143,4 @@ def write_values(path, store, name, values):
         rec["id"] = original
         rec["value"] = values
         values = rec
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".out-", suffix=".npy", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, values)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".stats-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    save_npy(path, values)

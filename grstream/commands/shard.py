@@ -1,5 +1,6 @@
 """``grstream shard``: build a shard store from an edge list."""
 from ..errors import UsageError
+from ..io.atomic import check_folder, check_output
 from ..units import parse_bytes
 
 
@@ -40,6 +41,9 @@ def main(args):
     from ..partition import build_shards
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
+    check_output(args.output, inputs=[args.input], what="-o", create_parents=True)
+    if args.tmp_dir is not None:
+        check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
     build_shards(
         args.input, args.output, format=args.format, num_shards=args.shards,
         shard_size=None if args.shard_size is None else parse_bytes(args.shard_size),
