@@ -12,8 +12,8 @@ from .errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_SYSTEM, EXIT_TERMINATED, 
 COMMANDS = ("generate", "shard", "info", "verify", "run")
 
 SIZES_HELP = ("Byte sizes (--memory-budget, --memory-limit, --shard-size) are binary: "
-              "K = KB = KiB = 1024, M = MB = MiB = 2^20, G, T likewise; fractions are allowed "
-              "(1.5M = 1572864 bytes).")
+              "K = KB = KiB = 1024, M = MB = MiB = 2^20, G, T, P likewise; a fraction of a unit "
+              "is rounded to the nearest byte (1.5M = 1572864), a fraction of a byte is an error.")
 
 
 class Terminated(KeyboardInterrupt):

@@ -133,3 +133,39 @@ def test_outputs_get_the_umask_permissions(tmp_path, edges_npy, store, umask):
         os.umask(old)
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in outputs} == \
         {p.name: oct(0o666 & ~umask) for p in outputs}
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 256 KiB file system (tmpfs), where the machine lets us mount one (root)."""
+    import shutil
+    import subprocess
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount") or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)],
+            capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here (the monkeypatched tests cover the writers)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "rmat", "--scale", "14", "-o", "{dir}/g.npy"],
+    ["generate", "rmat", "--scale", "14", "-o", "{dir}/g.el.gz"],
+    ["shard", "{edges}", "-o", "{dir}/g.h5"],
+    ["shard", "{edges}", "-o", "{dir}/g.h5", "--memory-limit", "1M"],
+    ["shard", "{edges}", "-o", "{dir}/g.h5", "--memory-limit", "1M", "--weighted"],
+])
+def test_a_really_full_disk(tmp_path, tiny_disk, capsys, argv):
+    rng = np.random.default_rng(5)
+    edges = tmp_path / "big.npy"
+    np.save(edges, np.stack([rng.integers(0, 5000, 60000), rng.integers(0, 5000, 60000),
+                             rng.integers(1, 9, 60000)], axis=1).astype(np.float64))
+    argv = [a.format(dir=tiny_disk, edges=edges) for a in argv] + ["--quiet"]
+    assert main(argv) == 1
+    assert f"cannot write {argv[argv.index('-o') + 1]}: no space left on device" in \
+        one_error_line(capsys)
+    assert list(tiny_disk.iterdir()) == []
