@@ -9,7 +9,7 @@ the class's ``exit_code`` (the table is ``EXIT_CODES``, also in the README and `
 EXIT_CODES = {
     0: "success",
     1: "the system failed the work: an output cannot be written (disk full, folder not "
-       "writable), out of memory, another I/O error",
+       "writable), out of memory, no usable GPU, another I/O error",
     2: "usage or bad input: invalid option or value, malformed input file, rejected program",
     3: "damaged store: checksum mismatch, truncated, inconsistent or foreign file, "
        "unsupported format version",
@@ -128,6 +128,8 @@ class KernelCompileError(GrstreamError):
 
 class DeviceError(GrstreamError):
     """The requested device is unavailable or failed (no GPU, no PyCUDA, out of memory)."""
+
+    exit_code = EXIT_SYSTEM
 
 
 class UsageError(GrstreamError):

@@ -11,6 +11,7 @@ import pytest
 
 import grstream as gr
 from grstream.cli import build_parser, main
+from grstream import errors
 from grstream.errors import EXIT_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +60,39 @@ def test_sigterm_handler_is_restored_after_main(tmp_path):
     np.save(tmp_path / "e.npy", np.array([[0, 1]]))
     assert main(["shard", str(tmp_path / "e.npy"), "-o", str(tmp_path / "e.h5"), "--quiet"]) == 0
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("error, status", [
+    (errors.UsageError("bad option"), 2), (errors.InputFormatError("bad line", "e.txt", 3), 2),
+    (errors.ProgramError("bad program"), 2), (errors.MemoryBudgetError("too small"), 2),
+    (errors.StoreNotFoundError("no such store file", path="g.h5"), 2),
+    (errors.ChecksumError("checksum mismatch", path="g.h5", shard=1, dataset="in/src"), 3),
+    (errors.FormatVersionError("version 9", path="g.h5"), 3),
+    (errors.ShardStoreError("truncated", path="g.h5"), 3),
+    (errors.OutputError("cannot write g.npy: no space left on device"), 1),
+    (errors.DeviceError("no GPU"), 1), (OSError(5, "Input/output error"), 1), (MemoryError(), 1),
+    (KeyboardInterrupt(), 130),
+])
+def test_each_error_class_has_its_exit_status(monkeypatch, capsys, error, status):
+    from grstream.commands import info
+
+    def fail(args):
+        raise error
+
+    monkeypatch.setattr(info, "main", fail)
+    assert main(["info", "g.h5"]) == status
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("grstream info: ")
+    assert status in EXIT_CODES
+
+
+def test_multi_line_system_errors_print_their_first_line(monkeypatch, capsys):
+    from grstream.commands import info
+
+    def fail(args):
+        raise OSError(5, "Can't read data (file read failed: time = Mon\n, filename = 'g.h5')")
+
+    monkeypatch.setattr(info, "main", fail)
+    assert main(["info", "g.h5"]) == 1
+    assert capsys.readouterr().err == \
+        "grstream info: error: [Errno 5] Can't read data (file read failed: time = Mon\n"
