@@ -53,10 +53,16 @@ def remove_stale_temporaries(directory):
         return removed
     for entry in entries:
         match = _LEFTOVER.fullmatch(entry.name)
-        if not match or _process_alive(int(match.group(1) or match.group(2))):
+        if not match:
+            continue
+        # temporaries are files and bucket directories folders: anything else is not ours
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir != (match.group(2) is not None) or \
+                (not is_dir and not entry.is_file(follow_symlinks=False)) or \
+                _process_alive(int(match.group(1) or match.group(2))):
             continue
         try:
-            if entry.is_dir(follow_symlinks=False):
+            if is_dir:
                 shutil.rmtree(entry.path)
             else:
                 os.unlink(entry.path)

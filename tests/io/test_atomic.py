@@ -75,6 +75,10 @@ def test_stale_leftovers_of_dead_writers_are_removed(tmp_path):
     keep = [f"g.h5.tmp-{alive}", f"g.h5.buckets-{alive}-xyz", "notes.tmp-old", "g.h5"]
     for name in keep:
         (tmp_path / name).write_bytes(b"keep")
+    # same names, other kinds: a folder is no temporary, a file no bucket directory
+    keep += [f"photos.tmp-{dead}", f"list.buckets-{dead}-1"]
+    (tmp_path / keep[-2]).mkdir()
+    (tmp_path / keep[-1]).write_bytes(b"keep")
     removed = remove_stale_temporaries(tmp_path)
     assert sorted(p.name for p in removed) == sorted(
         [f"g.h5.tmp-{dead}", f"other.npy.tmp-{dead}", f"g.h5.buckets-{dead}-abc123"])
