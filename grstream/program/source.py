@@ -94,8 +94,10 @@ def _code_objects(code):
 
 
 def _same_code(a, b):
+    # the constants too: `x * 2.0` and `x * 3.0` differ only there
     return (a.co_name == b.co_name and a.co_firstlineno == b.co_firstlineno
-            and a.co_code == b.co_code and a.co_names == b.co_names)
+            and a.co_code == b.co_code and a.co_names == b.co_names
+            and a.co_consts == b.co_consts and a.co_varnames == b.co_varnames)
 
 
 def program_from_source(source, name=None, namespace=None):

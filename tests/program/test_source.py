@@ -10,7 +10,7 @@ import pytest
 
 import grstream as gr
 from grstream.errors import ProgramError
-from grstream.program.source import _dash_c_command
+from grstream.program.source import _dash_c_command, method_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,3 +139,13 @@ def test_python_dash_c_does_not_take_an_exec_string_for_the_command(tmp_path):
 ])
 def test_dash_c_command_parsing(argv, command):
     assert _dash_c_command(argv) == command
+
+
+def test_dash_c_source_is_used_only_for_the_same_code(monkeypatch):
+    command = "def f(x):\n    return x * 2.0\n"
+    monkeypatch.setattr(sys, "orig_argv", ["python", "-c", command])
+    same, other = {}, {}
+    exec(compile(command, "<string>", "exec"), same)
+    exec(compile(command.replace("2.0", "3.0"), "<string>", "exec"), other)
+    assert method_source(same["f"]) == command
+    assert method_source(other["f"]) is None  # same bytecode, another constant
