@@ -102,7 +102,8 @@ def folder(tmp_path, default_store, monkeypatch):
     (tmp_path / "shards" / "default.h5").write_bytes(default_store.read_bytes())
     shims = tmp_path / ".bin"
     shims.mkdir()
-    for name, run in (("grstream", f'"{sys.executable}" -m grstream'), ("python", f'"{sys.executable}"')):
+    python = f'"{sys.executable}"'
+    for name, run in (("grstream", f"{python} -m grstream"), ("python", python)):
         (shims / name).write_text(f'#!/bin/sh\nexec {run} "$@"\n')
         (shims / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ.get('PATH', '')}")

@@ -161,8 +161,8 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
     with backend_cls(store, program, memory_budget=memory_budget, progress=progress,
                      **(backend_options or {})) as backend:
         if max_iter is None and not type(program).spec.stops_itself:
-            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), so "
-                             f"it never stops by itself: define converged(self) or pass max_iter")
+            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                             f"so it never stops by itself: define converged(self) or pass max_iter")
         state, seed = initial_state(program, store)
         active = backend.start(state, seed)
         _set_aggregates(program, backend.aggregates())

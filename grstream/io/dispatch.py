@@ -12,7 +12,8 @@ from .textblocks import open_bytes
 FORMATS = ("edgelist", "csv", "konect", "mtx", "dimacs", "npy", "store", "numpy", "scipy",
            "networkx")
 
-_EXTENSIONS = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy", ".h5": "store", ".hdf5": "store", ".csv": "csv", ".txt": "edgelist",
+_EXTENSIONS = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy", ".h5": "store", ".hdf5": "store",
+               ".csv": "csv", ".txt": "edgelist",
                ".el": "edgelist", ".edges": "edgelist", ".tsv": "edgelist", ".snap": "edgelist"}
 
 

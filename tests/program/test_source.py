@@ -102,7 +102,8 @@ def test_ipython_cell_in_linecache_is_checked(store):
 
 def _python_c(code, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
 
 
 def test_python_dash_c_end_to_end(tmp_path):
