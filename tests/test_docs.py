@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -121,10 +122,14 @@ def run_python(block, text, namespace, folder):
     def timeout(*_):
         raise TimeoutError(f"{block.name}: still running after {TIMEOUT} s")
 
+    code = compile(text, str(path), "exec")
+    if threading.current_thread() is not threading.main_thread():  # signals need the main thread
+        exec(code, namespace)  # noqa: S102 - the document's example
+        return
     previous = signal.signal(signal.SIGALRM, timeout)
     signal.alarm(TIMEOUT)
     try:
-        exec(compile(text, str(path), "exec"), namespace)  # noqa: S102 - the document's example
+        exec(code, namespace)  # noqa: S102 - the document's example
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
