@@ -169,3 +169,10 @@ def test_a_really_full_disk(tmp_path, tiny_disk, capsys, argv):
     assert f"cannot write {argv[argv.index('-o') + 1]}: no space left on device" in \
         one_error_line(capsys)
     assert list(tiny_disk.iterdir()) == []
+
+
+def test_a_store_is_not_resharded_onto_itself(store, capsys):
+    before = store.read_bytes()
+    assert main(["shard", str(store), "-o", str(store), "--shards", "2", "--quiet"]) == 2
+    assert "is the input" in one_error_line(capsys)
+    assert store.read_bytes() == before
