@@ -7,6 +7,7 @@ Session used once. With a ``memory_budget`` the executors of a session fit in it
 the older ones are closed (and their shard data dropped) to make room for the new one.
 """
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -138,6 +139,9 @@ class Session:
             raise UsageError("run() needs an instance of a GASProgram subclass")
         if max_iter is not None and max_iter < 0:
             raise UsageError(f"max_iter must be >= 0, not {max_iter}")
+        if max_iter is None and not type(program).spec.stops_itself:
+            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                             f"so it never stops by itself: define converged(self) or pass max_iter")
         progress = self.progress if progress is None else progress
         if not (isinstance(self.cls, type) and issubclass(self.cls, Executor)):
             from .legacy import run_backend
@@ -173,7 +177,9 @@ class Session:
         stats, converged, it, bar = [], False, 0, None
         if progress:
             from tqdm import tqdm
-            bar = tqdm(total=max_iter, desc=type(program).__name__, unit="iter", leave=False)
+            # the default limit is a safety net, not an estimate: show it without an ETA
+            desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
+            bar = tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
         try:
             while active > 0 and it < limit:
                 if it > 0 and program.converged():
@@ -203,9 +209,13 @@ class Session:
         finally:
             if bar is not None:
                 bar.close()
+        if not converged and max_iter is None:
+            warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
+                          f"{limit} iterations with {active} vertices still active; pass max_iter "
+                          f"or define converged()", RuntimeWarning, stacklevel=3)
         info = dict(ex.info())
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
-                     "hoisted_gather": planner.hoist, "dense": planner.dense})
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 
