@@ -139,9 +139,6 @@ class Session:
             raise UsageError("run() needs an instance of a GASProgram subclass")
         if max_iter is not None and max_iter < 0:
             raise UsageError(f"max_iter must be >= 0, not {max_iter}")
-        if max_iter is None and not type(program).spec.stops_itself:
-            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
-                             f"so it never stops by itself: define converged(self) or pass max_iter")
         progress = self.progress if progress is None else progress
         if not (isinstance(self.cls, type) and issubclass(self.cls, Executor)):
             from .legacy import run_backend
@@ -158,6 +155,10 @@ class Session:
     def _run(self, program, max_iter, progress, callback, t_start):
         store, spec = self.store, type(program).spec
         prep = self._prepare(type(program))
+        # after the setup checks (budget, edge ids), as gr.run always did
+        if max_iter is None and not spec.stops_itself:
+            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                             f"so it never stops by itself: define converged(self) or pass max_iter")
         ex, planner = prep.executor, prep.planner
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store)
