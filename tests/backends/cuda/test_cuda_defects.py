@@ -127,3 +127,20 @@ def test_failed_launch_mid_stream_stops_the_reader(gpu, tmp_path, rng, monkeypat
         monkeypatch.setattr(CudaExecutor, "gather", real)
         cpu = gr.run(prog, store).values["level"]
         np.testing.assert_array_equal(session.run(prog).values["level"], cpu)   # the session recovered
+
+
+def test_executor_holds_what_the_memory_model_planned(gpu, tmp_path, rng):
+    """Every device and pinned allocation went through the ledger, within the model's bytes."""
+    store = skewed_store(tmp_path, rng, shards=6)
+    pr = gr.algorithms.pagerank.PageRank
+    low = gpu_minimum(pr(), store)
+    for b in (None, low, low + store.nbytes() // 3):
+        with gr.Session(store, device="cuda", memory_budget=b) as session:
+            session.run(pr(tol=0.0), max_iter=3)
+            ex = executor_of(session, pr)
+            ledger, model = ex.ledger, ex.memory
+            for kind in ("device", "scratch", "pinned"):
+                assert ledger.peak[kind] <= ledger.limits[kind], kind
+            # static state and slots are held whole; resident shards once loaded
+            assert ledger.held["device"] == model.device_bytes - model.scratch_bytes
+            assert ledger.held["pinned"] == model.pinned_bytes
