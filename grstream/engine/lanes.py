@@ -1,8 +1,9 @@
 """Lanes: several instances of one program class run as one (Session.run_lanes).
 
-The instances' attributes are merged into one program object: attributes equal in every
-instance stay as they are, scalars that differ become a (lanes,) array and per-instance arrays
-a (..., lanes) stack, so the program's numpy expressions compute every lane at once.
+The instances' attributes are merged into one program object: scalars equal in every instance
+stay as they are, scalars that differ become a (lanes,) array and arrays a (..., lanes) stack
+(even when equal, so that they broadcast against the (count, lanes) vertex values), so the
+program's numpy expressions compute every lane at once.
 """
 import copy
 
@@ -20,9 +21,8 @@ def lane_program(programs):
         if name in _ENGINE_SET:
             continue
         values = [vars(p).get(name, first) for p in programs]
-        if all(v is first for v in values) or (
-                np.ndim(first) == 0 and all(np.ndim(v) == 0 and v == first for v in values)):
-            continue
+        if np.ndim(first) == 0 and all(np.ndim(v) == 0 and v == first for v in values):
+            continue   # one value for every lane
         if np.ndim(first) == 0:
             setattr(merged, name, np.asarray(values))
         else:
