@@ -248,7 +248,8 @@ class Planner:
         if nbytes is None:
             nbytes = self._span_bytes(shards) if transfer == "load" else 0
         return Unit(shards=tuple(int(i) for i in shards), transfer=transfer,
-                    balance=balance.choose(self.caps.kind, facts, actives), slot=slot,
+                    balance=balance.choose(self.caps.kind, facts, actives, self.spec, self.caps),
+                    slot=slot,
                     source=source, active=int(sum(actives)), nbytes=int(nbytes))
 
     def _span_bytes(self, group):
