@@ -25,7 +25,10 @@ def run(program, store, *, device="cpu", memory_budget=None, pinned_budget=None,
         Pinned host bytes for the GPU's staging buffers and streamed-shard cache (default:
         min(memory budget, 8 GiB)).
     max_iter : int, optional
-        Stop after this many iterations (default: until the frontier empties or converged()).
+        Stop after this many iterations. Default: until the frontier empties or converged(),
+        at most 10 n + 10 iterations (a warning says when that limit stopped the run); a
+        program with ``activate = "all"`` and no ``converged()`` never stops by itself and
+        needs it (UsageError otherwise).
     progress : bool
         Show a tqdm bar of iterations and frontier size on stderr.
     callback : callable, optional

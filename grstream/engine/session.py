@@ -7,6 +7,7 @@ Session used once. With a ``memory_budget`` the executors of a session fit in it
 the older ones are closed (and their shard data dropped) to make room for the new one.
 """
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -155,6 +156,7 @@ class Session:
         store, spec = self.store, type(program).spec
         prep = self._prepare(type(program))
         ex, planner = prep.executor, prep.planner
+        _check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store)
         ex.bind(program)
@@ -169,11 +171,10 @@ class Session:
         counts = rb.shard_active
         _set_aggregates(program, rb.aggregates)
         active, all_active = int(counts.sum()), not seeded
-        limit = max_iter if max_iter is not None else max(1, 10 * self.n + 10)
+        limit = default_limit(self.n, max_iter)
         stats, converged, it, bar = [], False, 0, None
         if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=max_iter, desc=type(program).__name__, unit="iter", leave=False)
+            bar = progress_bar(program, max_iter, limit)
         try:
             while active > 0 and it < limit:
                 if it > 0 and program.converged():
@@ -203,9 +204,11 @@ class Session:
         finally:
             if bar is not None:
                 bar.close()
+        if not converged and max_iter is None:
+            warn_limit(program, limit, active)
         info = dict(ex.info())
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
-                     "hoisted_gather": planner.hoist, "dense": planner.dense})
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 
@@ -253,6 +256,7 @@ class Session:
         # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
         prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
         ex, planner = prep.executor, prep.planner
+        _check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, lanes=L)
         ex.bind(program)
@@ -266,7 +270,7 @@ class Session:
             counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
         rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
         lane_active = rb.lane_active
-        limit = max_iter if max_iter is not None else max(1, 10 * self.n + 10)
+        limit = default_limit(self.n, max_iter)
         alive = np.ones(L, dtype=bool)
         iterations = np.zeros(L, dtype=np.int64)
         converged = np.zeros(L, dtype=bool)
@@ -297,9 +301,12 @@ class Session:
                 callback(st)
         else:
             converged |= (lane_active == 0) & alive
+        if not converged.all() and max_iter is None:
+            warn_limit(program, limit, int(lane_active[~converged].sum()))
         info = dict(ex.info())
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
-                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L})
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L,
+                     "max_iter": limit})
         return split_results(programs, store, ex.state(), stats, iterations, converged, info,
                              time.perf_counter() - t_start)
 
@@ -364,6 +371,30 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def default_limit(n, max_iter):
+    """``max_iter``, or the safety net of 10 n + 10 iterations."""
+    return max_iter if max_iter is not None else max(1, 10 * int(n) + 10)
+
+
+def _check_stops(program, max_iter):
+    if max_iter is None and not type(program).spec.stops_itself:
+        raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                         f"so it never stops by itself: define converged(self) or pass max_iter")
+
+
+def progress_bar(program, max_iter, limit):
+    from tqdm import tqdm
+    # the default limit is a safety net, not an estimate: show it without an ETA
+    desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
+    return tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
+
+
+def warn_limit(program, limit, active):
+    warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
+                  f"{limit} iterations with {active} vertices still active; pass max_iter "
+                  f"or define converged()", RuntimeWarning, stacklevel=4)
 
 
 def _set_aggregates(program, aggs):
