@@ -56,7 +56,10 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 ``options`` given to the class methods are the session's executor options (``threads``,
 ``load_balance``, ...) plus ``memory_budget`` (the user's, possibly None) and ``store``.
 
-Changes to this module after the first contract (2026-11-23) are additive and listed here.
+Changes to this module after the first contract (2026-11-23) are additive and listed here:
+``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
+Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
+first contract's behaviour).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -86,11 +89,17 @@ class Capabilities:
     balance
         The load-balance strategy the user forced (executor option), or "auto": handed to the
         balance policy.
+
+    adaptive_hoist
+        The executor computes gather messages per edge when a plan does not hoist them, so
+        the planner hoists only when the frontier is large (GPU kernels are generated hoisted
+        or not: False).
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
-                 unit_edges=None, balance="auto"):
+                 unit_edges=None, balance="auto", adaptive_hoist=False):
         self.balance = balance
+        self.adaptive_hoist = bool(adaptive_hoist)
         self.kind, self.workers, self.batch_resident = kind, int(workers), batch_resident
         self.batch_copies = bool(batch_copies)
         self.unit_edges = unit_edges

@@ -117,3 +117,12 @@ def test_plan_is_recorded_in_the_stats(chain):
     assert r.stats[0].plan["phases"] == ["gather", "apply", "activate"]
     assert r.stats[-1].plan["transfer"] == {"resident": 1}
     assert sum(s.plan["shards"] + s.plan["skipped"] == 4 for s in r.stats) == len(r.stats)
+
+
+def test_hoisting_follows_the_frontier_where_the_executor_allows(chain):
+    fixed, _ = planner(chain, BFS(source=0))
+    adaptive, _ = planner(chain, BFS(source=0), caps=Capabilities("cpu", adaptive_hoist=True))
+    one, every = np.array([1, 0, 0, 0]), np.array([10, 10, 10, 10])
+    assert fixed.plan(1, one, all_active=False).hoist        # GPU-like: kernels are hoisted
+    assert not adaptive.plan(1, one, all_active=False).hoist  # one vertex: per-edge messages
+    assert adaptive.plan(2, every, all_active=True).hoist
