@@ -60,15 +60,15 @@ class Session:
     def __init__(self, store, *, device="cpu", memory_budget=None, pinned_budget=None,
                  progress=False, **options):
         from ..devices import resolve
+        self.cls = resolve(device)
+        for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
+            if value is not None and int(value) < 0:
+                raise UsageError(f"{name} must be >= 0, not {value}")
         self._own_store = isinstance(store, (str, bytes)) or hasattr(store, "__fspath__")
         if self._own_store:
             from ..store import open as open_store
             store = open_store(store)
         self.store = store
-        self.cls = resolve(device)
-        for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
-            if value is not None and int(value) < 0:
-                raise UsageError(f"{name} must be >= 0, not {value}")
         self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
         self.progress = progress
         self.options = options
@@ -125,7 +125,9 @@ class Session:
         for prep in self._prepared.values():
             prep.executor.close()
         self._prepared = {}
-        self.cls.release_shared(self.shared)
+        release = getattr(self.cls, "release_shared", None)   # legacy backends share nothing
+        if release is not None:
+            release(self.shared)
         self.loaded.clear()
 
     # ------------------------------------------------------------------ one run

@@ -111,3 +111,41 @@ def test_exact_bc_in_lanes_matches_networkx_on_a_real_graph(datasets_dir, tmp_pa
     want = nx.betweenness_centrality(G, normalized=False)
     np.testing.assert_allclose(values, [want[v] for v in range(n)], atol=1e-9)
     assert sum(r.info.get("lanes", 0) > 1 for r in results) > 0   # it did run in lanes
+
+
+def test_a_legacy_backend_runs_through_a_session(store, monkeypatch):
+    """Backends that still own iterate() (the CUDA one until it executes plans) run in the
+    engine's legacy loop, with the same results and the pinned bound passed as host_cache."""
+    from grstream import devices
+    from grstream.engine.backend import Backend
+
+    seen = {}
+    want = gr.run(BFS(source=2), store)
+
+    class Replay(Backend):
+        name = "replay"
+
+        def __init__(self, store, program, memory_budget=None, progress=False, **options):
+            super().__init__(store, program, memory_budget, progress)
+            seen.update(options)
+            self.done = want
+
+        def start(self, state, seed):
+            self.it = 0
+            return 1
+
+        def iterate(self, iteration):
+            st = self.done.stats[iteration - 1]
+            return st
+
+        def aggregates(self):
+            return {}
+
+        def state(self):
+            return self.done.values
+
+    monkeypatch.setattr(devices, "resolve", lambda device: Replay)
+    with gr.Session(store, device="cuda", pinned_budget=1 << 20) as s:
+        r = s.run(BFS(source=2))
+    np.testing.assert_array_equal(r.value, want.value)
+    assert r.iterations == want.iterations and seen == {"host_cache": 1 << 20} and r.info["backend"] == "replay"
