@@ -61,7 +61,11 @@ def vertex_vector(store, values, name, to_internal):
     if isinstance(values, dict):
         vec = np.zeros(n, dtype=np.float64)
         for key, x in values.items():
-            vec[to_internal(store, key)] = _real(f"{name}[{key!r}]", x)
+            try:
+                v = to_internal(store, key)
+            except UsageError as exc:
+                raise UsageError(f"{name}: key {key!r}: {exc}") from None
+            vec[v] = _real(f"{name}[{key!r}]", x)
     else:
         try:
             vec = np.array(values, dtype=np.float64)

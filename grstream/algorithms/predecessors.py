@@ -93,7 +93,8 @@ def sssp_predecessors(store, source, dist=None, **run_options):
 
 def path(parent, source, target):
     """The vertices of the tree path from ``source`` to ``target`` (a list, host side), from a
-    parent array of :func:`bfs_predecessors` or :func:`sssp_predecessors`."""
+    parent array of :func:`bfs_predecessors` or :func:`sssp_predecessors`; ``source``,
+    ``target`` and the result are in the parent array's (internal) ids."""
     n = len(parent)
     out = [int(target)]
     if not 0 <= out[0] < n:
