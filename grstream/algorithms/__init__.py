@@ -1,5 +1,7 @@
 """Built-in algorithms, each one module of the same shape written against the public GAS API:
-the program class(es), a function returning ``(values, result)``, and ``from_args`` for the CLI."""
+the program class(es), a function returning ``(values, result)``, and ``from_args`` for the CLI.
+``predecessors`` adds BFS/SSSP trees and paths (no CLI command); ``_params`` checks parameters,
+``_simple`` merges parallel edges."""
 from . import bc, bfs, cc, pagerank, predecessors, sssp
 from .bc import BrandesBackward, BrandesForward, betweenness
 from .bfs import BFS
