@@ -79,13 +79,8 @@ def test_max_iter_checked_for_every_algorithm(store, call):
         call(store)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--damping", "7"], "damping must be between 0 and 1"),
-    (["--damping", "-1", "--tol", "-5"], "damping must be between 0 and 1"),
-    (["--damping", "nan"], "damping must be a number, not NaN"),
-    (["--tol", "-5"], "tol must be a positive finite number"),
-])
-def test_cli_inherits_the_checks(store, capsys, argv, message):
-    assert main(["run", "pagerank", str(store.path), *argv]) != 0
+def test_cli_inherits_the_checks(store, capsys):
+    # the CLI's own argument types let --tol 0 through; pagerank() refuses it
+    assert main(["run", "pagerank", str(store.path), "--tol", "0"]) != 0
     err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1
+    assert "tol must be a positive finite number" in err and len(err.strip().splitlines()) == 1
