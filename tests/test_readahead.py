@@ -45,3 +45,44 @@ def test_read_ahead_stops_its_thread_when_the_consumer_stops():
     assert next(items) == 0
     items.close()
     assert threading.active_count() == before
+
+
+def test_read_ahead_runs_depth_items_ahead():
+    produced = []
+
+    def source():
+        for k in range(12):
+            produced.append(k)
+            yield k
+
+    for consumed, _ in enumerate(read_ahead(source(), depth=3), start=1):
+        threading.Event().wait(0.01)
+        assert len(produced) <= consumed + 3
+
+
+def test_buffer_pool_hands_out_each_buffer_once_and_waits_for_a_named_one():
+    pool = BufferPool(2)
+    assert {pool.acquire(), pool.acquire()} == {0, 1} and pool.try_acquire() is None
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(pool.acquire(1)))
+    waiter.start()
+    pool.release(0)            # not the one it waits for
+    threading.Event().wait(0.05)
+    assert got == [] and pool.free == 1
+    pool.release(1)
+    waiter.join(2)
+    assert got == [1]
+
+
+def test_a_producer_waiting_for_a_buffer_stops_with_the_consumer():
+    pool = BufferPool(1)
+    before = threading.active_count()
+
+    def source():
+        while True:
+            yield pool.acquire()     # the consumer never releases: the second acquire waits
+
+    items = read_ahead(source(), depth=2, pool=pool)
+    assert next(items) == 0
+    items.close()
+    assert threading.active_count() == before

@@ -1,12 +1,18 @@
-"""Betweenness centrality (Brandes), exact or from k sampled sources; unnormalized, directed.
+"""Betweenness centrality (Brandes) with ``networkx.betweenness_centrality``'s options: exact or
+from ``k`` sampled sources (NetworkX's sample and rescaling), ``normalized``, ``endpoints``,
+``weight``; undirected stores scaled as NetworkX scales undirected graphs.
 
-Per source s two GAS programs run: a forward BFS that counts shortest paths (sigma) level by
-level, then a backward sweep from the deepest level that accumulates dependencies
-``delta(v) = sum over successors w of sigma(v)/sigma(w) * (1 + delta(w))``. Results equal
-``networkx.betweenness_centrality(G, normalized=False)`` on a DiGraph of the same edges; with
-``k`` sources they are rescaled as NetworkX rescales its sampled estimate.
+Per source s GAS programs run (:func:`source_dependencies`); many sources share one Session and
+run as lanes of one program per pass (:func:`batch_dependencies`). Unweighted: a forward BFS counts
+shortest paths (sigma) level by level. Weighted: SSSP gives distances; the tight edges
+(``dist[u] + w == dist[v]``) form the shortest-path DAG, whose vertices get levels (most edges
+from s on it), and sigma is summed level by level over it. Then a backward sweep from the deepest
+level accumulates dependencies ``delta(v) = sum over DAG successors w of sigma(v)/sigma(w) *
+(1 + delta(w))``. Parallel edges count once (the lightest when weighted), as NetworkX's
+betweenness counts them on a MultiDiGraph: a store holding some is copied without them first.
 """
 import os
+import random
 import tempfile
 
 import numpy as np
@@ -14,6 +20,9 @@ import numpy as np
 import grstream as gr
 
 from ._common import internal_source, open_session
+from ._params import check_count
+from ._simple import has_parallel_edges, simple_graph
+from .sssp import SSSP, FromDistances
 from ..errors import MemoryBudgetError, UsageError
 
 NAME = "bc"
@@ -58,13 +67,14 @@ class BrandesBackward(gr.GASProgram):
     params = {"depth": 0}
     output = "delta"
 
-    def __init__(self, level=None, sigma=None, **params):
+    def __init__(self, level=None, sigma=None, dist=None, **params):
         super().__init__(**params)
-        self._level, self._sigma = level, sigma
+        self._given = {"level": level, "sigma": sigma, "dist": dist}
 
     def init(self, v):
-        v.level = self._level
-        v.sigma = self._sigma
+        for field in type(self).spec.vertex_fields:
+            if field != "delta":
+                setattr(v, field, self._given[field])
         v.delta = 0.0
 
     def gather_map(self, src, dst, edge):
@@ -80,149 +90,276 @@ class BrandesBackward(gr.GASProgram):
         return self.iteration >= self.depth
 
 
-def choose_sources(n, k, seed):
-    if k is None or k >= n:
-        return np.arange(n, dtype=np.int64), None
-    if k < 1:
-        raise UsageError(f"--sources must be at least 1, not {k}")
-    rng = np.random.default_rng(seed)
-    chosen = np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
-    return chosen, chosen
+class DagLevels(FromDistances):
+    """Level of each vertex in the shortest-path DAG of given distances: the most tight edges
+    (``dist[u] + w == dist[v]``, ``dist[u] < dist[v]``) on a path from the source; -1 unreached.
+    Every DAG predecessor of a vertex has a smaller level, so sigma and delta can be swept level
+    by level."""
+
+    vertex = {"dist": "float64", "level": "int64"}
+    reads = {"weight"}
+    gather_reduce = gr.monoid.max
+    gather_dtype = "int64"
+    params = {"source": 0}
+    output = "level"
+
+    def gather_map(self, src, dst, edge):
+        tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
+        return gr.where(tight & (src.level >= 0), src.level + 1, -1)
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.level, acc)
+        changed = new > v.level
+        v.level = new
+        return changed
 
 
-def has_parallel_edges(store):
-    """True when some (src, dst) pair is stored more than once (one pass over the CSR)."""
-    if not store.build.get("options", {}).get("duplicates", True):
-        return False
+class WeightedBrandesForward(gr.GASProgram):
+    """Shortest-path counts over the DAG of :class:`DagLevels`, one level per iteration."""
+
+    vertex = {"dist": "float64", "level": "int64", "sigma": "float64"}
+    reads = {"weight"}
+    gather_reduce = gr.monoid.sum
+    gather_dtype = "float64"
+    params = {"source": 0}
+    output = "sigma"
+
+    def __init__(self, dist=None, level=None, **params):
+        super().__init__(**params)
+        self._given = {"dist": dist, "level": level}
+
+    def init(self, v):
+        is_source = v.id == self.source
+        v.dist = self._given["dist"]
+        v.level = self._given["level"]
+        v.sigma = np.where(is_source, 1.0, 0.0)
+        return is_source
+
+    def gather_map(self, src, dst, edge):
+        tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
+        return gr.where(tight, src.sigma, 0.0)
+
+    def apply(self, v, acc):
+        mine = v.level == self.iteration
+        v.sigma = gr.where(mine, acc, v.sigma)
+        return mine
+
+
+class WeightedBrandesBackward(BrandesBackward):
+    """:class:`BrandesBackward` over the shortest-path DAG of weighted distances."""
+
+    vertex = {"dist": "float64", "level": "int64", "sigma": "float64", "delta": "float64"}
+    reads = {"weight"}
+
+    def gather_map(self, src, dst, edge):
+        tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
+        return gr.where(tight, src.sigma / dst.sigma * (1.0 + dst.delta), 0.0)
+
+
+def source_dependencies(store, source, weighted=False, **run_options):
+    """Brandes' dependencies of every vertex on the internal vertex ``source`` (float64, 0 at
+    the source), the mask of the vertices it reaches (itself included) and the engine Results."""
+    session, run_kwargs = open_session(store, run_options)
+    run_kwargs.pop("progress", None)
+    with session:
+        (delta,), (reached,), results = batch_dependencies(session, [int(source)], weighted,
+                                                           run_kwargs)
+    return delta, reached, results
+
+
+def batch_dependencies(session, batch, weighted, run_kwargs, lanes=True):
+    """:func:`source_dependencies` of every source of ``batch`` on one session: each pass runs
+    for the whole batch as lanes of one program (Session.run_lanes) where the session can,
+    sources of equal depth together where the pass length depends on it."""
+    n = int(session.store.num_vertices)
+    if weighted:
+        dists = _run_all(session, [SSSP(source=s) for s in batch], run_kwargs, lanes)
+        levels = _run_all(session, [DagLevels(dist=d.values["dist"], source=s)
+                                    for d, s in zip(dists, batch)], run_kwargs, lanes)
+        depths = [int(lv.values["level"].max()) for lv in levels]
+        fwds = _by_depth(session, depths, lambda i: WeightedBrandesForward(
+            dist=dists[i].values["dist"], level=levels[i].values["level"], source=batch[i]),
+            run_kwargs, lanes, minimum=0)
+        results = dists + levels + fwds
+        back_cls = WeightedBrandesBackward
+    else:
+        fwds = _run_all(session, [BrandesForward(source=s) for s in batch], run_kwargs, lanes)
+        depths = [int(f.values["level"].max()) for f in fwds]
+        results = list(fwds)
+        back_cls = BrandesBackward
+    states = [f.values for f in fwds]
+    backs = _by_depth(session, depths, lambda i: back_cls(
+        level=states[i]["level"], sigma=states[i]["sigma"], dist=states[i].get("dist"),
+        depth=depths[i]), run_kwargs, lanes, minimum=1)
+    deltas = []
+    for i, back in enumerate(backs):
+        delta = np.zeros(n) if back is None else back.values["delta"]
+        delta[batch[i]] = 0.0
+        deltas.append(delta)
+    return deltas, [st["level"] >= 0 for st in states], results + [b for b in backs if b is not None]
+
+
+def _run_all(session, programs, run_kwargs, lanes, max_iter=None):
+    """Results of ``programs`` (instances of one class): as lanes of one run where the session
+    can, else one run each."""
+    limit = run_kwargs.get("max_iter") if max_iter is None else max_iter
+    if lanes and len(programs) > 1 and session.can_run_lanes(type(programs[0])):
+        return session.run_lanes(programs, max_iter=limit)
+    return [session.run(p, **dict(run_kwargs, max_iter=limit)) for p in programs]
+
+
+def _by_depth(session, depths, make, run_kwargs, lanes, minimum):
+    """Run ``make(i)`` for every i with depths[i] >= minimum, ``max_iter=depths[i]``, sources of
+    equal depth as lanes of one run; None for the others."""
+    out = [None] * len(depths)
+    groups = {}
+    for i, d in enumerate(depths):
+        if d >= minimum:
+            groups.setdefault(d, []).append(i)
+    for depth, members in sorted(groups.items()):
+        for i, r in zip(members, _run_all(session, [make(i) for i in members], run_kwargs, lanes,
+                                          max_iter=depth)):
+            out[i] = r
+    return out
+
+
+def check_bc_weights(store):
+    """Weighted betweenness needs finite positive weights: with zero weights NetworkX's counts
+    depend on its traversal order."""
     for i in range(store.num_shards):
-        indptr, dst = store.read(i, "out/indptr"), store.read(i, "out/dst")
-        if len(dst) < 2:
-            continue
-        same = dst[1:] == dst[:-1]
-        same[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(dst))] - 1] = False
-        if same.any():
-            return True
-    return False
+        w = store.read(i, "in/weight")
+        bad = ~(np.isfinite(w) & (w > 0))
+        if bad.any():
+            raise UsageError(f"weighted betweenness needs finite positive weights: shard {i} has "
+                             f"weight {w[bad][0]!r}")
 
 
-def simple_graph(store, directory):
-    """A copy of ``store`` with parallel edges merged (the DiGraph NetworkX would build)."""
-    from ..io.base import EdgeSource
-    from ..partition import build_shards
-    from ..store import open as open_store
-
-    def chunks():
-        for i in range(store.num_shards):
-            lo = int(store.intervals[i])
-            indptr = store.read(i, "out/indptr")
-            src = np.repeat(np.arange(lo, lo + len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-            yield src, store.read(i, "out/dst").astype(np.int64), None
-
-    source = EdgeSource("simple graph of " + str(store.path), chunks, weighted=False,
-                        num_vertices=int(store.num_vertices))
-    path = build_shards(source, os.path.join(directory, "simple.h5"), duplicates=False,
-                        num_shards=store.num_shards, progress=False)
-    return open_store(path)
+def sample_sources(n, k, seed):
+    """NetworkX's sample: ``random.Random(seed).sample`` of the vertices in id order."""
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    return np.array(rng.sample(range(n), k), dtype=np.int64)
 
 
-def betweenness(store, k=None, seed=0, sources=None, **run_options):
-    """Unnormalized betweenness (float64 per vertex) and a list of engine Results.
+def rescale(bc, n, *, normalized, directed, endpoints, sampled=None):
+    """NetworkX 3.6's rescaling of summed dependencies (``_rescale`` in betweenness.py)."""
+    k = None if sampled is None else len(sampled)
+    N = n if endpoints else n - 1  # (s, t) pairs with s != t that can pass through v
+    if N < 2:
+        return bc
+    K = N if k is None else k
+    correction = 1 if directed else 2  # an undirected pair was counted in both orders
+    if k is None or endpoints:
+        return bc * (1 / (K * (N - 1)) if normalized else N / (K * correction))
+    # sampling without endpoints: a sampled source is no inner vertex of its own paths
+    if normalized:
+        scale_source = 1 / ((K - 1) * (N - 1)) if K > 1 else np.nan
+        scale_other = 1 / (K * (N - 1))
+    else:
+        scale_source = N / ((K - 1) * correction) if K > 1 else np.nan
+        scale_other = N / (K * correction)
+    out = bc * scale_other
+    out[sampled] = bc[sampled] * scale_source
+    return out
 
-    ``k`` samples that many sources (seeded) and rescales like NetworkX; ``sources`` gives them
-    explicitly (no rescaling); neither: exact, every vertex a source. Parallel edges count once,
-    as in a NetworkX DiGraph of the same edges: a store holding some is first copied without
-    them to a temporary store.
+
+def betweenness(store, k=None, seed=0, sources=None, normalized=False, endpoints=False,
+                weight=None, **run_options):
+    """Betweenness centrality (float64 per vertex) and a list of engine Results.
+
+    Parameters
+    ----------
+    k : int, optional
+        Sample this many sources (``random.Random(seed).sample``, as NetworkX) and rescale as
+        NetworkX does; ``k == n`` is exact. Default: every vertex a source.
+    seed : int, random.Random or None
+        Seed of the sample (None: unseeded).
+    sources : list, optional
+        Explicit sources instead: the sum of their dependencies, scaled as
+        ``networkx.betweenness_centrality_subset`` with every vertex a target.
+    normalized : bool
+        Divide by the number of pairs (NetworkX's default is True; grstream's is False).
+    endpoints : bool
+        Count a path's endpoints as lying on it.
+    weight : str or None
+        ``"weight"``: shortest paths by the store's weights (finite and positive); None: hops.
+    **run_options
+        Passed to :func:`grstream.run`.
     """
+    n = int(store.num_vertices)
+    if weight is not None:
+        if weight != "weight" or "weight" not in store.edge_props:
+            raise UsageError(f"weight={weight!r}: the store's edge properties are "
+                             f"{', '.join(store.edge_props) or 'none'}; use weight=None for hops")
+        check_bc_weights(store)
+    if sources is not None:
+        if k is not None or endpoints:
+            raise UsageError("give sources or k, and no endpoints with explicit sources")
+        chosen = np.array([internal_source(store, s) for s in sources], dtype=np.int64)
+        sampled = None
+    elif k is None or check_count("k", k, minimum=1, maximum=n) == n:
+        chosen, sampled = np.arange(n, dtype=np.int64), None
+    else:
+        chosen = sampled = sample_sources(n, int(k), seed)
+    directed = bool(store.directed)
     if has_parallel_edges(store):
         here = os.path.dirname(os.path.abspath(store.path))
         with tempfile.TemporaryDirectory(prefix="grstream-bc-",
                                          dir=here if os.access(here, os.W_OK) else None) as tmp:
-            with simple_graph(store, tmp) as simple:
-                return betweenness(simple, k=k, seed=seed, sources=sources, **run_options)
-    n = int(store.num_vertices)
-    sampled = None
-    if sources is not None:
-        chosen = np.array([internal_source(store, s) for s in sources], dtype=np.int64)
+            with simple_graph(store, tmp, weighted=weight is not None) as simple:
+                bc, results = accumulate(simple, chosen, weight is not None, endpoints, run_options)
     else:
-        chosen, sampled = choose_sources(n, k, seed)
-    bc = np.zeros(n, dtype=np.float64)
-    results = []
-    session, run_kwargs = open_session(store, run_options)
-    show = bool(run_kwargs.pop("progress", False))
-    bar = _sources_bar(len(chosen), sampled is None and sources is None) if show else None
-    with session:
-        _run_sources(session, store, chosen, run_kwargs, bc, results, bar)
-    if bar is not None:
-        bar.close()
-    if sampled is not None:
-        kk = len(sampled)
-        N = n - 1  # pairs counted exclude the endpoints
-        if N >= 2:
-            scale_source = N / (kk - 1) if kk > 1 else np.nan
-            bc *= N / kk
-            bc[sampled] *= (scale_source / (N / kk))
-    return bc, results
+        bc, results = accumulate(store, chosen, weight is not None, endpoints, run_options)
+    if sources is not None:  # betweenness_centrality_subset's scaling
+        if normalized:
+            return (bc / ((n - 1) * (n - 2)) if n > 2 else bc), results
+        return (bc if directed else bc / 2), results
+    return rescale(bc, n, normalized=normalized, directed=directed, endpoints=endpoints,
+                   sampled=sampled), results
 
 
-#: a lane batch holds at most this many (sources x edges): the (lanes, edges) temporaries of a
+#: a lane batch holds at most this many (sources x edges): the (edges, lanes) temporaries of a
 #: pass stay near 8 M elements (64 MB of float64)
 LANE_ELEMENTS = 1 << 23
 MAX_LANES = 256
 
 
-def _run_sources(session, store, chosen, run_kwargs, bc, results, bar):
-    """Sources in batches run as lanes of one forward pass, then one backward pass per depth
-    (Session.run_lanes); one run per source where lanes are not available or do not fit."""
+def accumulate(store, chosen, weighted, endpoints, run_options):
+    """Sum over ``chosen`` sources of their dependencies (plus endpoint counts).
+
+    One Session serves every source; sources run in batches as lanes of one program per pass
+    (a batch that does not fit the memory budget is halved, down to one run per source).
+    """
+    bc = np.zeros(int(store.num_vertices), dtype=np.float64)
+    results = []
+    session, run_kwargs = open_session(store, run_options)
+    show = bool(run_kwargs.pop("progress", False))
+    bar = _sources_bar(len(chosen), len(chosen) == store.num_vertices) if show else None
     per = max(int(store.num_edges), int(store.num_vertices), 1)
     size = max(1, min(MAX_LANES, LANE_ELEMENTS // per))
-    if not session.can_run_lanes(BrandesForward):
-        size = 1
     start = 0
-    while start < len(chosen):
-        batch = [int(s) for s in chosen[start:start + size]]
-        try:
-            if size < 2:
-                raise MemoryBudgetError("one lane", minimum=0)
-            fwds = session.run_lanes([BrandesForward(source=s) for s in batch],
-                                     max_iter=run_kwargs.get("max_iter"))
-            backs = _backward(session, fwds, batch, run_kwargs, bc, lanes=True)
-        except MemoryBudgetError:
-            if size >= 2:   # the budget holds fewer lanes: halve the batch
-                size //= 2
+    with session:
+        while start < len(chosen):
+            batch = [int(s) for s in chosen[start:start + size]]
+            try:
+                deltas, reached, runs = batch_dependencies(session, batch, weighted, run_kwargs,
+                                                           lanes=size > 1)
+            except MemoryBudgetError:
+                if size == 1:
+                    raise
+                size //= 2   # the budget holds fewer lanes: retry the batch smaller
                 continue
-            fwds = [session.run(BrandesForward(source=s), **run_kwargs) for s in batch]
-            backs = _backward(session, fwds, batch, run_kwargs, bc, lanes=False)
-        results.extend(fwds)
-        results.extend(backs)
-        start += len(batch)
-        if bar is not None:
-            bar.update(len(batch))
-
-
-def _backward(session, fwds, sources, run_kwargs, bc, lanes):
-    """Dependency accumulation for forward results; sources of equal depth share a pass."""
-    by_depth = {}
-    for r, s in zip(fwds, sources):
-        depth = int(r.values["level"].max()) if len(r.values["level"]) else 0
-        if depth >= 1:
-            by_depth.setdefault(depth, []).append((r, s))
-    out, parts = [], []
-    for depth, group in sorted(by_depth.items()):
-        programs = [BrandesBackward(level=r.values["level"], sigma=r.values["sigma"], depth=depth)
-                    for r, _ in group]
-        if lanes and len(programs) > 1:
-            backs = session.run_lanes(programs, max_iter=depth)
-        else:
-            backs = [session.run(p, **dict(run_kwargs, max_iter=depth)) for p in programs]
-        for back, (_, s) in zip(backs, group):
-            delta = back.values["delta"]
-            delta[s] = 0.0
-            parts.append(delta)
-        out.extend(backs)
-    # added only once every pass of the batch ran: a batch retried with fewer lanes adds nothing twice
-    for delta in parts:
-        bc += delta
-    return out
+            results += runs
+            for s, delta, mask in zip(batch, deltas, reached):
+                if endpoints:  # every reached t != s ends a path from s; s starts one to each
+                    delta = delta + mask
+                    delta[s] = np.count_nonzero(mask) - 1
+                bc += delta
+            start += len(batch)
+            if bar is not None:
+                bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+    return bc, results
 
 
 def _sources_bar(total, exact):

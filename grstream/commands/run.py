@@ -29,6 +29,9 @@ def add_parser(sub):
                    help="where to run (default cpu; auto picks the GPU when present)")
     p.add_argument("--memory-budget", default=None, metavar="BYTES",
                    help="bytes for vertex state plus shard data (e.g. 512M); default: everything")
+    p.add_argument("--pinned-budget", default=None, metavar="BYTES",
+                   help="GPU: pinned host bytes for staging and caching streamed shards "
+                        "(default: the memory budget, at most 8G)")
     p.add_argument("--max-iter", type=int, default=None, metavar="N",
                    help="iteration limit (bfs, sssp, pagerank, cc)")
     p.add_argument("--tol", type=non_negative, default=None, help="pagerank tolerance (default 1e-6)")
@@ -102,6 +105,8 @@ def main(args):
     check_options(algo.NAME, args)
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
+    if args.pinned_budget is not None:
+        args.pinned_budget = parse_bytes(args.pinned_budget)
     if args.max_iter is not None and args.max_iter < 0:
         raise UsageError(f"--max-iter must be >= 0, not {args.max_iter}")
     _check_outputs(args)
@@ -116,6 +121,8 @@ def main(args):
         # own default of 100 in place of None)
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
                        "progress": not args.quiet, "max_iter": args.max_iter}
+        if args.pinned_budget is not None:
+            run_options["pinned_budget"] = args.pinned_budget
         values, results = algo.from_args(store, args, run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0

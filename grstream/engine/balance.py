@@ -1,8 +1,9 @@
 """Load-balance policies: which gather strategy each shard of a unit uses, per executor kind.
 
-The planner calls ``POLICIES[kind](facts, actives)`` for every unit: ``facts`` are the unit's
-shards' :class:`ShardFacts`, ``actives`` their active vertex counts; it returns one strategy name
-per shard. A new executor kind registers its policy with :func:`register`; kinds without one get
+The planner calls ``POLICIES[kind](facts, actives, spec, caps)`` for every unit: ``facts`` are
+the unit's shards' :class:`ShardFacts`, ``actives`` their active vertex counts, ``spec`` the
+program's ProgramSpec, ``caps`` the executor's Capabilities (``caps.balance``: the strategy the
+user forced, or "auto"); it returns one strategy name per shard. A new executor kind registers its policy with :func:`register`; kinds without one get
 ``"auto"`` (the executor's own default, a transitional state).
 """
 from dataclasses import dataclass
@@ -29,7 +30,8 @@ class ShardFacts:
         return dict(self.max_degree).get(direction, 0)
 
 
-def cpu_policy(facts: Sequence[ShardFacts], actives: Sequence[int]) -> Tuple[str, ...]:
+def cpu_policy(facts: Sequence[ShardFacts], actives: Sequence[int], spec=None,
+               caps=None) -> Tuple[str, ...]:
     """One strategy for the whole unit (the CPU runs a unit as one numpy pass): ``"full"`` when
     every vertex of consecutive shards is active, ``"sweep"`` above SPARSE_FRACTION of the span's
     vertices (sweeping all edges and dropping inactive results beats selecting edges), else
@@ -55,8 +57,8 @@ def register(kind: str, policy: Callable):
     POLICIES[kind] = policy
 
 
-def choose(kind, facts, actives):
+def choose(kind, facts, actives, spec=None, caps=None):
     policy = POLICIES.get(kind)
     if policy is None:
         return ("auto",) * len(facts)
-    return tuple(policy(facts, actives))
+    return tuple(policy(facts, actives, spec, caps))

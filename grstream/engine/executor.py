@@ -43,10 +43,23 @@ may be shared by several executors of one session through ``shared`` (a dict own
 session, keyed as the executor class chooses, e.g. ``(shard, dataset)``); it is freed by
 ``Executor.release_shared(shared)`` when the session closes.
 
+A GPU executor, concretely: ``pinned = True``; ``footprint`` lists its static device arrays
+(fields twice, degrees, frontier bitmaps, accumulator -- per vertex when ``dense`` --, changed
+flags, hoisted messages, edge state, intervals, readback block, aggregate partials) and as
+scratch the seed buffer and the multi-shard tables; ``memory_options`` gives ``slots``,
+``slot_bytes`` and ``staging``; ``capabilities`` is ``Capabilities("cuda", workers=1,
+batch_resident="dense", balance=<load_balance option>)``; ``default_budget`` is free device
+memory less a margin; a "cuda" policy registered in grstream/engine/balance.py chooses twc /
+merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
+(grstream/devices.py looks for it).
+
 ``options`` given to the class methods are the session's executor options (``threads``,
 ``load_balance``, ...) plus ``memory_budget`` (the user's, possibly None) and ``store``.
 
-Changes to this module after the first contract (2026-11-23) are additive and listed here.
+Changes to this module after the first contract (2026-11-23) are additive and listed here:
+``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
+Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
+first contract's behaviour).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -73,10 +86,20 @@ class Capabilities:
     unit_edges
         The most edges one batched unit may hold (its temporaries are what the executor's
         footprint declares as scratch); None: no limit.
+    balance
+        The load-balance strategy the user forced (executor option), or "auto": handed to the
+        balance policy.
+
+    adaptive_hoist
+        The executor computes gather messages per edge when a plan does not hoist them, so
+        the planner hoists only when the frontier is large (GPU kernels are generated hoisted
+        or not: False).
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
-                 unit_edges=None):
+                 unit_edges=None, balance="auto", adaptive_hoist=False):
+        self.balance = balance
+        self.adaptive_hoist = bool(adaptive_hoist)
         self.kind, self.workers, self.batch_resident = kind, int(workers), batch_resident
         self.batch_copies = bool(batch_copies)
         self.unit_edges = unit_edges

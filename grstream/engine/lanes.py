@@ -1,8 +1,9 @@
 """Lanes: several instances of one program class run as one (Session.run_lanes).
 
-The instances' attributes are merged into one program object: attributes equal in every
-instance stay as they are, scalars that differ become a (lanes,) array and per-instance arrays
-a (..., lanes) stack, so the program's numpy expressions compute every lane at once.
+The instances' attributes are merged into one program object: scalars equal in every instance
+stay as they are, scalars that differ become a (lanes,) array and arrays a (..., lanes) stack
+(even when equal, so that they broadcast against the (count, lanes) vertex values), so the
+program's numpy expressions compute every lane at once.
 """
 import copy
 
@@ -17,17 +18,20 @@ def lane_program(programs):
     """One program object whose differing attributes hold every lane's value."""
     merged = copy.copy(programs[0])
     for name, first in vars(programs[0]).items():
-        if name in _ENGINE_SET:
-            continue
-        values = [vars(p).get(name, first) for p in programs]
-        if all(v is first for v in values) or (
-                np.ndim(first) == 0 and all(np.ndim(v) == 0 and v == first for v in values)):
-            continue
-        if np.ndim(first) == 0:
-            setattr(merged, name, np.asarray(values))
-        else:
-            setattr(merged, name, np.stack([np.asarray(v) for v in values], axis=-1))
+        if name not in _ENGINE_SET:
+            setattr(merged, name, _merge([vars(p).get(name, first) for p in programs]))
     return merged
+
+
+def _merge(values):
+    first = values[0]
+    if isinstance(first, dict):   # e.g. arrays handed to init through a dict
+        return {k: _merge([v[k] for v in values]) for k in first}
+    if first is None or np.ndim(first) == 0:
+        if all(v is first or (v is not None and np.ndim(v) == 0 and v == first) for v in values):
+            return first   # one value for every lane
+        return np.asarray(values)
+    return np.stack([np.asarray(v) for v in values], axis=-1)
 
 
 def lane_converged(program, lanes):

@@ -6,6 +6,7 @@ Transitional: the CUDA backend runs here until it becomes an executor of the eng
 import time
 
 from .result import Result
+from .session import _check_stops, default_limit, progress_bar, warn_limit
 from .state import initial_state
 
 
@@ -19,16 +20,16 @@ def run_backend(session, program, max_iter, progress, callback):
     if session.pinned_budget is not None:
         options.setdefault("host_cache", session.pinned_budget)
     stats, converged, bar = [], False, None
-    limit = max_iter if max_iter is not None else max(1, 10 * int(store.num_vertices) + 10)
+    limit = default_limit(store.num_vertices, max_iter)
     # the backend checks the budget first, so a budget error comes before any work
     with session.cls(store, program, memory_budget=session.memory_budget, progress=progress,
                      **options) as backend:
+        _check_stops(program, max_iter)
         state, seed = initial_state(program, store)
         active = backend.start(state, seed)
         _set(program, backend.aggregates())
         if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=max_iter, desc=type(program).__name__, unit="iter", leave=False)
+            bar = progress_bar(program, max_iter, limit)
         try:
             it = 0
             while active > 0 and it < limit:
@@ -50,7 +51,10 @@ def run_backend(session, program, max_iter, progress, callback):
         finally:
             if bar is not None:
                 bar.close()
+        if not converged and max_iter is None:
+            warn_limit(program, limit, active)
         values, edge_values, info = backend.state(), backend.edge_state(), backend.info()
+        info["max_iter"] = limit
     return Result.of(program, store, values, edge_values, stats, converged, info,
                      time.perf_counter() - t_start)
 

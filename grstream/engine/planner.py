@@ -13,7 +13,8 @@ and is tested without a GPU:
   the work is large enough to share); resident and streamed units alternate, a resident one
   first, so a copy overlaps a resident unit's compute (dense GPU plans spread the batched
   resident shards between the streamed units instead);
-- phase elimination, dense mode, hoisting and the publish rule follow from the program.
+- phase elimination, dense mode, hoisting and the publish rule follow from the program (hoisting
+  also from the frontier where the executor can run without it).
 """
 from typing import Callable, Optional
 
@@ -87,6 +88,7 @@ class Planner:
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.sizes = np.diff(self.intervals)
+        self.n = int(store.num_vertices)
         self.facts = facts if facts is not None else shard_facts(store, spec)
         self.resident = frozenset(memory.resident)
         self.pinned = frozenset(memory.pinned)
@@ -148,7 +150,8 @@ class Planner:
         return IterationPlan(
             iteration=iteration, units=tuple(units), skipped=skipped, phases=phases,
             apply_scope="all" if (self.dense and not seed and ran) else "unit",
-            all_active=bool(all_active), dense=self.dense and not seed, hoist=self.hoist and ran and not seed,
+            all_active=bool(all_active), dense=self.dense and not seed,
+            hoist=self.hoist and ran and not seed and self._hoist_pays(shards, counts),
             frontier=(spec.activate != "all") if frontier is None else (frontier and spec.activate != "all"),
             publish=publish, publish_fields=fields,
             publish_edges=bool(spec.has_scatter and ran and not seed),
@@ -213,6 +216,14 @@ class Planner:
             return out
         return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
 
+    def _hoist_pays(self, shards, counts):
+        """Hoisting computes one message per vertex of the graph: an executor that may skip it
+        (``caps.adaptive_hoist``) does when the frontier's edges are fewer than the vertices."""
+        if not self.caps.adaptive_hoist:
+            return True
+        work = sum(self._edges[i] * int(counts[i]) / max(int(self.sizes[i]), 1) for i in shards)
+        return work >= self.n
+
     def _same_run(self, a, b, touched):
         """Whether loaded resident shards a < b can share a unit: every shard between them is
         resident and skipped this iteration, so one pass over the run's data covers both and no
@@ -248,7 +259,8 @@ class Planner:
         if nbytes is None:
             nbytes = self._span_bytes(shards) if transfer == "load" else 0
         return Unit(shards=tuple(int(i) for i in shards), transfer=transfer,
-                    balance=balance.choose(self.caps.kind, facts, actives), slot=slot,
+                    balance=balance.choose(self.caps.kind, facts, actives, self.spec, self.caps),
+                    slot=slot,
                     source=source, active=int(sum(actives)), nbytes=int(nbytes))
 
     def _span_bytes(self, group):

@@ -60,15 +60,15 @@ class Session:
     def __init__(self, store, *, device="cpu", memory_budget=None, pinned_budget=None,
                  progress=False, **options):
         from ..devices import resolve
+        self.cls = resolve(device)
+        for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
+            if value is not None and int(value) < 0:
+                raise UsageError(f"{name} must be >= 0, not {value}")
         self._own_store = isinstance(store, (str, bytes)) or hasattr(store, "__fspath__")
         if self._own_store:
             from ..store import open as open_store
             store = open_store(store)
         self.store = store
-        self.cls = resolve(device)
-        for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
-            if value is not None and int(value) < 0:
-                raise UsageError(f"{name} must be >= 0, not {value}")
         self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
         self.progress = progress
         self.options = options
@@ -125,7 +125,9 @@ class Session:
         for prep in self._prepared.values():
             prep.executor.close()
         self._prepared = {}
-        self.cls.release_shared(self.shared)
+        release = getattr(self.cls, "release_shared", None)   # legacy backends share nothing
+        if release is not None:
+            release(self.shared)
         self.loaded.clear()
 
     # ------------------------------------------------------------------ one run
@@ -155,11 +157,8 @@ class Session:
     def _run(self, program, max_iter, progress, callback, t_start):
         store, spec = self.store, type(program).spec
         prep = self._prepare(type(program))
-        # after the setup checks (budget, edge ids), as gr.run always did
-        if max_iter is None and not spec.stops_itself:
-            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
-                             f"so it never stops by itself: define converged(self) or pass max_iter")
         ex, planner = prep.executor, prep.planner
+        _check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store)
         ex.bind(program)
@@ -174,13 +173,10 @@ class Session:
         counts = rb.shard_active
         _set_aggregates(program, rb.aggregates)
         active, all_active = int(counts.sum()), not seeded
-        limit = max_iter if max_iter is not None else max(1, 10 * self.n + 10)
+        limit = default_limit(self.n, max_iter)
         stats, converged, it, bar = [], False, 0, None
         if progress:
-            from tqdm import tqdm
-            # the default limit is a safety net, not an estimate: show it without an ETA
-            desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
-            bar = tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
+            bar = progress_bar(program, max_iter, limit)
         try:
             while active > 0 and it < limit:
                 if it > 0 and program.converged():
@@ -211,9 +207,7 @@ class Session:
             if bar is not None:
                 bar.close()
         if not converged and max_iter is None:
-            warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
-                          f"{limit} iterations with {active} vertices still active; pass max_iter "
-                          f"or define converged()", RuntimeWarning, stacklevel=3)
+            warn_limit(program, limit, active)
         info = dict(ex.info())
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit})
@@ -264,6 +258,7 @@ class Session:
         # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
         prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
         ex, planner = prep.executor, prep.planner
+        _check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, lanes=L)
         ex.bind(program)
@@ -277,7 +272,7 @@ class Session:
             counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
         rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
         lane_active = rb.lane_active
-        limit = max_iter if max_iter is not None else max(1, 10 * self.n + 10)
+        limit = default_limit(self.n, max_iter)
         alive = np.ones(L, dtype=bool)
         iterations = np.zeros(L, dtype=np.int64)
         converged = np.zeros(L, dtype=bool)
@@ -308,9 +303,12 @@ class Session:
                 callback(st)
         else:
             converged |= (lane_active == 0) & alive
+        if not converged.all() and max_iter is None:
+            warn_limit(program, limit, int(lane_active[~converged].sum()))
         info = dict(ex.info())
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
-                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L})
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L,
+                     "max_iter": limit})
         return split_results(programs, store, ex.state(), stats, iterations, converged, info,
                              time.perf_counter() - t_start)
 
@@ -375,6 +373,30 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def default_limit(n, max_iter):
+    """``max_iter``, or the safety net of 10 n + 10 iterations."""
+    return max_iter if max_iter is not None else max(1, 10 * int(n) + 10)
+
+
+def _check_stops(program, max_iter):
+    if max_iter is None and not type(program).spec.stops_itself:
+        raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                         f"so it never stops by itself: define converged(self) or pass max_iter")
+
+
+def progress_bar(program, max_iter, limit):
+    from tqdm import tqdm
+    # the default limit is a safety net, not an estimate: show it without an ETA
+    desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
+    return tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
+
+
+def warn_limit(program, limit, active):
+    warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
+                  f"{limit} iterations with {active} vertices still active; pass max_iter "
+                  f"or define converged()", RuntimeWarning, stacklevel=4)
 
 
 def _set_aggregates(program, aggs):

@@ -56,6 +56,7 @@ def test_stats_json_to_stdout(store_path, capsys):
     (["run", "bfs", "{store}", "--source", "999"], "out of range"),
     (["run", "pagerank", "{store}", "--memory-budget", "10"], "minimum"),
     (["run", "pagerank", "{store}", "--memory-budget", "lots"], "byte size"),
+    (["run", "pagerank", "{store}", "--pinned-budget", "lots"], "byte size"),
     (["run", "bfs", "{missing}"], "missing.h5"),
 ])
 def test_errors_are_one_line_and_nonzero(store_path, tmp_path, capsys, args, message):

@@ -69,7 +69,7 @@ class CpuExecutor(Executor):
         workers = cls._threads(options)
         limit = None if options.get("memory_budget") is None else max(cls._unit_size(options["store"], options)[0], 1)
         return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
-                            unit_edges=limit)
+                            unit_edges=limit, adaptive_hoist=True)
 
     @staticmethod
     def _threads(options):
@@ -193,6 +193,7 @@ class CpuExecutor(Executor):
         self._applied = []         # (index, fields) per unit, for publish "copy"
         self._edge_writes = []
         self._ctx = {}
+        self.hoisted = None
         if plan.hoist:
             t0 = time.perf_counter()
             everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
