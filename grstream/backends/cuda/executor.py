@@ -32,7 +32,7 @@ from ...engine.memory import Footprint
 from ...engine.plan import Readback
 from ...engine.planner import gather_directions, is_dense
 from ...engine.schedule import activation_arrays, needed_arrays
-from ...errors import UsageError
+from ...errors import DeviceError, UsageError
 from . import loadbalance
 from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
@@ -163,8 +163,10 @@ class CudaExecutor(Executor):
     @classmethod
     def capabilities(cls, options):
         _check(options)
-        kind = loadbalance.policy_kind(options.get("load_balance", "auto"), bool(options.get("deterministic")))
-        return Capabilities(kind, workers=1, batch_resident="dense", batch_copies=True)
+        forced = loadbalance.forced_strategy(options.get("load_balance", "auto"), bool(options.get("deterministic")))
+        # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off)
+        return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
+                            adaptive_hoist=False)
 
     @classmethod
     def release_shared(cls, shared):
@@ -182,7 +184,7 @@ class CudaExecutor(Executor):
         _check(options)
         self.load_balance = options.get("load_balance", "auto")
         self.deterministic = bool(options.get("deterministic", False))
-        loadbalance.policy_kind(self.load_balance, self.deterministic)
+        loadbalance.forced_strategy(self.load_balance, self.deterministic)
         merge_items = int(options.get("merge_items", MERGE_PER_THREAD))
         if merge_items < 1:
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
@@ -235,7 +237,12 @@ class CudaExecutor(Executor):
         if plan.frontier:
             cuda.memset_d32_async(dev.front[1], 0, (dev.n + 31) // 32, s)
         if plan.hoist:
+            if not self.ks.hoisted:   # the planner and the code generator agree on hoisting
+                raise DeviceError(f"{self.spec.name}: the plan hoists but the kernels read per edge")
             dev.launch("hoist", dev.n, dev.n, dev.hmsg)
+        elif self.ks.hoisted and plan.units and "gather" in plan.phases:
+            raise DeviceError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
+                              f"does not hoist them")
         if plan.dense:
             dev.launch("fill", dev.n, dev.acc, dev.n)
         self._front = 0 if plan.all_active else int(dev.front[0])

@@ -79,22 +79,39 @@ def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=
     return "twc"
 
 
-def policy(forced="auto"):
+def merge_available(spec):
+    """Whether the merge split can run ``spec``'s gather: its monoid has a GPU atomic for the
+    message dtype (the translator's atomics prelude)."""
+    from ...errors import ProgramError
+    from ...program.cuda_prelude import atomic
+    if spec is None or spec.gather_reduce is None:
+        return spec is None
+    try:
+        atomic(spec.gather_reduce, spec.gather_dtype, None)
+    except (ProgramError, TypeError):
+        return False
+    return True
+
+
+_MEMO = {}
+
+
+def cuda_policy(facts, actives, spec=None, caps=None):
     """The planner's load-balance policy for CUDA units (grstream/engine/balance.py): one strategy
     per shard of a unit, :func:`choose` per gather direction over the shard's degree facts (a
-    shard takes the merge split when any direction needs it); ``forced`` overrides."""
-    memo = {}
-
-    def cuda_policy(facts, actives):
-        if forced != "auto":
-            return (forced,) * len(facts)
-        key = (tuple(facts), tuple(int(a) for a in actives))
-        if key not in memo:
-            if len(memo) > 4096:
-                memo.clear()
-            memo[key] = _auto(facts, actives)
-        return memo[key]
-    return cuda_policy
+    shard takes the merge split when any direction needs it and the monoid has an atomic);
+    ``caps.balance`` forces one (``deterministic`` forces ``"twc"``)."""
+    forced = getattr(caps, "balance", "auto") or "auto"
+    if forced != "auto":
+        return (forced,) * len(facts)
+    if not merge_available(spec):
+        return ("twc",) * len(facts)
+    key = (tuple(facts), tuple(int(a) for a in actives))
+    if key not in _MEMO:
+        if len(_MEMO) > 4096:
+            _MEMO.clear()
+        _MEMO[key] = _auto(facts, actives)
+    return _MEMO[key]
 
 
 def _auto(facts, actives):
@@ -116,18 +133,17 @@ def _auto(facts, actives):
     return tuple(out)
 
 
-def policy_kind(load_balance="auto", deterministic=False):
-    """The balance-policy kind (:mod:`grstream.engine.balance`) of these executor options:
+def forced_strategy(load_balance="auto", deterministic=False):
+    """The strategy the executor options force on the planner (``Capabilities.balance``):
     ``deterministic`` gathers without atomics, so TWC only."""
     if deterministic:
         if load_balance == "merge":
             raise UsageError("deterministic=True gathers without atomics: load_balance must be "
                              "'twc' or 'auto', not 'merge'")
-        return "cuda-twc"
+        return "twc"
     if load_balance not in STRATEGIES:
         raise UsageError(f"load_balance must be one of {', '.join(STRATEGIES)}, not {load_balance!r}")
-    return "cuda" if load_balance == "auto" else f"cuda-{load_balance}"
+    return load_balance
 
 
-for _forced in STRATEGIES:
-    register("cuda" if _forced == "auto" else f"cuda-{_forced}", policy(_forced))
+register("cuda", cuda_policy)

@@ -228,7 +228,7 @@ def test_footprint_counts_the_static_buffers_and_tables(tmp_path):
     assert CudaExecutor.memory_options(gr.algorithms.bfs.BFS.spec, {})["slots"] == 3
     with pytest.raises(gr.errors.UsageError, match="pinned_budget"):
         CudaExecutor.capabilities({"host_cache": 0})
-    assert CudaExecutor.capabilities({"deterministic": True}).kind == "cuda-twc"
+    assert CudaExecutor.capabilities({"deterministic": True}).balance == "twc"
     with pytest.raises(gr.errors.UsageError, match="deterministic"):
         CudaExecutor.capabilities({"deterministic": True, "load_balance": "merge"})
 
@@ -280,10 +280,25 @@ def test_the_planner_takes_the_cuda_policy():
     from grstream.engine import balance
     facts = [balance.ShardFacts(0, 10001, (("in", 300000),), (("in", 200000),)),
              balance.ShardFacts(1, 1000, (("in", 16000),), (("in", 16),))]
-    assert balance.choose("cuda", facts, [10001, 1000]) == ("merge", "twc")
-    assert balance.choose("cuda", facts, [100, 1000]) == ("twc", "twc")     # sparse frontier
-    assert balance.choose("cuda-twc", facts, [10001, 1000]) == ("twc", "twc")
-    assert balance.choose("cuda-merge", facts, [1, 1]) == ("merge", "merge")
+    pr = gr.algorithms.pagerank.PageRank.spec
+    caps = CudaExecutor.capabilities({})
+    assert balance.choose("cuda", facts, [10001, 1000], pr, caps) == ("merge", "twc")
+    assert balance.choose("cuda", facts, [100, 1000], pr, caps) == ("twc", "twc")   # sparse frontier
+    det = CudaExecutor.capabilities({"deterministic": True})
+    assert det.balance == "twc" and not det.adaptive_hoist
+    assert balance.choose("cuda", facts, [10001, 1000], pr, det) == ("twc", "twc")
+    forced = CudaExecutor.capabilities({"load_balance": "merge"})
+    assert balance.choose("cuda", facts, [1, 1], pr, forced) == ("merge", "merge")
+
+
+def test_the_policy_knows_when_the_merge_split_exists():
+    """The planner's view of the merge split agrees with the generated module's."""
+    from grstream.backends.cuda.compile import module_source
+    from grstream.backends.cuda.loadbalance import merge_available
+    from .test_codegen import PROGRAMS, NoAtomic
+    for cls in PROGRAMS + [NoAtomic]:
+        ks = module_source(cls.spec, np.int32, {p: np.float64 for p in cls.spec.edge_reads})
+        assert merge_available(cls.spec) == ks.merge_ok, cls.__name__
 
 
 class TokenExecutor(SyncExecutor):
