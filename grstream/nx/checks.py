@@ -1,0 +1,104 @@
+"""``can_run`` and ``should_run``: which calls the backend answers exactly as NetworkX would.
+
+``can_run`` returns True or a string saying why not; NetworkX then uses another backend (or
+itself, with ``nx.config.fallback_to_nx``), so the backend never gives a different answer.
+"""
+import inspect
+
+import networkx as nx
+
+from .convert import weights
+from .graph import GrstreamGraph
+
+#: below this many edges a NetworkX graph is faster in NetworkX than converted to a store
+SMALL_GRAPH_EDGES = 100_000
+
+
+def _bind(name, args, kwargs):
+    bound = inspect.signature(getattr(nx, name)).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def _uniform(G, weight, what):
+    if weight is None:
+        return True
+    w = weights(G, weight)
+    if not w.known:
+        return f"the graph was converted without edge attribute {weight!r}"
+    if w.uniform_positive:
+        return True
+    return (f"grstream's {what} is unweighted: it runs only where all {weight!r} values are "
+            "equal and positive")
+
+
+def _pagerank(a):
+    for option in ("personalization", "nstart", "dangling"):
+        if a[option] is not None:
+            return f"grstream's PageRank has no {option!r}"
+    return _uniform(a["G"], a["weight"], "PageRank")
+
+
+def _bfs_edges(a):
+    if a.get("reverse") and a["G"].is_directed():
+        return "grstream's BFS follows edges forward only (reverse=True)"
+    if a["sort_neighbors"] is not None:
+        return "sort_neighbors is not supported: neighbours are taken in node order"
+    return True
+
+
+def _dijkstra(a):
+    weight = a["weight"]
+    if callable(weight):
+        return "a weight function cannot run in grstream's SSSP program"
+    if weight is None:
+        return True
+    w = weights(a["G"], weight)
+    if not w.known:
+        return f"the graph was converted without edge attribute {weight!r}"
+    if not (w.numeric and w.finite and w.lo >= 0):
+        return f"grstream's SSSP needs finite non-negative numbers as {weight!r}"
+    return True
+
+
+def _betweenness(a):
+    return _uniform(a["G"], a["weight"], "betweenness")
+
+
+def _always(a):
+    return True
+
+
+RULES = {
+    "pagerank": _pagerank,
+    "bfs_layers": _always,
+    "bfs_edges": _bfs_edges,
+    "bfs_predecessors": _bfs_edges,
+    "single_source_shortest_path_length": _always,
+    "single_source_dijkstra_path_length": _dijkstra,
+    "single_source_dijkstra": _dijkstra,
+    "dijkstra_predecessor_and_distance": _dijkstra,
+    "connected_components": _always,
+    "weakly_connected_components": _always,
+    "number_connected_components": _always,
+    "betweenness_centrality": _betweenness,
+}
+
+
+def can_run(name, args, kwargs):
+    """True when the backend gives NetworkX's answer for this call, else the reason why not."""
+    rule = RULES.get(name)
+    if rule is None:
+        return f"grstream does not implement {name}"
+    return rule(_bind(name, args, kwargs))
+
+
+def should_run(name, args, kwargs):
+    """Prefer the backend for its own graphs and for NetworkX graphs worth converting."""
+    G = _bind(name, args, kwargs).get("G")
+    if isinstance(G, GrstreamGraph) or G is None:
+        return True
+    if G.number_of_edges() < SMALL_GRAPH_EDGES:
+        return (f"a graph of fewer than {SMALL_GRAPH_EDGES} edges runs faster in NetworkX than "
+                "converted to a store")
+    return True

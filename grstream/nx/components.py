@@ -1,0 +1,36 @@
+"""Connected components of NetworkX on the backend graph (streamed label propagation)."""
+import numpy as np
+
+from .convert import run_options
+
+
+def _labels(G):
+    from ..algorithms.cc import connected_components as cc
+    return cc(G.store, **run_options())[0]
+
+
+def _components(G):
+    if not len(G):
+        return
+    label = _labels(G)
+    order = np.argsort(label, kind="stable")
+    cuts = np.flatnonzero(np.diff(label[order])) + 1
+    names = G.labels()
+    # a component's label is its first node in node order: NetworkX's order of components
+    for members in np.split(order, cuts):
+        yield {names[i] for i in members.tolist()}
+
+
+def connected_components(G):
+    """Sets of nodes, one per component, as :func:`networkx.connected_components`."""
+    yield from _components(G)
+
+
+def weakly_connected_components(G):
+    """Sets of nodes, one per weak component, as :func:`networkx.weakly_connected_components`."""
+    yield from _components(G)
+
+
+def number_connected_components(G):
+    """How many components, as :func:`networkx.number_connected_components`."""
+    return int(len(np.unique(_labels(G)))) if len(G) else 0
