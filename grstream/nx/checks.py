@@ -4,6 +4,7 @@
 itself, with ``nx.config.fallback_to_nx``), so the backend never gives a different answer.
 """
 import inspect
+import math
 
 import networkx as nx
 
@@ -32,11 +33,26 @@ def _uniform(G, weight, what):
             "equal and positive")
 
 
+def _distribution(values, option, zero_sum_ok):
+    try:
+        x = [float(v) for v in values.values()]
+    except (AttributeError, TypeError, ValueError):
+        return f"{option} must be a dict of numbers"
+    if not all(math.isfinite(v) and v >= 0 for v in x):
+        return f"grstream's PageRank takes finite non-negative {option} values"
+    if not zero_sum_ok and not sum(x) > 0:
+        return f"{option} sums to zero"
+    return True
+
+
 def _pagerank(a):
     for option in ("personalization", "nstart", "dangling"):
         if a[option] is not None:
-            return f"grstream's PageRank has no {option!r}"
-    return _uniform(a["G"], a["weight"], "PageRank")
+            # a zero personalization raises ZeroDivisionError, as in NetworkX
+            ok = _distribution(a[option], option, zero_sum_ok=option == "personalization")
+            if ok is not True:
+                return ok
+    return _nonnegative(a["G"], a["weight"], "PageRank")
 
 
 def _bfs_edges(a):
@@ -47,22 +63,53 @@ def _bfs_edges(a):
     return True
 
 
-def _dijkstra(a):
-    weight = a["weight"]
+def _nonnegative(G, weight, what):
     if callable(weight):
-        return "a weight function cannot run in grstream's SSSP program"
+        return f"a weight function cannot run in grstream's {what} program"
     if weight is None:
         return True
-    w = weights(a["G"], weight)
+    w = weights(G, weight)
     if not w.known:
         return f"the graph was converted without edge attribute {weight!r}"
     if not (w.numeric and w.finite and w.lo >= 0):
-        return f"grstream's SSSP needs finite non-negative numbers as {weight!r}"
+        return f"grstream's {what} needs finite non-negative numbers as {weight!r}"
     return True
+
+
+def _dijkstra(a):
+    return _nonnegative(a["G"], a["weight"], "SSSP")
 
 
 def _betweenness(a):
     return _uniform(a["G"], a["weight"], "betweenness")
+
+
+def _astar(a):
+    if a["heuristic"] is not None:
+        return "grstream's SSSP has no A* heuristic"
+    return _dijkstra(a)
+
+
+def _average_path(a):
+    if a["method"] not in (None, "unweighted", "dijkstra", "bellman-ford"):
+        return f"method {a['method']!r} is not a single-source method grstream runs"
+    if a["method"] == "unweighted" or a["method"] is None and a["weight"] is None:
+        return True
+    return _nonnegative(a["G"], a["weight"], "SSSP")
+
+
+def _relabel(a):
+    G = a["G"]
+    if a["ordering"] not in ("default", "sorted"):
+        return f"ordering {a['ordering']!r} is not supported (only 'default' and 'sorted')"
+    if a["label_attribute"] is not None:
+        return "the backend graph keeps no node attributes (label_attribute)"
+    if G.is_multigraph():
+        return "edge keys of a multigraph are not kept"
+    if not isinstance(G, GrstreamGraph) and (any(d for _, d in G.nodes(data=True))
+                                             or any(d for *_, d in G.edges(data=True))):
+        return "the backend graph keeps no node or edge attributes"
+    return True
 
 
 def _always(a):
@@ -82,6 +129,22 @@ RULES = {
     "weakly_connected_components": _always,
     "number_connected_components": _always,
     "betweenness_centrality": _betweenness,
+    "bfs_tree": _bfs_edges,
+    "bfs_successors": _bfs_edges,
+    "descendants_at_distance": _always,
+    "multi_source_dijkstra": _dijkstra,
+    "multi_source_dijkstra_path_length": _dijkstra,
+    "multi_source_dijkstra_path": _dijkstra,
+    "single_source_dijkstra_path": _dijkstra,
+    "dijkstra_path": _dijkstra,
+    "dijkstra_path_length": _dijkstra,
+    "astar_path": _astar,
+    "astar_path_length": _astar,
+    "average_shortest_path_length": _average_path,
+    "is_connected": _always,
+    "is_weakly_connected": _always,
+    "number_weakly_connected_components": _always,
+    "convert_node_labels_to_integers": _relabel,
 }
 
 

@@ -1,4 +1,5 @@
 """Connected components of NetworkX on the backend graph (streamed label propagation)."""
+import networkx as nx
 import numpy as np
 
 from .convert import run_options
@@ -34,3 +35,20 @@ def weakly_connected_components(G):
 def number_connected_components(G):
     """How many components, as :func:`networkx.number_connected_components`."""
     return int(len(np.unique(_labels(G)))) if len(G) else 0
+
+
+def number_weakly_connected_components(G):
+    """How many weak components, as :func:`networkx.number_weakly_connected_components`."""
+    return number_connected_components(G)
+
+
+def is_connected(G):
+    """Whether ``G`` is one component, as :func:`networkx.is_connected`."""
+    if not len(G):
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return number_connected_components(G) == 1
+
+
+def is_weakly_connected(G):
+    """Whether ``G`` is one weak component, as :func:`networkx.is_weakly_connected`."""
+    return is_connected(G)

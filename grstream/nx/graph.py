@@ -40,12 +40,14 @@ class GrstreamGraph:
         Edges as NetworkX counts them; default: from the store.
     tmp_dir : str, optional
         Directory removed with the graph.
+    owner : GrstreamGraph, optional
+        The graph whose store this one shares (kept alive; the store is closed with it).
     """
 
     __networkx_backend__ = "grstream"
 
     def __init__(self, store, nodes=None, *, directed=True, multigraph=False, weight=None,
-                 attrs_known=True, num_edges=None, tmp_dir=None, graph_attrs=None):
+                 attrs_known=True, num_edges=None, tmp_dir=None, graph_attrs=None, owner=None):
         self.store = store
         self._nodes = nodes
         self._directed = bool(directed)
@@ -56,7 +58,10 @@ class GrstreamGraph:
         self._index = None
         self.graph = dict(graph_attrs or {})
         self.__networkx_cache__ = {}
-        self._finalizer = weakref.finalize(self, _release, store, tmp_dir)
+        # a graph sharing another's store keeps that one alive instead of owning the store
+        self._owner = owner
+        self._finalizer = (weakref.finalize(self, _release, store, tmp_dir) if owner is None
+                           else None)
 
     # --- what NetworkX and the wrappers ask of a graph ---
     def is_directed(self):
@@ -107,7 +112,7 @@ class GrstreamGraph:
 
     def close(self):
         """Close the store now (and remove it when it was a temporary one)."""
-        self._finalizer()
+        (self._finalizer or self._owner.close)()
 
     def __repr__(self):
         kind = ("Multi" if self._multigraph else "") + ("DiGraph" if self._directed else "Graph")

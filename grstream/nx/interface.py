@@ -1,11 +1,29 @@
 """The object NetworkX loads as the ``grstream`` backend (``networkx.backends`` entry point)."""
-from . import centrality, checks, components, convert, link_analysis, shortest_paths, testing
-from . import traversal
+from . import (centrality, checks, components, convert, generic, link_analysis, relabel,
+               shortest_paths, testing, traversal)
+
+#: module implementing each NetworkX function the backend covers (same name and signature)
+MODULES = {
+    link_analysis: ["pagerank"],
+    traversal: ["bfs_layers", "bfs_edges", "bfs_predecessors", "bfs_successors", "bfs_tree",
+                "descendants_at_distance", "single_source_shortest_path_length"],
+    shortest_paths: ["single_source_dijkstra_path_length", "single_source_dijkstra",
+                     "single_source_dijkstra_path", "dijkstra_predecessor_and_distance",
+                     "dijkstra_path", "dijkstra_path_length", "multi_source_dijkstra",
+                     "multi_source_dijkstra_path", "multi_source_dijkstra_path_length",
+                     "astar_path", "astar_path_length"],
+    generic: ["average_shortest_path_length"],
+    components: ["connected_components", "weakly_connected_components",
+                 "number_connected_components", "number_weakly_connected_components",
+                 "is_connected", "is_weakly_connected"],
+    centrality: ["betweenness_centrality"],
+    relabel: ["convert_node_labels_to_integers"],
+}
 
 
 class BackendInterface:
     """NetworkX's backend interface: conversions, ``can_run`` / ``should_run``, the test hook,
-    and one attribute per implemented NetworkX function (same name and signature)."""
+    and one attribute per implemented NetworkX function (see :data:`MODULES`)."""
 
     convert_from_nx = staticmethod(convert.convert_from_nx)
     convert_to_nx = staticmethod(convert.convert_to_nx)
@@ -13,18 +31,9 @@ class BackendInterface:
     should_run = staticmethod(checks.should_run)
     on_start_tests = staticmethod(testing.on_start_tests)
 
-    pagerank = staticmethod(link_analysis.pagerank)
-    bfs_layers = staticmethod(traversal.bfs_layers)
-    bfs_edges = staticmethod(traversal.bfs_edges)
-    bfs_predecessors = staticmethod(traversal.bfs_predecessors)
-    single_source_shortest_path_length = staticmethod(traversal.single_source_shortest_path_length)
-    single_source_dijkstra_path_length = staticmethod(shortest_paths.single_source_dijkstra_path_length)
-    single_source_dijkstra = staticmethod(shortest_paths.single_source_dijkstra)
-    dijkstra_predecessor_and_distance = staticmethod(shortest_paths.dijkstra_predecessor_and_distance)
-    connected_components = staticmethod(components.connected_components)
-    weakly_connected_components = staticmethod(components.weakly_connected_components)
-    number_connected_components = staticmethod(components.number_connected_components)
-    betweenness_centrality = staticmethod(centrality.betweenness_centrality)
 
+for _module, _names in MODULES.items():
+    for _name in _names:
+        setattr(BackendInterface, _name, staticmethod(getattr(_module, _name)))
 
 backend_interface = BackendInterface()

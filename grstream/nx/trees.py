@@ -3,22 +3,19 @@
 grstream's programs give every vertex its BFS level or distance; NetworkX's functions also
 return the order of discovery, tree edges, paths and predecessors. Those follow from the
 *tight* edges (``level[v] == level[u] + 1``, ``dist[u] + w == dist[v]``), read in one pass over
-the store's out-edges; only the tight edges are held in memory.
+the store (:func:`grstream.algorithms.predecessors.all_predecessors`); only the tight edges
+are held in memory.
 """
 import numpy as np
 
-from .edges import out_edges
+from ..algorithms.predecessors import all_predecessors
 
 
-def _tight(G, keep, weights):
-    us, vs = [], []
-    for src, dst, w in out_edges(G.store, weights=weights):
-        mask = keep(src, dst, w)
-        us.append(src[mask])
-        vs.append(dst[mask])
-    if not us:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(us), np.concatenate(vs)
+def _tight(G, **values):
+    """Tight edges ``(u, v)`` (each distinct pair once) from grstream's predecessor lists."""
+    indptr, u = all_predecessors(G.store, **values)
+    v = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+    return u.astype(np.int64, copy=False), v
 
 
 def bfs_tree(G, level, sources):
@@ -28,7 +25,7 @@ def bfs_tree(G, level, sources):
     neighbours in internal-id order (a vertex's parent is the earliest-visited vertex of the
     previous level with an edge to it); ``parent[v]`` is -1 for sources and unreached vertices.
     """
-    u, v = _tight(G, lambda s, d, w: (level[s] >= 0) & (level[d] == level[s] + 1), False)
+    u, v = _tight(G, level=level)
     position = np.full(len(level), -1, np.int64)
     parent = np.full(len(level), -1, np.int64)
     order = [np.asarray(sources, np.int64)]
@@ -58,18 +55,16 @@ def bfs_tree(G, level, sources):
 def shortest_path_dag(G, dist, weighted):
     """Tight edges ``(u, v)`` of a single-source distance array, one per distinct pair,
     sorted by ``v`` then by ``(dist[u], u)`` (NetworkX's order of discovery for its
-    predecessor lists). ``weighted`` False: every edge weighs 1."""
-    def keep(s, d, w):
-        step = 1.0 if w is None or not weighted else w
-        return np.isfinite(dist[s]) & (dist[s] + step == dist[d])
-    u, v = _tight(G, keep, weighted)
+    predecessor lists). ``weighted`` False: ``dist`` are hop counts, every edge weighs 1."""
+    if weighted:
+        u, v = _tight(G, dist=dist)
+    else:
+        u, v = _tight(G, level=np.where(np.isfinite(dist), dist, -1).astype(np.int64))
     order = np.lexsort((u, dist[u], v))
-    u, v = u[order], v[order]
-    distinct = np.r_[True, (u[1:] != u[:-1]) | (v[1:] != v[:-1])]
-    return u[distinct], v[distinct]
+    return u[order], v[order]
 
 
-def shortest_path_parents(dist, u, v, source):
+def shortest_path_parents(dist, u, v, sources):
     """Parent of every reached vertex (-1 for the source and unreached ones) from the tight
     edges: the tied predecessor nearest the source, then fewest hops, then smallest id.
     Hops only matter with zero-weight edges: a predecessor at the same distance must be fewer
@@ -77,9 +72,9 @@ def shortest_path_parents(dist, u, v, source):
     hop = np.zeros(len(dist))
     if np.any(dist[u] == dist[v]):
         from scipy.sparse import csr_array
-        from scipy.sparse.csgraph import shortest_path
+        from scipy.sparse.csgraph import dijkstra
         tight = csr_array((np.ones(len(u)), (u, v)), shape=(len(dist), len(dist)))
-        hop = shortest_path(tight, unweighted=True, indices=source)
+        hop = dijkstra(tight, unweighted=True, indices=sources, min_only=True)
         usable = (dist[u] < dist[v]) | (hop[u] < hop[v])
         u, v = u[usable], v[usable]
     best = np.lexsort((u, hop[u], dist[u], v))
@@ -87,5 +82,5 @@ def shortest_path_parents(dist, u, v, source):
     head = np.r_[True, v[1:] != v[:-1]] if len(v) else np.zeros(0, bool)
     parent = np.full(len(dist), -1, np.int64)
     parent[v[head]] = u[head]
-    parent[source] = -1
+    parent[sources] = -1
     return parent
