@@ -98,18 +98,36 @@ def _average_path(a):
     return _nonnegative(a["G"], a["weight"], "SSSP")
 
 
-def _relabel(a):
-    G = a["G"]
-    if a["ordering"] not in ("default", "sorted"):
-        return f"ordering {a['ordering']!r} is not supported (only 'default' and 'sorted')"
-    if a["label_attribute"] is not None:
-        return "the backend graph keeps no node attributes (label_attribute)"
+def _plain_graph(G):
     if G.is_multigraph():
         return "edge keys of a multigraph are not kept"
     if not isinstance(G, GrstreamGraph) and (any(d for _, d in G.nodes(data=True))
                                              or any(d for *_, d in G.edges(data=True))):
         return "the backend graph keeps no node or edge attributes"
     return True
+
+
+def _convert_labels(a):
+    if a["ordering"] not in ("default", "sorted"):
+        return f"ordering {a['ordering']!r} is not supported (only 'default' and 'sorted')"
+    if a["label_attribute"] is not None:
+        return "the backend graph keeps no node attributes (label_attribute)"
+    return _plain_graph(a["G"])
+
+
+def _relabel(a):
+    from .relabel import new_labels
+    if not a["copy"]:
+        return "relabelling in place would change the NetworkX graph (copy=False)"
+    G = a["G"]
+    try:
+        labels = new_labels(G, a["mapping"])
+        one_to_one = len(set(labels)) == len(G)
+    except Exception as exc:  # noqa: BLE001 - NetworkX raises its own error for a bad mapping
+        return f"the mapping cannot be applied here ({type(exc).__name__})"
+    if not one_to_one:
+        return "a mapping that merges nodes is not supported"
+    return _plain_graph(G)
 
 
 def _always(a):
@@ -144,7 +162,8 @@ RULES = {
     "is_connected": _always,
     "is_weakly_connected": _always,
     "number_weakly_connected_components": _always,
-    "convert_node_labels_to_integers": _relabel,
+    "convert_node_labels_to_integers": _convert_labels,
+    "relabel_nodes": _relabel,
 }
 
 

@@ -17,7 +17,7 @@ MODULES = {
                  "number_connected_components", "number_weakly_connected_components",
                  "is_connected", "is_weakly_connected"],
     centrality: ["betweenness_centrality"],
-    relabel: ["convert_node_labels_to_integers"],
+    relabel: ["convert_node_labels_to_integers", "relabel_nodes"],
 }
 
 
