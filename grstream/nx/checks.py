@@ -130,6 +130,14 @@ def _relabel(a):
     return _plain_graph(G)
 
 
+def _from_source(a):
+    if a["source"] is None:
+        return "all-pairs and single-target searches are not supported: give a source"
+    if a["weight"] is None:
+        return True
+    return _nonnegative(a["G"], a["weight"], "SSSP")
+
+
 def _always(a):
     return True
 
@@ -164,6 +172,12 @@ RULES = {
     "number_weakly_connected_components": _always,
     "convert_node_labels_to_integers": _convert_labels,
     "relabel_nodes": _relabel,
+    "shortest_path": _from_source,
+    "shortest_path_length": _from_source,
+    "single_source_shortest_path": _always,
+    "bidirectional_shortest_path": _always,
+    "has_path": _always,
+    "predecessor": _always,
 }
 
 

@@ -24,3 +24,37 @@ def average_shortest_path_length(G, weight=None, method=None):
                                    else "Graph is not connected.")
         total += dist.sum() if weighted else int(dist.sum())
     return float(total) / (n * (n - 1))
+
+
+def _method(weight, method):
+    if method not in ("dijkstra", "bellman-ford"):
+        raise ValueError(f"method not supported: {method}")
+    return "unweighted" if weight is None else method
+
+
+def shortest_path(G, source=None, target=None, weight=None, method="dijkstra"):
+    """As :func:`networkx.shortest_path` from a ``source`` (``can_run`` checks); Bellman-Ford
+    on the non-negative weights ``can_run`` admits finds the same distances as Dijkstra."""
+    from . import shortest_paths, unweighted
+    if _method(weight, method) == "unweighted":
+        if target is None:
+            return unweighted.single_source_shortest_path(G, source)
+        return unweighted.bidirectional_shortest_path(G, source, target)
+    if target is None:
+        return shortest_paths.single_source_dijkstra_path(G, source, weight=weight)
+    try:
+        return shortest_paths.dijkstra_path(G, source, target, weight=weight)
+    except nx.NetworkXNoPath:
+        raise nx.NetworkXNoPath(f"No path between {source} and {target}.") from None
+
+
+def shortest_path_length(G, source=None, target=None, weight=None, method="dijkstra"):
+    """As :func:`networkx.shortest_path_length` from a ``source`` (``can_run`` checks)."""
+    from . import shortest_paths, traversal, unweighted
+    if _method(weight, method) == "unweighted":
+        if target is None:
+            return traversal.single_source_shortest_path_length(G, source)
+        return len(unweighted.bidirectional_shortest_path(G, source, target)) - 1
+    if target is None:
+        return shortest_paths.single_source_dijkstra_path_length(G, source, weight=weight)
+    return shortest_paths.dijkstra_path_length(G, source, target, weight=weight)

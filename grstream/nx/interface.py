@@ -1,6 +1,6 @@
 """The object NetworkX loads as the ``grstream`` backend (``networkx.backends`` entry point)."""
 from . import (centrality, checks, components, convert, generic, link_analysis, relabel,
-               shortest_paths, testing, traversal)
+               shortest_paths, testing, traversal, unweighted)
 
 #: module implementing each NetworkX function the backend covers (same name and signature)
 MODULES = {
@@ -12,7 +12,9 @@ MODULES = {
                      "dijkstra_path", "dijkstra_path_length", "multi_source_dijkstra",
                      "multi_source_dijkstra_path", "multi_source_dijkstra_path_length",
                      "astar_path", "astar_path_length"],
-    generic: ["average_shortest_path_length"],
+    generic: ["average_shortest_path_length", "shortest_path", "shortest_path_length"],
+    unweighted: ["single_source_shortest_path", "bidirectional_shortest_path", "has_path",
+                 "predecessor"],
     components: ["connected_components", "weakly_connected_components",
                  "number_connected_components", "number_weakly_connected_components",
                  "is_connected", "is_weakly_connected"],

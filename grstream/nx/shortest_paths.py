@@ -19,9 +19,14 @@ class _Search:
             self.dist = d if self.dist is None else np.minimum(self.dist, d)
         self._parent = None
 
+    @staticmethod
+    def within(d, cutoff):
+        """Reached (finite) and no farther than ``cutoff``."""
+        return np.isfinite(d) & (d <= (np.inf if cutoff is None else cutoff))
+
     def reached(self, cutoff):
         """Reached internal ids within ``cutoff``, nearest first (ties in node order)."""
-        ids = np.flatnonzero(self.dist <= (np.inf if cutoff is None else cutoff))
+        ids = np.flatnonzero(self.within(self.dist, cutoff))
         return ids[np.argsort(self.dist[ids], kind="stable")]
 
     def values(self, ids):
@@ -71,7 +76,7 @@ def multi_source_dijkstra(G, sources, target=None, cutoff=None, weight="weight")
     search = _Search(G, ids, weight)
     if target is not None:
         t = G.index_of(target)
-        if t is None or not search.dist[t] <= (np.inf if cutoff is None else cutoff):
+        if t is None or not search.within(search.dist[t], cutoff):
             raise nx.NetworkXNoPath(f"No path to {target}.")
         return search.values([t])[0], search.path(t)
     reached = search.reached(cutoff)
@@ -129,7 +134,7 @@ def dijkstra_predecessor_and_distance(G, source, cutoff=None, weight="weight"):
     search = _Search(G, [s], weight)
     reached = search.reached(cutoff)
     u, v = search.dag()
-    within = search.dist[v] <= (np.inf if cutoff is None else cutoff)
+    within = search.within(search.dist[v], cutoff)
     labels = G.labels()
     pred = {labels[i]: [] for i in reached.tolist()}
     for a, b in zip(u[within].tolist(), v[within].tolist()):
