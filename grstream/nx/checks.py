@@ -138,6 +138,15 @@ def _from_source(a):
     return _nonnegative(a["G"], a["weight"], "SSSP")
 
 
+def _plain_graphs(a):
+    graphs = a["graphs"] if "graphs" in a else [a["G"], a["H"]]
+    for G in graphs:
+        ok = _plain_graph(G)
+        if ok is not True:
+            return ok
+    return True
+
+
 def _always(a):
     return True
 
@@ -168,6 +177,7 @@ RULES = {
     "astar_path_length": _astar,
     "average_shortest_path_length": _average_path,
     "is_connected": _always,
+    "node_connected_component": _always,
     "is_weakly_connected": _always,
     "number_weakly_connected_components": _always,
     "convert_node_labels_to_integers": _convert_labels,
@@ -177,6 +187,10 @@ RULES = {
     "single_source_shortest_path": _always,
     "bidirectional_shortest_path": _always,
     "has_path": _always,
+    "union": _plain_graphs,
+    "union_all": _plain_graphs,
+    "disjoint_union": _plain_graphs,
+    "disjoint_union_all": _plain_graphs,
     "predecessor": _always,
 }
 
@@ -191,7 +205,7 @@ def can_run(name, args, kwargs):
 
 def should_run(name, args, kwargs):
     """Prefer the backend for its own graphs and for NetworkX graphs worth converting."""
-    G = _bind(name, args, kwargs).get("G")
+    G = _bind(name, args, kwargs).get("G")  # None for the functions of several graphs
     if isinstance(G, GrstreamGraph) or G is None:
         return True
     if G.number_of_edges() < SMALL_GRAPH_EDGES:

@@ -52,3 +52,13 @@ def is_connected(G):
 def is_weakly_connected(G):
     """Whether ``G`` is one weak component, as :func:`networkx.is_weakly_connected`."""
     return is_connected(G)
+
+
+def node_connected_component(G, n):
+    """The set of nodes in ``n``'s component, as :func:`networkx.node_connected_component`."""
+    i = G.index_of(n)
+    if i is None:
+        raise KeyError(n)
+    label = _labels(G)
+    names = G.labels()
+    return {names[j] for j in np.flatnonzero(label == label[i]).tolist()}

@@ -1,6 +1,7 @@
 """Moving graphs between NetworkX and grstream: conversion both ways, stores opened as graphs,
 and the facts about edge weights that decide whether the backend can run a call."""
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 
@@ -36,13 +37,11 @@ def convert_from_nx(graph, *, edge_attrs=None, node_attrs=None, preserve_edge_at
     Internal ids follow ``list(graph)``; an undirected graph is stored with both directions of
     every edge (a self-loop once), each parallel edge of a multigraph as its own edge. When
     ``edge_attrs`` names an attribute, its values (the given default where an edge lacks it)
-    become the store's weights.
+    become the store's weights, unless all are 1 (then the store has none and the functions
+    run their unweighted programs, which give the same answers).
     """
     if isinstance(graph, GrstreamGraph):
         return graph
-    from ..io.arrays import array_source
-    from ..partition import build_shards
-    from ..store import open as open_store
     attr, default = _weight_attr(edge_attrs)
     nodes = list(graph)
     directed, multigraph = graph.is_directed(), graph.is_multigraph()
@@ -62,20 +61,30 @@ def convert_from_nx(graph, *, edge_attrs=None, node_attrs=None, preserve_edge_at
             weight = np.fromiter((e[2] for e in edges), np.float64, m)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"edge attribute {attr!r} holds a non-number ({exc})") from None
+        if (weight == 1).all():
+            weight = None  # all 1, NetworkX's default: the unweighted programs give the answers
+    store, tmp_dir = temp_store(src, dst, weight, len(nodes), directed,
+                                f"<networkx {graph_name or 'G'}>")
+    return GrstreamGraph(store, nodes, tmp_dir=tmp_dir, **common)
+
+
+def temp_store(src, dst, weight, n, directed, name):
+    """``(store, tmp_dir)``: a store of these edges in a new temporary directory (undirected:
+    each edge given once, stored both ways), built with the backend config's options."""
+    from ..io.arrays import array_source
+    from ..partition import build_shards
+    from ..store import open as open_store
     cfg = config()
     tmp_dir = tempfile.mkdtemp(prefix="grstream-nx-", dir=cfg.tmp_dir)
     try:
-        source = array_source(src, dst, weight, name=f"<networkx {graph_name or 'G'}>",
-                              weighted=weight is not None, chunk_edges=None, fmt="networkx",
-                              num_vertices=len(nodes))
+        source = array_source(src, dst, weight, name=name, weighted=weight is not None,
+                              chunk_edges=None, fmt="networkx", num_vertices=n)
         path = build_shards(source, os.path.join(tmp_dir, "graph.h5"), undirected=not directed,
                             num_shards=cfg.num_shards, progress=cfg.progress)
-        store = open_store(path)
+        return open_store(path), tmp_dir
     except BaseException:
-        import shutil
         shutil.rmtree(tmp_dir, ignore_errors=True)
         raise
-    return GrstreamGraph(store, nodes, tmp_dir=tmp_dir, **common)
 
 
 def _weight_attr(edge_attrs):

@@ -1,6 +1,6 @@
 """The object NetworkX loads as the ``grstream`` backend (``networkx.backends`` entry point)."""
-from . import (centrality, checks, components, convert, generic, link_analysis, relabel,
-               shortest_paths, testing, traversal, unweighted)
+from . import (centrality, checks, components, convert, generic, link_analysis, operators,
+               relabel, shortest_paths, testing, traversal, unweighted)
 
 #: module implementing each NetworkX function the backend covers (same name and signature)
 MODULES = {
@@ -17,9 +17,10 @@ MODULES = {
                  "predecessor"],
     components: ["connected_components", "weakly_connected_components",
                  "number_connected_components", "number_weakly_connected_components",
-                 "is_connected", "is_weakly_connected"],
+                 "is_connected", "is_weakly_connected", "node_connected_component"],
     centrality: ["betweenness_centrality"],
     relabel: ["convert_node_labels_to_integers", "relabel_nodes"],
+    operators: ["union", "union_all", "disjoint_union", "disjoint_union_all"],
 }
 
 
