@@ -1,10 +1,23 @@
-"""``on_start_tests``: NetworkX's own tests that the backend is known not to pass, with why.
+"""``on_start_tests``: marks for NetworkX's own tests when they run through the backend.
 
-NetworkX's conftest calls the hook when its tests run with ``--backend grstream``; each entry
-is ``"file.py:Class:test"`` or ``"file.py:test"`` (a parametrized test matches all its cases).
+NetworkX's conftest calls the hook with the collected items when its tests run with
+``--backend grstream`` (or ``NETWORKX_TEST_BACKEND=grstream``). A call of a function the backend
+does not implement already ends its test as xfail (NetworkX's dispatcher does that); test
+files about such functions only are marked here up front and not run, with the reason.
 """
 
-#: test -> reason it is expected to fail through the backend
+#: NetworkX test file -> why none of its tests can pass through the backend
+UNCOVERED_FILES = {
+    "test_dfs.py": "grstream does not implement depth-first search",
+    "test_edgedfs.py": "grstream does not implement edge_dfs",
+    "test_edgebfs.py": "grstream does not implement edge_bfs (every edge, not a BFS tree)",
+    "test_beamsearch.py": "grstream does not implement bfs_beam_edges",
+    "test_dense.py": "grstream does not implement Floyd-Warshall (all pairs)",
+    "test_dense_numpy.py": "grstream does not implement Floyd-Warshall (all pairs)",
+}
+
+#: "file.py:Class:test" or "file.py:test" -> why it fails through the backend; empty: every
+#: NetworkX test of a function the backend implements passes (README, "From NetworkX")
 XFAIL = {}
 
 
@@ -14,10 +27,14 @@ def _key(test):
 
 
 def on_start_tests(items):
-    """Mark the tests in :data:`XFAIL` as expected failures (NetworkX's backend test hook)."""
+    """Mark NetworkX's tests of uncovered functions, and known failures, as xfail."""
     import pytest
     known = {_key(test): reason for test, reason in XFAIL.items()}
     for item in items:
+        filename = item.path.name if hasattr(item, "path") else ""
+        if filename in UNCOVERED_FILES and "networkx" in item.path.parts:
+            item.add_marker(pytest.mark.xfail(reason=UNCOVERED_FILES[filename], run=False))
+            continue
         name = item.name.split("[")[0]
         keywords = set(item.keywords)
         for (test, where), reason in known.items():
