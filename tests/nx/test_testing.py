@@ -1,7 +1,6 @@
 """The NetworkX test hook marks tests of uncovered functions and known failures."""
 from pathlib import Path
 
-
 from grstream.nx import testing
 
 
