@@ -26,9 +26,10 @@ def check_positive(name, value):
 
 def check_count(name, value, minimum=0, maximum=None):
     """An integer in [minimum, maximum] (max_iter, k)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
-            raise UsageError(f"{name} must be an integer, not {value!r}")
+    integral = isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer())
+    if isinstance(value, (bool, np.bool_)) or not integral:
+        raise UsageError(f"{name} must be an integer, not {value!r}")
     x = int(value)
     if x < minimum or (maximum is not None and x > maximum):
         upper = f" and at most {maximum}" if maximum is not None else ""
@@ -60,7 +61,11 @@ def vertex_vector(store, values, name, to_internal):
     if isinstance(values, dict):
         vec = np.zeros(n, dtype=np.float64)
         for key, x in values.items():
-            vec[to_internal(store, key)] = _real(f"{name}[{key!r}]", x)
+            try:
+                v = to_internal(store, key)
+            except UsageError as exc:
+                raise UsageError(f"{name}: key {key!r}: {exc}") from None
+            vec[v] = _real(f"{name}[{key!r}]", x)
     else:
         try:
             vec = np.array(values, dtype=np.float64)

@@ -13,7 +13,7 @@ import grstream as gr
 
 from ._common import execute, internal_source
 from ..errors import UsageError
-from .sssp import sssp
+from .sssp import FromDistances, sssp
 
 
 class BFSTree(gr.GASProgram):
@@ -41,7 +41,7 @@ class BFSTree(gr.GASProgram):
         return found
 
 
-class ShortestPathTree(gr.GASProgram):
+class ShortestPathTree(FromDistances):
     """Given final distances, a BFS over the tight edges (``dist[u] + w == dist[v]``): ``hops``
     is the fewest edges of a shortest path, ``parent`` the smallest-id tight in-neighbour one hop
     up. Zero-weight cycles cannot make a parent cycle, as they could if any tight in-neighbour
@@ -53,17 +53,11 @@ class ShortestPathTree(gr.GASProgram):
     gather_dtype = "int64"
     params = {"source": 0}
     output = "parent"
-
-    def __init__(self, dist=None, **params):
-        super().__init__(**params)
-        self._dist = dist
+    hop_field = "hops"
 
     def init(self, v):
-        is_source = v.id == self.source
-        v.dist = self._dist
-        v.hops = np.where(is_source, 0, -1)
         v.parent = -1
-        return is_source
+        return super().init(v)
 
     def gather_map(self, src, dst, edge):
         tight = (src.hops == self.iteration - 1) & (src.dist + edge.weight == dst.dist)
@@ -99,7 +93,8 @@ def sssp_predecessors(store, source, dist=None, **run_options):
 
 def path(parent, source, target):
     """The vertices of the tree path from ``source`` to ``target`` (a list, host side), from a
-    parent array of :func:`bfs_predecessors` or :func:`sssp_predecessors`."""
+    parent array of :func:`bfs_predecessors` or :func:`sssp_predecessors`; ``source``,
+    ``target`` and the result are in the parent array's (internal) ids."""
     n = len(parent)
     out = [int(target)]
     if not 0 <= out[0] < n:

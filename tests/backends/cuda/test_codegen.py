@@ -28,8 +28,8 @@ needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc not found")
 def test_every_builtin_algorithm_is_covered():
     names = {p.__name__ for p in PROGRAMS}
     assert {"BFS", "SSSP", "PageRank", "PersonalizedPageRank", "WeightedPageRank",
-            "ConnectedComponents", "BrandesForward", "BrandesBackward", "BFSTree",
-            "ShortestPathTree"} <= names
+            "ConnectedComponents", "BrandesForward", "BrandesBackward", "DagLevels",
+            "WeightedBrandesForward", "WeightedBrandesBackward", "BFSTree", "ShortestPathTree"} <= names
 
 
 @needs_nvcc
