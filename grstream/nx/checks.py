@@ -21,18 +21,6 @@ def _bind(name, args, kwargs):
     return bound.arguments
 
 
-def _uniform(G, weight, what):
-    if weight is None:
-        return True
-    w = weights(G, weight)
-    if not w.known:
-        return f"the graph was converted without edge attribute {weight!r}"
-    if w.uniform_positive:
-        return True
-    return (f"grstream's {what} is unweighted: it runs only where all {weight!r} values are "
-            "equal and positive")
-
-
 def _distribution(values, option, zero_sum_ok):
     try:
         x = [float(v) for v in values.values()]
@@ -81,7 +69,18 @@ def _dijkstra(a):
 
 
 def _betweenness(a):
-    return _uniform(a["G"], a["weight"], "betweenness")
+    k, n = a["k"], len(a["G"])
+    if k is not None and not (isinstance(k, int) and 1 <= k <= n):
+        return f"k must be an int from 1 to the number of nodes ({n}), not {k!r}"
+    weight = a["weight"]
+    if weight is None:
+        return True
+    w = weights(a["G"], weight)
+    if not w.known:
+        return f"the graph was converted without edge attribute {weight!r}"
+    if not (w.numeric and w.finite and w.lo > 0):
+        return f"grstream's weighted betweenness needs finite positive numbers as {weight!r}"
+    return True
 
 
 def _astar(a):

@@ -161,11 +161,6 @@ class Weights:
     lo: float = 1.0
     hi: float = 1.0
 
-    @property
-    def uniform_positive(self):
-        """All equal and positive: shortest paths and PageRank are the unweighted ones."""
-        return self.known and self.numeric and self.finite and self.lo == self.hi > 0
-
 
 def weights(G, attr):
     """:class:`Weights` of edge attribute ``attr`` (missing values count as 1, NetworkX's

@@ -6,6 +6,27 @@ does not implement already ends its test as xfail (NetworkX's dispatcher does th
 files about such functions only are marked here up front and not run, with the reason.
 """
 
+def register_without_install():
+    """Register the backend with an already imported NetworkX when grstream runs from a source
+    tree that was not pip-installed (no entry points), as NetworkX's conftest registers its
+    own test backend. Does nothing when the entry points are there."""
+    from importlib.metadata import EntryPoint
+
+    import networkx as nx
+
+    from .info import get_info
+    backends = nx.utils.backends
+    if "grstream" in backends.backends:
+        return
+    backends.backends["grstream"] = EntryPoint(
+        name="grstream", value="grstream.nx.interface:backend_interface",
+        group="networkx.backends")
+    backends.backend_info["grstream"] = get_info()
+    nx.config.backends = nx.utils.Config(
+        grstream=backends.backend_info["grstream"]["default_config"], **nx.config.backends)
+    backends._dispatchable.__call__ = backends._dispatchable._call_if_any_backends_installed
+
+
 #: NetworkX test file -> why none of its tests can pass through the backend
 UNCOVERED_FILES = {
     "test_dfs.py": "grstream does not implement depth-first search",

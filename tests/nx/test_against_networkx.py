@@ -16,7 +16,7 @@ FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthChec
 def close(a, b, tol=1e-9):
     assert a.keys() == b.keys()
     for k in a:
-        assert a[k] == pytest.approx(b[k], abs=tol), k
+        assert a[k] == pytest.approx(b[k], abs=tol, nan_ok=True), k
 
 
 @FEW
@@ -93,12 +93,13 @@ def test_weakly_connected_components(G):
 
 
 @FEW
-@given(nx_graphs(weighted=False), st.booleans(), st.booleans(), st.data())
+@given(nx_graphs(float_weights=True), st.booleans(), st.booleans(), st.data())
 def test_betweenness(G, normalized, endpoints, data):
     k = data.draw(st.sampled_from([None, 1, 2, len(G)]))
     k = None if k is not None and k > len(G) else k
     seed = data.draw(st.integers(0, 5))
-    options = {"k": k, "normalized": normalized, "endpoints": endpoints}
+    weight = data.draw(st.sampled_from([None, "weight"]))
+    options = {"k": k, "normalized": normalized, "endpoints": endpoints, "weight": weight}
     close(nx.betweenness_centrality(G, seed=random.Random(seed), backend=GS, **options),
           nx.betweenness_centrality(G, seed=random.Random(seed), **options))
 
