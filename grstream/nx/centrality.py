@@ -11,6 +11,8 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     (internal ids follow node order); ``weight`` takes shortest paths by the stored weights.
     """
     from ..algorithms.bc import betweenness
+    if k is not None and not 0 < k <= len(G):
+        seed.sample(G.labels(), k)  # raises NetworkX's ValueError for k > n or k < 0
     if not len(G):
         return {}
     stored = weight is not None and weight == G.weight and "weight" in G.store.edge_props
