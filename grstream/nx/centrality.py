@@ -13,6 +13,9 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     from ..algorithms.bc import betweenness
     if k is not None and not 0 < k <= len(G):
         seed.sample(G.labels(), k)  # raises NetworkX's ValueError for k > n or k < 0
+        if len(G) - (0 if endpoints else 1) >= 2:
+            raise ZeroDivisionError("betweenness from k=0 sources")  # NetworkX's rescaling
+        return dict.fromkeys(G.labels(), 0.0)
     if not len(G):
         return {}
     stored = weight is not None and weight == G.weight and "weight" in G.store.edge_props

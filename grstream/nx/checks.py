@@ -70,8 +70,8 @@ def _dijkstra(a):
 
 def _betweenness(a):
     k = a["k"]
-    if k is not None and not (isinstance(k, int) and k != 0):
-        return f"k={k!r} is not a sample size grstream takes"  # k > n: ValueError, as NetworkX
+    if k is not None and not isinstance(k, int):
+        return f"k={k!r} is not a sample size grstream takes"
     weight = a["weight"]
     if weight is None:
         return True
