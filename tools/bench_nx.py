@@ -79,8 +79,8 @@ def main(argv=None):
         rows.append((f"`nx.pagerank(from_store(...))`, memory_budget {budget >> 20} MiB "
                      f"(store {S.store.nbytes() >> 20} MiB)", t, err(got)))
     lines = [f"| {what} | {sec:.2f} | {t_nx / sec:.2f} x | {e:.1e} |" for what, sec, e in rows]
-    table = "\n".join(["| what | median s | x NetworkX | max abs diff |", "| --- | --- | --- | --- |",
-                       *lines])
+    table = "\n".join(["| what | median s | x NetworkX | max abs diff |",
+                       "| --- | --- | --- | --- |", *lines])
     print(f"RMAT scale {args.scale}: {n} nodes, {m} edges (DiGraph)\n{table}")
     if args.record:
         head = (f"\n## NetworkX backend (tools/bench_nx.py)\n\n{datetime.date.today()}, "

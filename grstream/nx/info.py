@@ -5,30 +5,34 @@ import.
 """
 from networkx.utils.configs import Config
 
-#: NetworkX functions the backend implements -> what differs from NetworkX, shown in their docs
+_BFS = "Streamed BFS levels; ties visited as NetworkX's queue would, neighbours in node order."
+_SSSP = ("Streamed SSSP (one run per source); weights must be finite and non-negative; among "
+         "equally short paths, the predecessor nearest the source, then first in node order.")
+_CC = "Streamed label propagation over both edge directions."
+_PLAIN = "Graphs without node or edge attributes; the result shares or builds a store."
+
+#: NetworkX functions the backend implements -> what to know, shown in NetworkX's docs
 FUNCTIONS = {
-    "pagerank": "Runs as a streamed GAS program. Edge weights are honoured when all equal "
-                "(then the result is the unweighted one); `personalization`, `nstart` and "
-                "`dangling` and differing weights make `can_run` False.",
-    "bfs_layers": "Levels come from streamed BFS runs (one per source); within a layer nodes are "
-                  "ordered as NetworkX discovers them, neighbours taken in node order.",
-    "bfs_edges": "Tree edges rebuilt from streamed BFS levels; neighbours in node order. "
-                 "`reverse=True` on a directed graph and `sort_neighbors` make `can_run` False.",
-    "bfs_predecessors": "As `bfs_edges`.",
-    "single_source_shortest_path_length": "Streamed BFS levels.",
-    "single_source_dijkstra_path_length": "Streamed Bellman-Ford style SSSP; weights must be "
-                                          "non-negative numbers (else `can_run` is False).",
-    "single_source_dijkstra": "Paths rebuilt from the streamed distances: among tied "
-                              "predecessors the one nearest the source, then first in node "
-                              "order.",
-    "dijkstra_predecessor_and_distance": "All predecessors on shortest paths, rebuilt from the "
-                                         "streamed distances.",
-    "connected_components": "Streamed label propagation.",
-    "weakly_connected_components": "Streamed label propagation over both directions.",
-    "number_connected_components": "Streamed label propagation.",
-    "betweenness_centrality": "Brandes with streamed forward and backward sweeps per source. "
-                              "`k` samples the same sources as NetworkX for the same `seed`. "
-                              "Differing weights make `can_run` False.",
+    "pagerank": "Streamed power iteration with NetworkX's options and stopping rule.",
+    "betweenness_centrality": "Streamed Brandes per source; `k` samples NetworkX's sources "
+                              "for the same seed; weights must be finite and positive.",
+    **dict.fromkeys(["bfs_layers", "bfs_edges", "bfs_tree", "bfs_predecessors",
+                     "bfs_successors", "descendants_at_distance",
+                     "single_source_shortest_path", "single_source_shortest_path_length",
+                     "bidirectional_shortest_path", "predecessor", "has_path"], _BFS),
+    **dict.fromkeys(["single_source_dijkstra", "single_source_dijkstra_path",
+                     "single_source_dijkstra_path_length", "multi_source_dijkstra",
+                     "multi_source_dijkstra_path", "multi_source_dijkstra_path_length",
+                     "dijkstra_path", "dijkstra_path_length",
+                     "dijkstra_predecessor_and_distance", "shortest_path",
+                     "shortest_path_length", "average_shortest_path_length"], _SSSP),
+    "astar_path": _SSSP + " No heuristic.",
+    "astar_path_length": _SSSP + " No heuristic.",
+    **dict.fromkeys(["connected_components", "number_connected_components", "is_connected",
+                     "node_connected_component", "weakly_connected_components",
+                     "number_weakly_connected_components", "is_weakly_connected"], _CC),
+    **dict.fromkeys(["relabel_nodes", "convert_node_labels_to_integers", "union", "union_all",
+                     "disjoint_union", "disjoint_union_all"], _PLAIN),
 }
 
 

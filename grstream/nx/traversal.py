@@ -76,7 +76,8 @@ def bfs_successors(G, source, depth_limit=None, sort_neighbors=None):
 
 
 def descendants_at_distance(G, source, distance):
-    """Nodes exactly ``distance`` hops from ``source``, as :func:`networkx.descendants_at_distance`."""
+    """Nodes exactly ``distance`` hops from ``source``, as
+    :func:`networkx.descendants_at_distance`."""
     s = node_id(G, source, nx.NetworkXError, f"The node {source} is not in the graph.")
     level = levels(G, [s])
     labels = G.labels()

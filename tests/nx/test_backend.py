@@ -9,7 +9,7 @@ import pytest
 import grstream as gr
 from grstream.errors import MemoryBudgetError
 from grstream.nx import GrstreamGraph, convert_from_nx, convert_to_nx, from_store
-from grstream.nx.checks import can_run, should_run
+from grstream.nx.checks import RULES, can_run, should_run
 
 GS = "grstream"
 
@@ -114,3 +114,11 @@ def test_config_is_checked():
         nx.config.backends.grstream.device = "tpu"
     with pytest.raises(Exception):
         nx.config.backends.grstream.memory_budget = "lots"
+
+
+def test_backend_info_lists_exactly_the_implemented_functions():
+    from grstream.nx.info import FUNCTIONS
+    from grstream.nx.interface import MODULES
+    implemented = {name for names in MODULES.values() for name in names}
+    assert set(FUNCTIONS) == implemented
+    assert implemented == set(RULES)
