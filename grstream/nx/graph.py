@@ -27,8 +27,7 @@ class GrstreamGraph:
     store : ShardStore or None
         None only for a graph without nodes.
     nodes : sequence or None
-        Node labels in internal order; None: the labels are the store's ids (its original ids
-        when it was renumbered, else ``0..n-1``).
+        Node labels in internal order; None: the store's labels (the input's ids or names).
     directed, multigraph : bool
         What ``is_directed()`` / ``is_multigraph()`` answer.
     weight : str or None
@@ -83,9 +82,7 @@ class GrstreamGraph:
     def labels(self):
         """Node labels in internal order (a list of Python objects)."""
         if self._nodes is None:
-            original = None if self.store is None else self.store.original_ids()
-            self._nodes = (list(range(len(self))) if original is None
-                           else [int(x) for x in original])
+            self._nodes = _store_labels(self.store)
         elif not isinstance(self._nodes, list):
             self._nodes = list(self._nodes)
         return self._nodes
@@ -105,11 +102,6 @@ class GrstreamGraph:
         except TypeError:  # unhashable: never a node
             return None
 
-    def store_id(self, i):
-        """The id grstream's algorithm functions take for internal vertex ``i``."""
-        original = self.store.original_ids()
-        return int(i) if original is None else int(original[i])
-
     def close(self):
         """Close the store now (and remove it when it was a temporary one)."""
         (self._finalizer or self._owner.close)()
@@ -118,6 +110,17 @@ class GrstreamGraph:
         kind = ("Multi" if self._multigraph else "") + ("DiGraph" if self._directed else "Graph")
         path = None if self.store is None else self.store.path
         return f"<GrstreamGraph {kind} n={len(self)} store={path}>"
+
+
+def _store_labels(store):
+    """The labels a store keeps for its vertices (strings, original or 1-based ids), else
+    ``0..n-1``."""
+    if store is None:
+        return []
+    if hasattr(store, "labels"):  # stores that keep the input's labels
+        return store.labels().tolist()
+    original = store.original_ids()
+    return list(range(int(store.num_vertices))) if original is None else original.tolist()
 
 
 def _count_edges(store, directed):
