@@ -79,7 +79,9 @@ def temp_store(src, dst, weight, n, directed, name):
     try:
         source = array_source(src, dst, weight, name=name, weighted=weight is not None,
                               chunk_edges=None, fmt="networkx", num_vertices=n)
+        # renumber=False: internal ids must stay the positions in the node list
         path = build_shards(source, os.path.join(tmp_dir, "graph.h5"), undirected=not directed,
+                            renumber=False,
                             num_shards=cfg.num_shards, progress=cfg.progress)
         return open_store(path), tmp_dir
     except BaseException:

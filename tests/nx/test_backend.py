@@ -122,3 +122,11 @@ def test_backend_info_lists_exactly_the_implemented_functions():
     implemented = {name for names in MODULES.values() for name in names}
     assert set(FUNCTIONS) == implemented
     assert implemented == set(RULES)
+
+
+def test_isolated_nodes_keep_their_places():
+    G = nx.Graph()
+    G.add_nodes_from(f"n{i}" for i in range(100))
+    G.add_edge("n0", "n99")
+    assert nx.single_source_shortest_path_length(G, "n0", backend=GS) == {"n0": 0, "n99": 1}
+    assert nx.number_connected_components(G, backend=GS) == 99
