@@ -58,7 +58,7 @@ MAX_HEAVY_RECORDED = 1000
 
 def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
                  undirected=False, weighted=None, self_loops=True, duplicates=True,
-                 renumber=False, weight_dtype="float64", format=None, progress=True,
+                 renumber=False, weight_dtype="float64", format=None, progress=False,
                  overwrite=True, tmp_dir=None, edge_ids=False):
     """Partition a graph into a shard store (docs/FORMAT.md).
 
@@ -98,7 +98,8 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     format : str, optional
         Input format name for ``open_source`` (default: from the file name).
     progress : bool
-        tqdm bars and a one-line summary on stderr.
+        tqdm bars and a one-line summary on stderr (the CLI's default). The summary always goes
+        to the ``grstream.partition`` logger at INFO level.
     overwrite : bool
         Replace an existing store at ``path``; False raises :class:`UsageError` instead.
     tmp_dir : str or Path, optional
@@ -141,8 +142,10 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
         else:
             result = _build_external(plan, writer)
         writer.commit(_root_attrs(plan, result))
+    summary = _summary(path, result, time.perf_counter() - started)
+    log.info("%s", summary)
     if progress:
-        print(_summary(path, result, time.perf_counter() - started), file=sys.stderr)
+        print(summary, file=sys.stderr)
     return path
 
 
