@@ -52,7 +52,8 @@ class ShardStore:
     Reads of shard datasets go straight into the caller's buffer with ``os.preadv`` at the
     dataset's file offset (contiguous storage), which also lets a read-ahead thread run while
     others hold the GIL. Every h5py call is made under one lock, so reads from several threads
-    are safe.
+    are safe. The file is opened once (``os.preadv`` reads a duplicate of HDF5's descriptor), so
+    a store renamed onto the path while it is open is never mixed with the one opened.
     """
 
     def __init__(self, path, verify="first"):
@@ -71,8 +72,10 @@ class ShardStore:
         except OSError as exc:
             raise ShardStoreError(f"not a readable HDF5 file ({_first_line(exc)})", path=self.path) from None
         try:
+            # the direct reads use a duplicate of HDF5's own descriptor, never a second open by
+            # path: a store replaced (renamed onto) while it is opened or read stays one file
+            self._fd = os.dup(self._h5.id.get_vfd_handle())
             self._load()
-            self._fd = os.open(self.path, os.O_RDONLY)
         except ShardStoreError:
             self.close()
             raise
