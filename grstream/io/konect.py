@@ -13,7 +13,7 @@ from .base import EdgeSource
 from .chunking import check_chunk_edges
 from .textblocks import head_lines
 from .texttable import TextTable, file_size, is_data_line, mirror
-from .validate import resolve_weighted
+from .validate import refuse_empty, resolve_weighted
 
 KINDS = ("sym", "asym", "bip")
 
@@ -81,6 +81,8 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
         def transform(src, dst, weight, shift=sizes[1]):
             return src, dst + shift, weight
     if first is None:
+        if not num_vertices:
+            refuse_empty(path)
         use_weight = resolve_weighted(False, weighted, path)
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
                           "konect", meta, kind == "sym")
