@@ -18,6 +18,7 @@ from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prep
                     split_chunks)
 from .intervals import choose_intervals, shard_of
 from .layout import compress, compress_keys, compress_pieces, count_into, pack_keys
+from .memory import IN_MEMORY_VERTEX_BYTES, VertexBudget
 from .prefetch import read_ahead
 from .runs import KeyRuns
 from .writer import StoreWriter
@@ -143,6 +144,11 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
                  chunk_edges, progress, tmp_dir)
     plan.renumber_requested = bool(renumber)
     plan.edge_ids = bool(edge_ids)
+    plan.vertices = VertexBudget(
+        edges.name, IN_MEMORY_VERTEX_BYTES if memory_limit is None else VERTEX_BYTES,
+        memory_limit, renumbered=bool(renumber))
+    if not renumber:
+        plan.vertices.check(edges.num_vertices or 0)
     with StoreWriter(path, overwrite=overwrite) as writer:
         if memory_limit is None:
             result = _build_in_memory(plan, writer)
@@ -189,7 +195,11 @@ class _Plan:
         for src, dst, w in self.raw_chunks():
             if bar is not None:
                 bar.update(len(src))
-            yield prepare_chunk(src, dst, w, self.options)
+            src, dst, w = prepare_chunk(src, dst, w, self.options)
+            if len(src):
+                # before any array of one entry per vertex grows to the largest id
+                self.vertices.check(int(max(src.max(), dst.max())) + 1)
+            yield src, dst, w
 
 
 def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
@@ -580,8 +590,9 @@ def _match_positions(records, index):
 
 
 def _write_part(writer, result, plan, i, lo, hi, direction, parts, extra=None):
-    props = ("weight",) if plan.options.weighted else ()
-    nbytes = writer.shard_part(i, direction, parts, props, extra)
+    edge_data = {"weight": parts[2]} if plan.options.weighted else {}
+    edge_data.update(extra or {})
+    nbytes = writer.shard_part(i, direction, parts[0], parts[1], edge_data)
     degree = result.in_degree if direction == "in" else result.out_degree
     degree[lo:hi] = np.diff(parts[0])
     return nbytes
