@@ -44,3 +44,12 @@ def test_a_general_input_is_still_doubled(tmp_path):
     num_edges, _, matrix = _adjacency(path)
     assert num_edges == 6
     np.testing.assert_array_equal(matrix, [[0, 2, 0], [2, 0, 1], [0, 1, 0]])
+
+
+def test_an_undirected_store_resharded_undirected_is_not_doubled(datasets_dir, tmp_path):
+    first = build_shards(datasets_dir / "karate.mtx", tmp_path / "k.h5", undirected=True,
+                         progress=False)
+    again = build_shards(first, tmp_path / "k2.h5", undirected=True, num_shards=2,
+                         progress=False)
+    assert _adjacency(again)[0] == 156
+    np.testing.assert_array_equal(_adjacency(again)[2], _adjacency(first)[2])
