@@ -270,7 +270,7 @@ def _capped_shard_count(count, total):
     MIN_SHARD_EDGES edges each (logged)."""
     cap = max(UNCAPPED_SHARDS, math.ceil(total / MIN_SHARD_EDGES))
     if count > cap:
-        log.warning("%d shards of %d edges hold about %d edges each; using %d shards instead "
+        log.warning("%d shards of %d edges (in + out) hold about %d each; using %d shards instead "
                     "(at least %d edges a shard beyond %d shards)", count, total,
                     total // count, cap, MIN_SHARD_EDGES, UNCAPPED_SHARDS)
         return cap

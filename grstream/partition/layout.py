@@ -148,25 +148,43 @@ def _sort_indexed(key, pbits, sbits, ibits, inline=False):
         key >>= np.uint64(ibits)
         return key, positions
     shift = pbits + sbits - xbits
-    block = (key >> np.uint64(shift)).astype(np.uint16)
+    block = _leading_bits(key, shift)
     members = np.argsort(block, kind="stable")
     bounds = _offsets(np.bincount(block, minlength=1 << xbits))
     del block
     positions = np.empty(len(key), dtype=np.int64)
+    # per-block buffers, reused: fresh large temporaries cost a page fault per 4 KiB
+    longest = int(np.diff(bounds).max())
+    part_buffer, local_buffer = np.empty(longest, np.uint64), np.empty(longest, np.uint64)
+    ramp = np.arange(longest, dtype=np.uint64)
     for b, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
         if start == stop:
             continue
         index = members[start:stop]
+        part, local = part_buffer[:stop - start], local_buffer[:stop - start]
+        np.take(key, index, out=part)
         # a block's keys share their leading bits: drop them to make room for the index
-        part = key[index] & np.uint64((1 << shift) - 1)
+        part &= np.uint64((1 << shift) - 1)
         part <<= np.uint64(ibits)
-        part |= np.arange(stop - start, dtype=np.uint64)
+        part |= ramp[:stop - start]
         part.sort()
-        positions[start:stop] = index[(part & mask).view(np.int64)]
+        np.bitwise_and(part, mask, out=local)
+        np.take(index, local.view(np.int64), out=positions[start:stop])
         part >>= np.uint64(ibits)
         part |= np.uint64(b << shift)
         members[start:stop] = part.view(np.int64)    # the block's indices are used up
     return members.view(np.uint64), positions
+
+
+def _leading_bits(key, shift, step=1 << 20):
+    """``key >> shift`` as uint16, a slice at a time (no temporary the size of ``key``)."""
+    out = np.empty(len(key), dtype=np.uint16)
+    scratch = np.empty(min(step, len(key)), dtype=np.uint64)
+    for start in range(0, len(key), step):
+        piece = scratch[:len(key[start:start + step])]
+        np.right_shift(key[start:start + step], np.uint64(shift), out=piece)
+        out[start:start + len(piece)] = piece
+    return out
 
 
 def compress_pieces(primaries, secondaries, num_vertices, id_dtype, dedup=False, weight=None,
