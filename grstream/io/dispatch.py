@@ -73,7 +73,7 @@ def _reweight(source, weighted):
             yield src, dst, None
 
     return EdgeSource(source.name, chunks, False, source.num_vertices, source.size_bytes,
-                      source.format, dict(source.meta))
+                      source.format, dict(source.meta), source.symmetric)
 
 
 def open_source(source, format=None, *, weighted=None, chunk_edges=None):

@@ -46,12 +46,15 @@ def read_store(path, *, weighted=None, chunk_edges=None):
         use_weight = resolve_weighted("weight" in store.edge_props, weighted, path)
         declared = None if store.renumbered else int(store.num_vertices)
         num_edges, size = int(store.num_edges), int(store.nbytes())
+        # an undirected store holds both directions already: --undirected adds none again
+        symmetric = not store.directed
     chunk_edges = check_chunk_edges(chunk_edges)
 
     def chunks():
         return _stream(path, use_weight, chunk_edges)
 
-    return EdgeSource(path, chunks, use_weight, declared, size, "store", {"edges": num_edges})
+    return EdgeSource(path, chunks, use_weight, declared, size, "store", {"edges": num_edges},
+                      symmetric)
 
 
 def _stream(path, use_weight, chunk_edges):

@@ -49,5 +49,7 @@ def read_networkx(graph, *, weighted=None, chunk_edges=None, name="<networkx>"):
             raise InputFormatError(f"an edge weight is not a number ({exc})", name) from None
     if not graph.is_directed():
         src, dst, weight = mirror(src, dst, weight)
-    return array_source(src, dst, weight, name=name, weighted=weighted, chunk_edges=chunk_edges,
-                        fmt="networkx", num_vertices=num_vertices)
+    source = array_source(src, dst, weight, name=name, weighted=weighted, chunk_edges=chunk_edges,
+                          fmt="networkx", num_vertices=num_vertices)
+    source.symmetric = not graph.is_directed()
+    return source

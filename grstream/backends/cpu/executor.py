@@ -14,17 +14,17 @@ from ...engine.executor import Capabilities, Executor
 from ...engine.memory import Footprint
 from ...engine.planner import hoistable
 from ...engine.plan import Readback
-from ...engine.schedule import dataset_dtype
+from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
 from ...errors import UsageError
 from ...readahead import BufferPool, read_ahead
 from . import kernels
 from .pieces import ResidentRuns, Slots
 from ...program.views import VertexView, as_length
 
-#: scratch the executor's temporaries may take per edge and per vertex of one unit (index arrays,
-#: gathered messages, the program's intermediate arrays)
-SCRATCH_PER_EDGE = 64
-SCRATCH_PER_VERTEX = 32
+#: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
+#: arrays and gathered messages are about as large as the arrays they index; an estimate, the
+#: program's own intermediate arrays are not counted)
+SCRATCH_PER_DATA_BYTE = 1
 
 
 class CpuExecutor(Executor):
@@ -50,8 +50,9 @@ class CpuExecutor(Executor):
             static["acc"] = L * n * spec.gather_dtype.itemsize
         for name, dt in spec.edge_state.items():
             static[f"edges/{name}"] = m * dt.itemsize
-        edges, vertices = cls._unit_size(store, options)
-        scratch = {"unit temporaries": SCRATCH_PER_EDGE * edges + SCRATCH_PER_VERTEX * vertices}
+        sizes = shard_bytes(store, needed_arrays(spec))
+        largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
+        scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
         return Footprint(static=static, scratch=scratch, alignment=64)
 
     @staticmethod
