@@ -15,7 +15,7 @@ Lifecycle (driven by :class:`grstream.engine.session.Session`)::
     for each run of a program of this spec:
         ex.bind(program)                  # the instance whose parameters kernels read
         ex.load_state(state, edge_state)  # initial vertex fields and edge state
-        ex.set_frontier(None or mask)     # then, if seeded: the seed plan (below)
+        ex.set_frontier(None or mask, ids)  # then, if seeded: the seed plan (below)
         for each iteration: run the plan (below)
         ex.state(); ex.edge_state()
     ex.close()
@@ -167,9 +167,11 @@ class Executor:
         ``spec.edge_state`` in global CSR order (length m); current and next both take it."""
         raise NotImplementedError
 
-    def set_frontier(self, mask: Optional[np.ndarray]) -> None:
+    def set_frontier(self, mask: Optional[np.ndarray], ids: Optional[np.ndarray] = None) -> None:
         """None: every vertex is active. Else a bool mask of length n: the *seed* (vertices
-        treated as changed before iteration 1), consumed by the seed plan's ``activate``."""
+        treated as changed before iteration 1), consumed by the seed plan's ``activate``.
+        ``ids``: the mask's True positions, sorted (the engine finds them once, so an executor
+        need not scan the n-sized mask again); None: the executor finds them itself."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ per iteration

@@ -160,7 +160,7 @@ class CpuExecutor(Executor):
         if full["acc"] is not None:
             self.acc_all = view(full["acc"])
 
-    def set_frontier(self, mask):
+    def set_frontier(self, mask, ids=None):
         self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
         if mask is None:
             self.front_ids = self.seed_ids = None
@@ -170,7 +170,7 @@ class CpuExecutor(Executor):
         if self.L is not None:
             self.seed_lanes = np.asarray(mask, dtype=bool)
             mask = self.seed_lanes.any(axis=1)
-        self.seed_ids = np.flatnonzero(mask)
+        self.seed_ids = np.flatnonzero(mask) if ids is None or self.L is not None else np.asarray(ids)
         self.front_ids = self.seed_ids
 
     def set_lanes(self, alive):
