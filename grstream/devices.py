@@ -28,10 +28,7 @@ def resolve(device):
         raise DeviceError(f"the GPU path is not available: {exc}") from None
     ok, reason = cuda.available()
     if ok:
-        # the CUDA package names its engine.executor.Executor subclass through executor_class();
-        # until it has one, its Backend runs through the engine's legacy loop
-        factory = getattr(cuda, "executor_class", None)
-        return factory() if factory is not None else cuda.CudaBackend
+        return cuda.executor_class()
     if device == "auto":
         return _cpu()
     raise DeviceError(f"device 'cuda' is not available: {reason}")

@@ -125,7 +125,7 @@ class Session:
         for prep in self._prepared.values():
             prep.executor.close()
         self._prepared = {}
-        release = getattr(self.cls, "release_shared", None)   # legacy backends share nothing
+        release = getattr(self.cls, "release_shared", None)   # executors that share nothing have none
         if release is not None:
             release(self.shared)
         self.loaded.clear()
@@ -142,9 +142,6 @@ class Session:
         if max_iter is not None and max_iter < 0:
             raise UsageError(f"max_iter must be >= 0, not {max_iter}")
         progress = self.progress if progress is None else progress
-        if not (isinstance(self.cls, type) and issubclass(self.cls, Executor)):
-            from .legacy import run_backend
-            return run_backend(self, program, max_iter, progress, callback)
         t_start = time.perf_counter()
         try:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
