@@ -2,6 +2,7 @@
 import datetime
 import logging
 import math
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +12,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import MemoryBudgetError, UsageError
+from ..io.atomic import check_output
 from ..store import format as fmt
 from ..units import format_bytes
 from .buckets import BucketFiles
@@ -111,6 +113,8 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
         to the ``grstream.partition`` logger at INFO level.
     overwrite : bool
         Replace an existing store at ``path``; False raises :class:`UsageError` instead.
+        A ``path`` that is the input file (also through a symlink or hard link) is always
+        refused with :class:`UsageError`, before anything is read.
     tmp_dir : str or Path, optional
         Where bucket files go during an external build (default: the target's directory).
     edge_ids : bool
@@ -133,6 +137,9 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     """
     started = time.perf_counter()
     path = Path(path)
+    # the output may not be the input file (also through a link): writing it would replace it
+    inputs = [source] if isinstance(source, (str, os.PathLike)) else []
+    check_output(path, inputs=inputs, what="store", create_parents=True)
     _check_options(num_shards, shard_size, memory_limit, weight_dtype)
     chunk_edges = _chunk_edges(memory_limit, undirected, renumber, self_loops)
     edges = _open(source, format, weighted, chunk_edges)

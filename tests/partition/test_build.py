@@ -304,3 +304,20 @@ def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
         build_shards(array_source(src, dst, w), tmp_path / "hub.h5", memory_limit=100_000,
                      progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+def test_build_refuses_to_write_over_its_input(tmp_path, link):
+    # issue 9 item 4, API side: build_shards(p, p) used to replace the input with the store
+    src = tmp_path / "edges.npy"
+    np.save(src, np.array([[0, 1], [1, 2]], dtype=np.int64))
+    before = src.read_bytes()
+    target = {"same": src, "symlink": tmp_path / "sym.npy", "hardlink": tmp_path / "hard.npy"}[link]
+    if link == "symlink":
+        target.symlink_to(src)
+    elif link == "hardlink":
+        target.hardlink_to(src)
+    with pytest.raises(UsageError, match="is the input"):
+        build_shards(str(src), target, progress=False)
+    assert src.read_bytes() == before
+    assert target.exists() and target.read_bytes() == before
