@@ -4,11 +4,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..readahead import read_ahead
 from ..store import format as fmt
 from .edges import DegreeCounter
 from .layout import compress_keys, count_into, pack_keys
 from .plan import plan_intervals, vertex_count
-from .prefetch import read_ahead
 from .runs import KeyRuns
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 

@@ -2,13 +2,13 @@
 pass bucketing records into per-shard files, then each bucket sorted and written."""
 import numpy as np
 
+from ..readahead import read_ahead
 from ..store import format as fmt
 from .buckets import BucketFiles
 from .edges import DegreeCounter
 from .intervals import shard_of
 from .layout import compress
 from .plan import plan_intervals, vertex_count
-from .prefetch import read_ahead
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 
