@@ -149,7 +149,8 @@ def _sort_indexed(key, pbits, sbits, ibits, inline=False):
         key >>= np.uint64(ibits)
         return key, positions
     shift = pbits + sbits - xbits
-    block = _leading_bits(key, shift)
+    # one radix pass instead of two when the block numbers fit a byte
+    block = _leading_bits(key, shift, np.uint8 if xbits <= 8 else np.uint16)
     members = np.argsort(block, kind="stable")
     bounds = _offsets(np.bincount(block, minlength=1 << xbits))
     del block
@@ -177,9 +178,9 @@ def _sort_indexed(key, pbits, sbits, ibits, inline=False):
     return members.view(np.uint64), positions
 
 
-def _leading_bits(key, shift, step=1 << 20):
-    """``key >> shift`` as uint16, a slice at a time (no temporary the size of ``key``)."""
-    out = np.empty(len(key), dtype=np.uint16)
+def _leading_bits(key, shift, dtype, step=1 << 20):
+    """``key >> shift`` as ``dtype``, a slice at a time (no temporary the size of ``key``)."""
+    out = np.empty(len(key), dtype=dtype)
     scratch = np.empty(min(step, len(key)), dtype=np.uint64)
     for start in range(0, len(key), step):
         piece = scratch[:len(key[start:start + step])]
