@@ -5,8 +5,15 @@ from ..engine import Session, run
 from ..errors import UsageError
 
 
+def _check_not_empty(store, what):
+    if int(store.num_vertices) == 0:
+        # "out of range (0..-1)" would not say why no vertex can be given
+        raise UsageError(f"the graph has no vertices: there is no {what} vertex to start from")
+
+
 def check_source(store, source, what="source"):
     n = int(store.num_vertices)
+    _check_not_empty(store, what)
     if source is None:
         raise UsageError(f"a {what} vertex is required (--source V)")
     try:
@@ -22,6 +29,7 @@ def check_source(store, source, what="source"):
 
 def internal_source(store, source):
     """Map a user-given source id to the store's id (original ids when the store was renumbered)."""
+    _check_not_empty(store, "source")
     original = store.original_ids()
     if original is None:
         return check_source(store, source)
