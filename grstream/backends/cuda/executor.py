@@ -31,7 +31,7 @@ from ...engine.executor import Capabilities, Executor
 from ...engine.memory import Footprint
 from ...engine.plan import Readback
 from ...engine.planner import gather_directions, is_dense
-from ...engine.state import seed_ids  # noqa: F401  (the engine finds seed ids; tests import it here too)
+from ...engine.state import seed_ids
 from ...engine.schedule import activation_arrays, needed_arrays
 from ...errors import DeviceError, UsageError
 from . import loadbalance
