@@ -13,7 +13,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import execute, internal_source
+from ._common import execute, internal_sources
 from ..errors import UsageError
 
 NAME = "bc"
@@ -138,11 +138,14 @@ def betweenness(store, k=None, seed=0, sources=None, **run_options):
         with tempfile.TemporaryDirectory(prefix="grstream-bc-",
                                          dir=here if os.access(here, os.W_OK) else None) as tmp:
             with simple_graph(store, tmp) as simple:
+                if sources is not None:
+                    # the copy has no labels: its ids are this store's internal ids
+                    sources = internal_sources(store, sources)
                 return betweenness(simple, k=k, seed=seed, sources=sources, **run_options)
     n = int(store.num_vertices)
     sampled = None
     if sources is not None:
-        chosen = np.array([internal_source(store, s) for s in sources], dtype=np.int64)
+        chosen = internal_sources(store, sources)
     else:
         chosen, sampled = choose_sources(n, k, seed)
     bc = np.zeros(n, dtype=np.float64)

@@ -10,6 +10,9 @@ import numpy as np
 from ..errors import UsageError
 from ..units import format_bytes, parse_bytes
 
+#: what ``-o`` writes: per-vertex values as .npy, or a labelled text table
+OUTPUT_SUFFIXES = (".npy", ".tsv", ".csv")
+
 
 def add_parser(sub):
     from ..algorithms import ALGORITHMS
@@ -18,7 +21,8 @@ def add_parser(sub):
                                    "the embedded default graph (built under shards/ on first use).")
     p.add_argument("algorithm", metavar="ALGO", help="one of: " + ", ".join(ALGORITHMS))
     p.add_argument("store", metavar="STORE", nargs="?", help="shard store (.h5); default: embedded graph")
-    p.add_argument("--source", type=int, default=None, help="source vertex (bfs, sssp; default 0)")
+    p.add_argument("--source", default=None, metavar="ID",
+                   help="source vertex as the input names it (bfs, sssp; default: the first vertex)")
     p.add_argument("--sources", type=int, default=None, metavar="K",
                    help="bc: sample K sources (seeded) instead of all vertices")
     p.add_argument("--seed", type=int, default=0, help="bc: seed of the source sample (default 0)")
@@ -29,7 +33,9 @@ def add_parser(sub):
     p.add_argument("--max-iter", type=int, default=None, metavar="N", help="iteration limit")
     p.add_argument("--tol", type=float, default=None, help="pagerank tolerance (default 1e-6)")
     p.add_argument("--damping", type=float, default=0.85, help="pagerank damping (default 0.85)")
-    p.add_argument("-o", "--output", metavar="OUT.npy", help="write per-vertex values to a .npy file")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write per-vertex values: .npy, or .tsv/.csv with an id column "
+                        "(README \"Vertex ids\")")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -40,12 +46,13 @@ def add_parser(sub):
 def main(args):
     from .. import store as store_mod
     from ..algorithms import ALGORITHMS
+    from ..algorithms._common import default_source
     algo = ALGORITHMS.get(args.algorithm)
     if algo is None:
         raise UsageError(f"unknown algorithm {args.algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
-    for path, suffix in ((args.output, ".npy"), (args.plot, ".png")):
-        if path is not None and not path.endswith(suffix):
-            raise UsageError(f"{path}: expected a {suffix} file name")
+    for path, suffixes in ((args.output, OUTPUT_SUFFIXES), (args.plot, (".png",))):
+        if path is not None and not path.endswith(suffixes):
+            raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
     if args.max_iter is not None and args.max_iter < 0:
@@ -55,14 +62,14 @@ def main(args):
         path = default_store(progress=not args.quiet)
     else:
         path = args.store
-    if args.source is None and algo.NAME in ("bfs", "sssp"):
-        args.source = 0
     t0 = time.perf_counter()
     with store_mod.open(path) as store:
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
                        "progress": not args.quiet}
         if algo.NAME != "pagerank":
             run_options["max_iter"] = args.max_iter
+        if args.source is None and algo.NAME in ("bfs", "sssp"):
+            args.source = default_source(store)
         values, results = algo.from_args(store, args, run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
@@ -118,21 +125,33 @@ def summary(name, store, values, results, seconds):
 
 
 def write_values(path, store, name, values):
-    """Write values indexed by vertex id; for renumbered stores an (id, value) record array in
-    original ids (labels of cc are original ids too)."""
-    original = store.original_ids()
-    if original is not None:
-        if name == "cc":
-            values = original[values]
-        rec = np.empty(len(values), dtype=[("id", np.int64), ("value", values.dtype)])
-        rec["id"] = original
+    """Write per-vertex values keyed by vertex label (README "Vertex ids").
+
+    ``.npy``: the values in vertex order when labels are the ids ``0..n-1``, else a record array
+    with fields ``id`` (the label: int64, or unicode for names) and ``value``. ``.tsv``/``.csv``:
+    a header ``id<sep>value`` and one line per vertex. cc's component labels are vertex labels.
+    """
+    if name == "cc":
+        values = store.to_labels(values)
+    text = path.endswith((".tsv", ".csv"))
+    if store.has_labels or text:
+        labels = store.labels()
+        ids = labels.astype(str) if labels.dtype == object else labels
+        rec = np.empty(len(values), dtype=[("id", ids.dtype), ("value", values.dtype)])
+        rec["id"] = ids
         rec["value"] = values
         values = rec
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".out-", suffix=".npy", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=".out-", suffix=os.path.splitext(path)[1], dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.save(f, values)
+            if text:
+                sep = "\t" if path.endswith(".tsv") else ","
+                f.write(f"id{sep}value\n".encode())
+                for key, value in zip(values["id"].tolist(), values["value"].tolist()):
+                    f.write(f"{key}{sep}{value}\n".encode())
+            else:
+                np.save(f, values)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

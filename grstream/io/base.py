@@ -5,7 +5,7 @@ partition engine can make several passes over an input larger than memory (degre
 bucketing) without ever holding the whole edge list.
 """
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Tuple
+from typing import Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -21,6 +21,10 @@ class EdgeSource:
     ``num_vertices`` is the count declared by the input (Matrix Market / DIMACS header, an in-memory
     matrix's shape, a networkx graph's node count) or None when only the ids tell.
     ``weighted`` says whether chunks carry weights. ``size_bytes`` (if known) drives progress bars.
+    ``id_base`` is 1 when the input numbers its vertices from 1 (``.mtx``, KONECT, DIMACS): chunks
+    are still 0-based and the store keeps the base, so users see the file's ids.
+    ``labels``, when set, returns the label of every source id (names of a text edge list, nodes
+    of a networkx graph); it is complete once ``chunks()`` has been iterated through once.
     """
 
     name: str
@@ -30,6 +34,8 @@ class EdgeSource:
     size_bytes: Optional[int] = None
     format: str = "memory"
     meta: dict = field(default_factory=dict)
+    id_base: int = 0
+    labels: Optional[Callable[[], Sequence]] = None
 
     def chunks(self) -> Iterator[Chunk]:
         return self.make_chunks()

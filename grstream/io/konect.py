@@ -83,7 +83,7 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
     if first is None:
         use_weight = resolve_weighted(False, weighted, path)
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
-                          "konect", meta)
+                          "konect", meta, id_base=1)
     ncol = len(first[2].split())
     if ncol < 2:
         raise InputFormatError(f"expected at least 2 columns, found {ncol}", path, first[0])
@@ -91,4 +91,4 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
     table = TextTable(path, first, ncol, use_weight=use_weight, base=1, limits=limits,
                       transform=transform, comments=(b"%",))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "konect", meta)
+                      file_size(path), "konect", meta, id_base=1)

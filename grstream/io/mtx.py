@@ -101,10 +101,10 @@ def read_mtx(path, *, weighted=None, chunk_edges=None):
             raise InputFormatError(f"header declares {entries} entries but the file has 0",
                                    path, size_line_no)
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
-                          "mtx", meta)
+                          "mtx", meta, id_base=1)
     table = TextTable(path, first, _FIELDS[field], use_weight=use_weight, base=1,
                       limits=(rows, cols), comments=(b"%",),
                       transform=mirror if symmetry == "symmetric" else None,
                       expected=(entries, "entries", size_line_no))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "mtx", meta)
+                      file_size(path), "mtx", meta, id_base=1)

@@ -12,12 +12,14 @@ from tqdm import tqdm
 
 from ..errors import MemoryBudgetError, UsageError
 from ..store import format as fmt
+from ..store.labels import write_labels
 from ..units import format_bytes
 from .buckets import BucketFiles
 from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prepare_chunk,
                     split_chunks)
 from .intervals import choose_intervals, shard_of
 from .layout import compress, compress_keys, compress_pieces, count_into, pack_keys
+from . import renumber as renumbering
 from .prefetch import read_ahead
 from .runs import KeyRuns
 from .writer import StoreWriter
@@ -58,7 +60,7 @@ MAX_HEAVY_RECORDED = 1000
 
 def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
                  undirected=False, weighted=None, self_loops=True, duplicates=True,
-                 renumber=False, weight_dtype="float64", format=None, progress=True,
+                 renumber=None, weight_dtype="float64", format=None, progress=True,
                  overwrite=True, tmp_dir=None, edge_ids=False):
     """Partition a graph into a shard store (docs/FORMAT.md).
 
@@ -90,9 +92,12 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     duplicates : bool
         False keeps one edge per (src, dst) pair, the one with the minimum weight. Intervals are
         still balanced on the counts before dropping.
-    renumber : bool
-        Map the ids that occur to ``0..n-1`` in increasing order and store ``/vertex/original_id``.
-        Otherwise ``n = max(declared vertex count, largest id + 1)``.
+    renumber : bool or None
+        True: map the ids that occur to ``0..n-1`` in increasing order and keep the input's ids
+        as labels (``/vertex/original_id``). False: ``n = max(declared vertex count, largest
+        id + 1)``. None (default): renumber when the input declares no vertex count and its
+        ids are sparse (``largest id + 1 > 2 * distinct ids``; :mod:`grstream.partition.renumber`).
+        Sources with labels of their own (names) always keep them (README "Vertex ids").
     weight_dtype : str or numpy dtype
         Floating dtype of the stored weights.
     format : str, optional
@@ -124,7 +129,8 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     started = time.perf_counter()
     path = Path(path)
     _check_options(num_shards, shard_size, memory_limit, weight_dtype)
-    chunk_edges = _chunk_edges(memory_limit, undirected, renumber, self_loops)
+    # the default may renumber (renumber=None): chunks leave room for it
+    chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops)
     edges = _open(source, format, weighted, chunk_edges)
     is_weighted = edges.weighted if weighted is None else bool(weighted)
     if is_weighted and not edges.weighted:
@@ -133,7 +139,7 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
                           weight_dtype=np.dtype(weight_dtype))
     plan = _Plan(edges, options, num_shards, shard_size, memory_limit, not duplicates,
                  chunk_edges, progress, tmp_dir)
-    plan.renumber_requested = bool(renumber)
+    plan.renumber_requested = None if renumber is None else bool(renumber)
     plan.edge_ids = bool(edge_ids)
     with StoreWriter(path, overwrite=overwrite) as writer:
         if memory_limit is None:
@@ -293,6 +299,11 @@ def _build_in_memory(plan, writer):
     with plan.bar("reading") as bar:
         parts = list(plan.prepared_chunks(bar))
     top = max((int(max(p[0].max(), p[1].max())) + 1 for p in parts if len(p[0])), default=0)
+    if renumbering.auto_applies(plan):
+        ids = renumbering.sparse_ids_in_parts(parts, top)
+        if ids is not None:
+            _renumber_by_default(plan, ids, top)
+            parts, top = renumbering.renumber_parts(parts, ids), len(ids)
     n = _vertex_count(plan, top)
     id_dtype = fmt.id_dtype_for(n)
     if plan.dedup:
@@ -366,18 +377,47 @@ def _slice(compressed, lo, hi):
 
 
 def _build_external(plan, writer):
-    if plan.renumber_requested:
+    if plan.renumber_requested and not plan.renumber:
         _set_renumbering(plan)
-    if not plan.options.weighted and not plan.edge_ids:
-        try:
-            return _build_keyed(plan, writer)
-        except _WideIds:
-            log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
-    return _build_records(plan, writer)
+    try:
+        if not plan.options.weighted and not plan.edge_ids:
+            try:
+                return _build_keyed(plan, writer)
+            except _WideIds:
+                log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
+        return _build_records(plan, writer)
+    except _SparseIds as sparse:
+        # found after the first pass: build again over the renumbered ids
+        _renumber_by_default(plan, sparse.ids, sparse.top)
+        return _build_external(plan, writer)
+
+
+def _renumber_by_default(plan, ids, top):
+    log.info("%s: %d distinct ids up to %d: renumbering (renumber=False keeps the ids)",
+             plan.edges.name, len(ids), top - 1)
+    plan.options.original_ids = ids
+    plan.renumber = True
+    plan.renumber_requested = True
+
+
+def _check_sparse(plan, counter):
+    """After an external first pass: stop with the ids when the default renumbers them."""
+    if renumbering.auto_applies(plan):
+        ids = renumbering.sparse_ids_in_degrees(counter.in_degree, counter.out_degree)
+        if ids is not None:
+            raise _SparseIds(ids, len(counter.in_degree))
 
 
 class _WideIds(Exception):
     """An id does not fit a packed key's 32-bit half."""
+
+
+class _SparseIds(Exception):
+    """The default rule renumbers: ``ids`` occur, ``top`` is the largest id + 1."""
+
+    def __init__(self, ids, top):
+        super().__init__()
+        self.ids, self.top = ids, top
 
 
 def _build_keyed(plan, writer):
@@ -400,6 +440,7 @@ def _build_keyed(plan, writer):
                 _run(runs, "in", dst, src, counter.in_degree)
                 pending.result()
                 del src, dst, pending
+        _check_sparse(plan, counter)
         n = _vertex_count(plan, len(counter.in_degree))
         if n > KEY_ID_LIMIT:
             raise _WideIds()
@@ -475,6 +516,7 @@ def _build_records(plan, writer):
         for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
             counter.add(src, dst)
         num_input = bar.n
+    _check_sparse(plan, counter)
     n = _vertex_count(plan, len(counter.in_degree))
     counter.grow(n)
     id_dtype = fmt.id_dtype_for(n)
@@ -577,8 +619,11 @@ def _write_vertex_data(writer, result, plan):
     writer.dataset(fmt.INTERVALS, result.intervals)
     writer.dataset(fmt.IN_DEGREE, result.in_degree)
     writer.dataset(fmt.OUT_DEGREE, result.out_degree)
-    if plan.renumber:
-        writer.dataset(fmt.ORIGINAL_ID, plan.options.original_ids.astype(np.int64))
+    labels = renumbering.store_labels(plan, result.num_vertices)
+    result.label_kind = "int" if labels is None else labels[0]
+    result.labelled = labels is not None
+    if labels is not None:
+        write_labels(writer, *labels)
 
 
 def _root_attrs(plan, result):
@@ -610,7 +655,9 @@ def _root_attrs(plan, result):
         "id_dtype": result.id_dtype.name,
         "edge_props": props,
         "directed": not plan.options.undirected,
-        "renumbered": bool(renumber),
+        "renumbered": result.labelled,
+        "label_kind": result.label_kind,
+        "id_base": np.int64(plan.edges.id_base),
         "edge_ids": bool(plan.edge_ids),
         "build": build,
     }
