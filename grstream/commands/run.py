@@ -132,11 +132,10 @@ def write_values(path, store, name, values):
     a header ``id<sep>value`` and one line per vertex. cc's component labels are vertex labels.
     """
     if name == "cc":
-        values = store.to_labels(values)
+        values = _unpickled(store.to_labels(values))
     text = path.endswith((".tsv", ".csv"))
     if store.has_labels or text:
-        labels = store.labels()
-        ids = labels.astype(str) if labels.dtype == object else labels
+        ids = _unpickled(store.labels())
         rec = np.empty(len(values), dtype=[("id", ids.dtype), ("value", values.dtype)])
         rec["id"] = ids
         rec["value"] = values
@@ -157,6 +156,11 @@ def write_values(path, store, name, values):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _unpickled(array):
+    # names are an object array; a .npy of them would need pickle to load: fixed-width unicode
+    return array.astype(str) if array.dtype == object else array
 
 
 def atomic_write_text(path, text):

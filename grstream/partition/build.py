@@ -387,8 +387,17 @@ def _build_external(plan, writer):
                 log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
         return _build_records(plan, writer)
     except _SparseIds as sparse:
-        # found after the first pass: build again over the renumbered ids
-        _renumber_by_default(plan, sparse.ids, sparse.top)
+        # found during the first pass: build again over the renumbered ids
+        ids = sparse.ids
+        if ids is None:
+            with plan.bar("renumbering") as bar:
+                chunks = ((bar.update(len(s)) or s, d, w) for s, d, w in plan.prepared_chunks())
+                ids = occurring_ids(chunks)
+        top = int(ids[-1]) + 1 if len(ids) else 0
+        if renumbering.is_sparse(top, len(ids)):
+            _renumber_by_default(plan, ids, top)
+        else:
+            plan.renumber_requested = False
         return _build_external(plan, writer)
 
 
@@ -408,12 +417,20 @@ def _check_sparse(plan, counter):
             raise _SparseIds(ids, len(counter.in_degree))
 
 
+def _check_id_range(plan, top):
+    """External first pass: ids whose per-vertex arrays would exceed the memory limit are
+    looked at before those arrays grow (the default renumbers them when they are sparse)."""
+    if VERTEX_BYTES * top > plan.memory_limit and renumbering.auto_applies(plan):
+        raise _SparseIds(None, top)
+
+
 class _WideIds(Exception):
     """An id does not fit a packed key's 32-bit half."""
 
 
 class _SparseIds(Exception):
-    """The default rule renumbers: ``ids`` occur, ``top`` is the largest id + 1."""
+    """The default rule may renumber: ``ids`` occur (None: not known yet), ``top`` is the
+    largest id + 1 (so far)."""
 
     def __init__(self, ids, top):
         super().__init__()
@@ -432,6 +449,7 @@ def _build_keyed(plan, writer):
                 if len(src) == 0:
                     continue
                 top = int(max(src.max(), dst.max())) + 1
+                _check_id_range(plan, top)
                 if top > KEY_ID_LIMIT:
                     raise _WideIds()
                 counter.grow(top)
@@ -514,6 +532,8 @@ def _build_records(plan, writer):
     counter = DegreeCounter()
     with plan.bar("reading") as bar:
         for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
+            if len(src):
+                _check_id_range(plan, int(max(src.max(), dst.max())) + 1)
             counter.add(src, dst)
         num_input = bar.n
     _check_sparse(plan, counter)

@@ -9,16 +9,8 @@ giving and getting the input's ids.
 """
 import numpy as np
 
-from ..store.labels import label_table
+from ..store.labels import SPARSE_FACTOR, is_sparse, label_table
 from .edges import occurring_ids
-
-#: renumber by default when ``max id + 1 > SPARSE_FACTOR * distinct ids``
-SPARSE_FACTOR = 2
-
-
-def is_sparse(id_range, distinct):
-    """The default rule: more than half of ``0..id_range-1`` unused."""
-    return id_range > SPARSE_FACTOR * distinct
 
 
 def auto_applies(plan):

@@ -47,6 +47,13 @@ LABEL_BYTES = "vertex/label_bytes"
 LABEL_OFFSETS = "vertex/label_offsets"
 ORIGINAL_ID = "vertex/original_id"
 KINDS = ("int", "str")
+#: ids are sparse, and renumbered by default, when ``max id + 1 > SPARSE_FACTOR * distinct ids``
+SPARSE_FACTOR = 2
+
+
+def is_sparse(id_range, distinct):
+    """The default rule: more than half of ``0..id_range-1`` would be vertices without an id."""
+    return id_range > SPARSE_FACTOR * distinct
 
 
 def encode_strings(labels):
@@ -107,9 +114,10 @@ class LabelledStore:
     def _init_labels(self, attrs):
         """Read the label attributes (``id_base``, ``label_kind``) and check them."""
         base = attrs.get("id_base", 0)
+        base = base.item() if isinstance(base, np.generic) else base
         kind = attrs.get("label_kind", "int")
         kind = kind.decode() if isinstance(kind, bytes) else kind
-        if not isinstance(base, (int, np.integer)) or int(base) not in (0, 1):
+        if not isinstance(base, int) or base not in (0, 1):
             self._fail(f"root attribute id_base is {base!r}, expected 0 or 1")
         if kind not in KINDS:
             self._fail(f"root attribute label_kind is {kind!r}, expected 'int' or 'str'")
