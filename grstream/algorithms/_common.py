@@ -20,6 +20,10 @@ def internal_source(store, source, what="source"):
         raise UsageError(f"{what} {exc}") from None
 
 
+#: the name this helper had before labels: algorithms written against it keep working
+check_source = internal_source
+
+
 def internal_sources(store, sources, what="source"):
     """Internal ids (int64 array) of a sequence of vertex labels."""
     if isinstance(sources, (str, bytes)) or np.ndim(sources) != 1:

@@ -1,6 +1,6 @@
 """Plain and SNAP edge lists: ``src dst [weight]`` per line, 0-based ids as written.
 
-A list whose first data line names a vertex with a non-integer token (``Napoleon Valjean``)
+A list whose first data line names a vertex with a token that is not a number (``Napoleon Valjean``)
 is read as a list of names (:mod:`grstream.io.labelled`).
 
 Lines starting with ``#`` or ``%`` and blank lines are skipped anywhere. Columns are separated by
@@ -9,7 +9,7 @@ spaces or tabs (commas for CSV). Every data line must have the column count of t
 """
 from ..errors import InputFormatError
 from .base import EdgeSource
-from .labelled import LabelTable, is_named
+from .labelled import LabelTable, check_not_header, is_named
 from .chunking import check_chunk_edges
 from .texttable import TextTable, file_size, find_first_data, is_data_line
 from .validate import resolve_weighted
@@ -64,6 +64,8 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
                                path, line_no)
     use_weight = resolve_weighted(ncol == 3, weighted, path)
     if is_named(tokens):
+        check_not_header(path, first, tokens, is_data_line(COMMENTS),
+                         (lambda t: t.split(delim)) if delim else bytes.split)
         named = LabelTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
                            delimiter=delim)
         return EdgeSource(path, lambda: named.chunks(chunk_edges), use_weight,

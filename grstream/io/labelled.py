@@ -1,26 +1,48 @@
 """Edge lists whose vertices are names: ``Napoleon Valjean [weight]`` per line.
 
-An edge list is read this way when a vertex token of its first data line is not an integer.
+An edge list is read this way when a vertex token of its first data line is not a number.
 Every token is then a label (``"42"`` too): the vertex ids are given in order of first
 appearance (source before destination, line by line), the order ``networkx.read_edgelist``
 gives its nodes, and the store keeps the names (README "Vertex ids"). Names cannot hold the
 delimiter (whitespace, or a comma in CSV); there is no quoting.
 """
+import math
+
 import numpy as np
 
 from ..errors import InputFormatError
 from .chunking import rechunk
-from .textblocks import iter_blocks
+from .textblocks import head_lines, iter_blocks
 
 
 def is_named(tokens):
-    """True when one of a first data line's two vertex tokens is not an integer."""
+    """True when one of a line's two vertex tokens is not a (finite) number.
+
+    Numbers that are not integers (``1.5``) stay with the numeric reader, which rejects them.
+    """
     for token in tokens[:2]:
         try:
-            int(token)
+            if not math.isfinite(float(token)):
+                return True
         except ValueError:
             return True
     return False
+
+
+def check_not_header(path, first, tokens, is_data, split):
+    """Refuse a named first line followed by integer ids: a header row, not an edge."""
+    lines = head_lines(path)
+    try:
+        for line_no, _, line in lines:
+            if line_no > first[0] and is_data(line):
+                if not is_named(split(line)):
+                    names = " ".join(t.decode(errors="replace") for t in tokens[:2])
+                    raise InputFormatError(
+                        f"the first data line names vertices ({names}) but line {line_no} has "
+                        "integer ids: a header line? Start it with '#'", path, first[0])
+                return
+    finally:
+        lines.close()
 
 
 class LabelTable:

@@ -642,6 +642,7 @@ def _write_vertex_data(writer, result, plan):
     labels = renumbering.store_labels(plan, result.num_vertices)
     result.label_kind = "int" if labels is None else labels[0]
     result.labelled = labels is not None
+    result.renumbered = plan.renumber
     if labels is not None:
         write_labels(writer, *labels)
 
@@ -689,5 +690,6 @@ def _summary(path, result, seconds):
     balance = (max(edges) / mean) if mean else 1.0
     return (f"{path}: {result.num_vertices} vertices, {int(result.in_degree.sum())} edges, "
             f"{len(edges)} shards (max/mean edges {balance:.2f}), {format_bytes(result.nbytes)}, "
-            f"{seconds:.2f} s")
+            f"{seconds:.2f} s" + (", ids renumbered (the input's ids kept as labels)"
+                                  if result.renumbered else ""))
 

@@ -169,7 +169,9 @@ class LabelledStore:
 
     def to_internal(self, labels):
         """Internal ids (int64, shaped like ``labels``) of vertex labels; see the module docstring."""
-        given = np.asarray(labels, dtype=object)
+        given = np.asarray(labels)
+        if given.dtype.kind not in "iu" or self.label_kind == "str":
+            given = np.asarray(labels, dtype=object)
         flat = given.reshape(-1)
         if self.label_kind == "str":
             found = self._lookup_strings(flat)
@@ -191,12 +193,17 @@ class LabelledStore:
             out[k] = hit
         return out
 
-    def _lookup_ints(self, flat):
-        try:
-            ids = np.array([_as_int(v) for v in flat], dtype=np.int64)
-        except (TypeError, ValueError, OverflowError):
-            bad = next(v for v in flat if not _is_int(v))
-            raise UsageError(f"vertex id must be an integer, not {bad!r}") from None
+    def _lookup_ints(self, given):
+        if given.dtype.kind == "i" or (given.dtype.kind == "u" and given.size and
+                                       given.max() <= np.iinfo(np.int64).max):
+            ids = given.astype(np.int64)
+        else:
+            flat = given.astype(object)
+            try:
+                ids = np.array([_as_int(v) for v in flat], dtype=np.int64)
+            except (TypeError, ValueError, OverflowError):
+                bad = next(v for v in flat if not _is_int(v))
+                raise UsageError(f"vertex id must be an integer, not {bad!r}") from None
         n = self.num_vertices
         table = self.original_ids()
         if table is None:

@@ -50,6 +50,14 @@ def test_bad_named_lines_name_the_line(tmp_path):
         source.labels()
 
 
+def test_a_header_row_is_not_taken_for_an_edge(tmp_path):
+    path = write(tmp_path, "h.csv", "src,dst\n0,1\n1,2\n")
+    with pytest.raises(InputFormatError, match=r"h.csv:1: the first data line names vertices "
+                                               r"\(src dst\) but line 2 has integer ids"):
+        open_source(path)
+    assert open_source(write(tmp_path, "ok.csv", "#src,dst\n0,1\n")).labels is None
+
+
 def test_numeric_lists_are_read_as_ids(tmp_path):
     source = read_edgelist(write(tmp_path, "n.txt", "5 7\n"))
     assert source.labels is None
