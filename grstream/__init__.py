@@ -10,11 +10,12 @@ Public API::
 __version__ = "0.1.0"
 
 from . import errors  # noqa: E402
-from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid, sqrt,  # noqa: E402,A004
-                      where)
+from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid,  # noqa: E402,A004
+                      program_from_source, sqrt, where)
 
 __all__ = ["errors", "GASProgram", "monoid", "where", "minimum", "maximum", "abs", "sqrt", "exp",
-           "log", "build_shards", "open", "ShardStore", "run", "Result", "algorithms"]
+           "log", "program_from_source", "build_shards", "open", "ShardStore", "run", "Result",
+           "algorithms"]
 
 
 def __getattr__(name):

@@ -1,19 +1,33 @@
 """The ``grstream`` command line: one subcommand per module in grstream/commands/."""
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
+import threading
 
-from .errors import GrstreamError
+from .errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_SYSTEM, EXIT_TERMINATED, GrstreamError
 
 #: subcommand name -> module in grstream.commands exposing add_parser(sub) and main(args) -> int
-COMMANDS = ("generate", "shard", "info", "run")
+COMMANDS = ("generate", "shard", "info", "verify", "run")
+
+SIZES_HELP = ("Byte sizes (--memory-budget, --memory-limit, --shard-size) are binary: "
+              "K = KB = KiB = 1024, M = MB = MiB = 2^20, G, T, P likewise; a fraction of a unit "
+              "is rounded to the nearest byte (1.5M = 1572864), a fraction of a byte is an error.")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so it unwinds (and cleans up) like Ctrl-C."""
 
 
 def build_parser():
     from . import __version__
+    codes = "\n".join(f"  {code:<4d} {meaning}" for code, meaning in EXIT_CODES.items())
     parser = argparse.ArgumentParser(
         prog="grstream",
-        description="Process graphs larger than GPU memory: build shard stores and run GAS programs.")
+        description="Process graphs larger than GPU memory: build shard stores and run GAS programs.",
+        epilog=f"{SIZES_HELP}\n\nexit status:\n{codes}",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"grstream {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -23,24 +37,50 @@ def build_parser():
     return parser
 
 
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Turn SIGTERM into :class:`Terminated` while the block runs, so temporaries are removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with sigterm_as_interrupt():
+            return int(args.func(args) or 0)
     except GrstreamError as exc:
         if args.debug:
             raise
         print(f"grstream {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"grstream {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return exc.exit_code
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        print(f"grstream {args.command}: {'terminated' if terminated else 'interrupted'}",
+              file=sys.stderr)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except (OSError, MemoryError) as exc:
         if args.debug:
             raise
-        print(f"grstream {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"grstream {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_SYSTEM
+
+
+def _one_line(exc):
+    # h5py's messages span lines (time stamp, buffer address, ...): the first says what failed
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    return lines[0].rstrip(" (,")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,29 @@
 """One exception hierarchy for everything grstream raises on bad input or bad state.
 
 The CLI catches :class:`GrstreamError` and prints ``str(exc)`` as one line, so every
-message must be complete on its own (say which file, line, shard or dataset).
+message must be complete on its own (say which file, line, shard or dataset), then exits with
+the class's ``exit_code`` (the table is ``EXIT_CODES``, also in the README and ``grstream --help``).
 """
+
+#: exit status of the ``grstream`` command -> what it means
+EXIT_CODES = {
+    0: "success",
+    1: "the system failed the work: an output cannot be written (disk full, folder not "
+       "writable), out of memory, no usable GPU, another I/O error",
+    2: "usage or bad input: invalid option or value, malformed input file, rejected program",
+    3: "damaged store: checksum mismatch, truncated, inconsistent or foreign file, "
+       "unsupported format version",
+    130: "interrupted (Ctrl-C, SIGINT)",
+    143: "terminated (SIGTERM)",
+}
+EXIT_SYSTEM, EXIT_USAGE, EXIT_CORRUPT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
 
 
 class GrstreamError(Exception):
     """Base class of every error grstream raises on purpose."""
+
+    #: the ``grstream`` command's exit status when this error ends it
+    exit_code = EXIT_USAGE
 
 
 class InputFormatError(GrstreamError):
@@ -32,6 +49,8 @@ class ShardStoreError(GrstreamError):
     ``shard`` and ``dataset`` name the failing part when known.
     """
 
+    exit_code = EXIT_CORRUPT
+
     def __init__(self, message, path=None, shard=None, dataset=None):
         self.path = None if path is None else str(path)
         self.shard = shard
@@ -47,12 +66,32 @@ class ShardStoreError(GrstreamError):
         super().__init__(prefix + message)
 
 
+class StoreNotFoundError(ShardStoreError):
+    """The store file does not exist: a usage error, not damage."""
+
+    exit_code = EXIT_USAGE
+
+
 class ChecksumError(ShardStoreError):
     """A dataset's checksum does not match the one recorded when it was written."""
 
 
 class FormatVersionError(ShardStoreError):
     """The store was written in a format version this grstream cannot read."""
+
+
+class OutputError(GrstreamError):
+    """An output file cannot be written: its folder is missing or read-only, or the disk is full.
+
+    ``path`` is the output as the user named it; ``errno`` the system error when there was one.
+    """
+
+    exit_code = EXIT_SYSTEM
+
+    def __init__(self, message, path=None, errno=None):
+        self.path = None if path is None else str(path)
+        self.errno = errno
+        super().__init__(message)
 
 
 class MemoryBudgetError(GrstreamError):
@@ -89,6 +128,8 @@ class KernelCompileError(GrstreamError):
 
 class DeviceError(GrstreamError):
     """The requested device is unavailable or failed (no GPU, no PyCUDA, out of memory)."""
+
+    exit_code = EXIT_SYSTEM
 
 
 class UsageError(GrstreamError):

@@ -1,27 +1,61 @@
-"""Byte sizes as users write them on the command line (``512M``, ``2GiB``, ``1e9``)."""
+"""Byte sizes as users write them on the command line (``512M``, ``2GiB``, ``1.5G``, ``1e9``).
+
+One convention, binary, in what grstream reads and prints: ``K``, ``KB`` and ``KiB`` all mean
+1024 bytes, ``M``/``MB``/``MiB`` 2**20, then ``G``, ``T``, ``P`` (case does not matter, a
+trailing ``B`` is optional). A fraction of a unit is rounded to the nearest byte (``1.5M`` is
+1572864); a fraction of a byte (``1.5``) is an error.
+"""
 import re
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from .errors import UsageError
 
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?:([kmgtp])(i?b)?|(b))?\s*",
+                   re.IGNORECASE)
+_EXAMPLES = "examples: 1048576, 512M, 1.5GiB, 64KB"
 
 
 def parse_bytes(text):
-    """Parse a byte count: a number with an optional unit (K/M/G/T decimal, KiB/MiB/GiB binary)."""
-    if isinstance(text, int):
+    """Parse a byte count: a number with an optional binary unit.
+
+    Parameters
+    ----------
+    text : str or int
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    UsageError
+        Not a size, negative, or a fraction of a byte.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text < 0:
+            raise UsageError(f"byte size must not be negative: {text}")
         return text
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise UsageError(f"cannot read {text!r} as a byte size (examples: 1048576, 512M, 2GiB)")
-    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value < 0:
-        raise UsageError(f"byte size must not be negative: {text!r}")
+    m = _SIZE.fullmatch(str(text))
+    if not m:
+        raise UsageError(f"cannot read {text!r} as a byte size ({_EXAMPLES}; units are binary: "
+                         "K = KB = KiB = 1024)")
+    try:
+        number = Decimal(m.group(1))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimal numbers
+        raise UsageError(f"cannot read {text!r} as a byte size ({_EXAMPLES})") from None
+    unit = (m.group(2) or "").lower()
+    value = number * (1 << (10 * _POWERS[unit]))
+    if unit:
+        return int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
+    if value != value.to_integral_value():
+        raise UsageError(f"byte size {text!r} is not a whole number of bytes "
+                         "(give a unit for fractions: 1.5M = 1572864 bytes)")
     return int(value)
 
 
 def format_bytes(n):
-    """A short human form of a byte count (binary units)."""
+    """A short human form of a byte count (binary units, as :func:`parse_bytes` reads them)."""
     n = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":

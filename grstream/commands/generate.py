@@ -3,6 +3,7 @@ import sys
 import time
 
 from ..io import generate as gen
+from ..io.atomic import check_output
 from ..io.write import output_kind, write_edges
 
 
@@ -50,7 +51,8 @@ def _plan(args):
 
 def main(args):
     from tqdm import tqdm
-    output_kind(args.output)  # reject an unknown extension before any work
+    output_kind(args.output)  # reject an unknown extension or an unwritable folder before any work
+    check_output(args.output, what="-o")
     chunks, num_vertices, num_edges = _plan(args)
     start = time.perf_counter()
     with tqdm(total=num_edges, unit=" edges", unit_scale=True, file=sys.stderr,

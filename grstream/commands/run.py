@@ -1,13 +1,16 @@
 """``grstream run ALGO [STORE]``: run a built-in algorithm over a shard store."""
+import argparse
 import json
+import math
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 from ..errors import UsageError
+from ..io.atomic import check_distinct, check_output
+from ..io.write import save_npy, save_text
 from ..units import format_bytes, parse_bytes
 
 #: what ``-o`` writes: per-vertex values as .npy, or a labelled text table
@@ -25,14 +28,15 @@ def add_parser(sub):
                    help="source vertex as the input names it (bfs, sssp; default: the first vertex)")
     p.add_argument("--sources", type=int, default=None, metavar="K",
                    help="bc: sample K sources (seeded) instead of all vertices")
-    p.add_argument("--seed", type=int, default=0, help="bc: seed of the source sample (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="bc: seed of the source sample (default 0)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where to run (default cpu; auto picks the GPU when present)")
     p.add_argument("--memory-budget", default=None, metavar="BYTES",
                    help="bytes for vertex state plus shard data (e.g. 512M); default: everything")
-    p.add_argument("--max-iter", type=int, default=None, metavar="N", help="iteration limit")
-    p.add_argument("--tol", type=float, default=None, help="pagerank tolerance (default 1e-6)")
-    p.add_argument("--damping", type=float, default=0.85, help="pagerank damping (default 0.85)")
+    p.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="iteration limit (bfs, sssp, pagerank, cc)")
+    p.add_argument("--tol", type=non_negative, default=None, help="pagerank tolerance (default 1e-6)")
+    p.add_argument("--damping", type=damping, default=None, help="pagerank damping (default 0.85)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write per-vertex values: .npy, or .tsv/.csv with an id column "
                         "(README \"Vertex ids\")")
@@ -41,6 +45,56 @@ def add_parser(sub):
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
     return p
+
+
+#: the algorithm-specific options each algorithm takes; the others are refused, never ignored
+TAKES = {"bfs": ("source", "max_iter"), "sssp": ("source", "max_iter"),
+         "pagerank": ("damping", "tol", "max_iter"), "cc": ("max_iter",), "bc": ("sources", "seed")}
+#: option dest -> (flag, default filled in when the algorithm takes it and it was not given;
+#: --source's is the store's first vertex, filled in once the store is open)
+SPECIFIC = {"source": ("--source", None), "sources": ("--sources", None), "seed": ("--seed", 0),
+            "damping": ("--damping", 0.85), "tol": ("--tol", None), "max_iter": ("--max-iter", None)}
+
+
+def check_options(name, args):
+    """Refuse the algorithm-specific options ``name`` does not take; fill in the defaults."""
+    takes = TAKES[name]
+    given = [flag for dest, (flag, _) in SPECIFIC.items()
+             if getattr(args, dest) is not None and dest not in takes]
+    if given:
+        used = ", ".join(SPECIFIC[d][0] for d in takes) or "none"
+        raise UsageError(f"{name} does not take {', '.join(given)} (its options: {used})")
+    if name == "bc" and args.seed is not None and args.sources is None:
+        raise UsageError("bc: --seed picks the sample of --sources K; an exact run has no sample")
+    for dest in takes:
+        if getattr(args, dest) is None:
+            setattr(args, dest, SPECIFIC[dest][1])
+
+
+def non_negative(text):
+    """argparse type: a finite float >= 0."""
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {text}")
+    return value
+
+
+def damping(text):
+    """argparse type: a float in [0, 1]."""
+    value = _finite(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
+def _finite(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+    return value
 
 
 def main(args):
@@ -53,10 +107,12 @@ def main(args):
     for path, suffixes in ((args.output, OUTPUT_SUFFIXES), (args.plot, (".png",))):
         if path is not None and not path.endswith(suffixes):
             raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
+    check_options(algo.NAME, args)
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
     if args.max_iter is not None and args.max_iter < 0:
         raise UsageError(f"--max-iter must be >= 0, not {args.max_iter}")
+    _check_outputs(args)
     if args.store is None:
         from ..defaults import default_store
         path = default_store(progress=not args.quiet)
@@ -84,12 +140,25 @@ def main(args):
             if args.stats_json == "-":
                 print(text)
             else:
-                atomic_write_text(args.stats_json, text + "\n")
+                save_text(args.stats_json, text + "\n")
         if args.plot:
             from ..engine.plot import plot_stats
             plot_stats(stats, args.plot, title=f"{algo.NAME} on {os.path.basename(str(path))}")
         print(summary(algo.NAME, store, values, results, seconds), file=sys.stderr)
     return 0
+
+
+def _check_outputs(args):
+    """Refuse outputs that would replace the store or each other, or cannot be written, before
+    the run."""
+    from ..defaults import DEFAULT_NAME, shards_dir
+    store = args.store if args.store is not None else shards_dir() / DEFAULT_NAME
+    outputs = {"-o": args.output, "--plot": args.plot,
+               "--stats-json": None if args.stats_json == "-" else args.stats_json}
+    check_distinct(outputs)
+    for what, path in outputs.items():
+        if path is not None:
+            check_output(path, inputs=[store], what=what)
 
 
 def merged_stats(results):
@@ -140,37 +209,15 @@ def write_values(path, store, name, values):
         rec["id"] = ids
         rec["value"] = values
         values = rec
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".out-", suffix=os.path.splitext(path)[1], dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if text:
-                sep = "\t" if path.endswith(".tsv") else ","
-                f.write(f"id{sep}value\n".encode())
-                for key, value in zip(values["id"].tolist(), values["value"].tolist()):
-                    f.write(f"{key}{sep}{value}\n".encode())
-            else:
-                np.save(f, values)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    if text:
+        sep = "\t" if path.endswith(".tsv") else ","
+        rows = "".join(f"{key}{sep}{value}\n"
+                       for key, value in zip(values["id"].tolist(), values["value"].tolist()))
+        save_text(path, f"id{sep}value\n" + rows)
+    else:
+        save_npy(path, values)
 
 
 def _unpickled(array):
     # names are an object array; a .npy of them would need pickle to load: fixed-width unicode
     return array.astype(str) if array.dtype == object else array
-
-
-def atomic_write_text(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".stats-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -2,13 +2,15 @@
 import argparse
 
 from ..errors import UsageError
+from ..io.atomic import check_folder, check_output
 from ..units import parse_bytes
 
 
 def add_parser(sub):
     p = sub.add_parser("shard", help="partition an edge list into a shard store",
                        description="Partition a graph into load-balanced CSR/CSC shards in one HDF5 store.")
-    p.add_argument("input", help="edge list (.txt/.el/.gz, KONECT out.*, .mtx, .gr, .npy)")
+    p.add_argument("input", help="edge list (.txt/.el/.gz, KONECT out.*, .mtx, .gr, .npy) or a shard store (.h5) "
+                        "to re-shard")
     p.add_argument("-o", "--output", required=True, help="store to write, e.g. shards/NAME.h5")
     p.add_argument("--format", help="input format (default: from the file name)")
     size = p.add_mutually_exclusive_group()
@@ -44,6 +46,9 @@ def main(args):
     from ..partition import build_shards
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
+    check_output(args.output, inputs=[args.input], what="-o", create_parents=True)
+    if args.tmp_dir is not None:
+        check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
     build_shards(
         args.input, args.output, format=args.format, num_shards=args.shards,
         shard_size=None if args.shard_size is None else parse_bytes(args.shard_size),

@@ -1,8 +1,6 @@
 """Per-iteration plots of a run: frontier size and bytes moved (GraphReduce Fig. 3 / Fig. 16)."""
-import os
-import tempfile
-
 from ..errors import UsageError
+from ..io.atomic import atomic_file
 
 
 def plot_stats(stats, path, title=""):
@@ -37,14 +35,8 @@ def plot_stats(stats, path, title=""):
     ax2b.legend(loc="upper right")
     fig.suptitle(title or "grstream run")
     fig.tight_layout()
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".plot-", suffix=".png", dir=directory)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        with atomic_file(path) as f:
+            fig.savefig(f, format="png", dpi=100)
     finally:
         plt.close(fig)

@@ -1,6 +1,7 @@
 """The backend-neutral iteration loop: ``grstream.run(program, store, ...)``."""
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List
 
@@ -117,7 +118,10 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
         Bytes the engine may use for vertex state plus shard data (host memory on the CPU,
         device memory on the GPU). Below vertex state plus the largest shard is a MemoryBudgetError.
     max_iter : int, optional
-        Stop after this many iterations (default: until the frontier empties or converged()).
+        Stop after this many iterations. Default: until the frontier empties or converged(),
+        at most 10 n + 10 iterations (a warning says when that limit stopped the run); a
+        program with ``activate = "all"`` and no ``converged()`` never stops by itself and
+        needs it (UsageError otherwise).
     progress : bool
         Show a tqdm bar of iterations and frontier size on stderr.
     callback : callable, optional
@@ -156,12 +160,17 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
     # the backend checks the budget first, so a budget error comes before any work
     with backend_cls(store, program, memory_budget=memory_budget, progress=progress,
                      **(backend_options or {})) as backend:
+        if max_iter is None and not type(program).spec.stops_itself:
+            raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                             f"so it never stops by itself: define converged(self) or pass max_iter")
         state, seed = initial_state(program, store)
         active = backend.start(state, seed)
         _set_aggregates(program, backend.aggregates())
         if progress:
             from tqdm import tqdm
-            bar = tqdm(total=max_iter, desc=type(program).__name__, unit="iter", leave=False)
+            # the default limit is a safety net, not an estimate: show it without an ETA
+            desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
+            bar = tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
         try:
             it = 0
             while active > 0 and it < limit:
@@ -183,12 +192,17 @@ def run(program, store, *, device="cpu", memory_budget=None, max_iter=None, prog
         finally:
             if bar is not None:
                 bar.close()
+        if not converged and max_iter is None:
+            warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
+                          f"{limit} iterations with {active} vertices still active; pass max_iter "
+                          f"or define converged()", RuntimeWarning, stacklevel=2)
         values = backend.state()
         edge_values = backend.edge_state()
         info = backend.info()
     info.update({"program": type(program).__name__, "params": program.param_values,
                  "num_vertices": int(store.num_vertices), "num_edges": int(store.num_edges),
-                 "num_shards": int(store.num_shards), "device": info.get("backend")})
+                 "num_shards": int(store.num_shards), "device": info.get("backend"),
+                 "max_iter": limit})
     return Result(values=values, output=type(program).spec.output, iterations=len(stats),
                   converged=bool(converged), stats=stats, info=info,
                   seconds=time.perf_counter() - t_start, edge_values=edge_values)

@@ -6,12 +6,15 @@ import numpy as np
 
 from ..errors import InputFormatError, UsageError
 from .base import EdgeSource
+from .h5store import HDF5_SIGNATURE
 from .textblocks import open_bytes
 
 #: format names accepted by ``open_source(format=...)``
-FORMATS = ("edgelist", "csv", "konect", "mtx", "dimacs", "npy", "numpy", "scipy", "networkx")
+FORMATS = ("edgelist", "csv", "konect", "mtx", "dimacs", "npy", "store", "numpy", "scipy",
+           "networkx")
 
-_EXTENSIONS = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy", ".csv": "csv", ".txt": "edgelist",
+_EXTENSIONS = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy", ".h5": "store", ".hdf5": "store",
+               ".csv": "csv", ".txt": "edgelist",
                ".el": "edgelist", ".edges": "edgelist", ".tsv": "edgelist", ".snap": "edgelist"}
 
 
@@ -21,6 +24,8 @@ def _sniff(path):
         head = f.read(4096)
     if head.startswith(b"\x93NUMPY"):
         return "npy"
+    if head.startswith(HDF5_SIGNATURE):
+        return "store"
     if head[:14].lower() == b"%%matrixmarket":
         return "mtx"
     first = head.lstrip().split(b"\n", 1)[0].split()
@@ -34,7 +39,8 @@ def _sniff(path):
 def detect_format(path):
     """The reader format for a file: by extension (``.gz`` looked through), then by content.
 
-    KONECT files are recognised by their ``out.`` name prefix or ``% sym|asym|bip`` header.
+    KONECT files are recognised by their ``out.`` name prefix or ``% sym|asym|bip`` header,
+    shard stores (format ``"store"``) by ``.h5``/``.hdf5`` or the HDF5 signature.
     """
     name = os.path.basename(str(path)).lower()
     if name.endswith(".gz"):
@@ -104,7 +110,7 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
     >>> src.weighted, [c[0].tolist() for c in src.chunks()]
     (False, [[0, 1]])
     """
-    from . import arrays, dimacs, edgelist, konect, mtx, npy, nxgraph, sparse
+    from . import arrays, dimacs, edgelist, h5store, konect, mtx, npy, nxgraph, sparse
     if isinstance(source, EdgeSource):
         return _reweight(source, weighted)
     if format is not None and format not in FORMATS:
@@ -124,5 +130,6 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
     if format == "csv":
         return edgelist.read_edgelist(source, delimiter=",", **options)
     reader = {"edgelist": edgelist.read_edgelist, "konect": konect.read_konect,
-              "mtx": mtx.read_mtx, "dimacs": dimacs.read_dimacs, "npy": npy.read_npy}[format]
+              "mtx": mtx.read_mtx, "dimacs": dimacs.read_dimacs, "npy": npy.read_npy,
+              "store": h5store.read_store}[format]
     return reader(source, **options)

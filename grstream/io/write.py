@@ -1,14 +1,15 @@
 """Write edge chunks to ``.npy``, text (``.el``, ``.txt``, ...) or gzip text, atomically.
 
-The file appears under its name only once complete: chunks go to ``NAME.tmp-<pid>`` which is
-flushed, fsynced and renamed, so an interrupted run never leaves a truncated graph behind.
+The file appears under its name only once complete (:func:`grstream.io.atomic.atomic_file`), so
+an interrupted run never leaves a truncated graph behind.
 """
+import contextlib
 import gzip
-import os
 
 import numpy as np
 
 from ..errors import UsageError
+from .atomic import atomic_file, write_array
 
 _TEXT = (".el", ".txt", ".tsv", ".edges", ".snap")
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
@@ -87,50 +88,61 @@ def write_edges(path, chunks, *, weighted, total_edges=None, progress=None):
     ------
     UsageError
         An unknown extension, or ``.npy`` without ``total_edges`` or with a different count.
+    OutputError
+        The disk is full (nothing is left under ``path`` or its temporary name).
     """
     path = str(path)
     kind = output_kind(path)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    written = 0
-    try:
+    if kind == "npy" and total_edges is None:
+        raise UsageError(".npy output needs the edge count up front (total_edges)")
+    with atomic_file(path) as f:
         if kind == "npy":
-            if total_edges is None:
-                raise UsageError(".npy output needs the edge count up front (total_edges)")
-            shape = (total_edges, 3 if weighted else 2)
-            table = np.lib.format.open_memmap(tmp, mode="w+", shape=shape,
-                                              dtype=np.float64 if weighted else np.int64)
+            return _write_npy(f, chunks, weighted, total_edges, progress)
+        written = 0
+        out = gzip.GzipFile(fileobj=f, mode="wb", compresslevel=1) if kind == "gzip" else f
+        with out if kind == "gzip" else contextlib.nullcontext():
             for src, dst, weight in chunks:
-                n = len(src)
-                if written + n > total_edges:
-                    raise UsageError(f"more edges than total_edges={total_edges}")
-                rows = table[written:written + n]
-                rows[:, 0], rows[:, 1] = src, dst
-                if weighted:
-                    rows[:, 2] = weight
-                written += n
+                out.write(_text_lines(src, dst, weight if weighted else None))
+                written += len(src)
                 if progress:
-                    progress(n)
-            if written != total_edges:
-                raise UsageError(f"wrote {written} edges but total_edges={total_edges}")
-            table.flush()
-            del table
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
-        else:
-            opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if kind == "gzip" \
-                else (lambda p: open(p, "wb"))
-            with opener(tmp) as f:
-                for src, dst, weight in chunks:
-                    f.write(_text_lines(src, dst, weight if weighted else None))
-                    written += len(src)
-                    if progress:
-                        progress(len(src))
-                f.flush()
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+                    progress(len(src))
+        return written
+
+
+def _write_npy(f, chunks, weighted, total_edges, progress):
+    # through write() and not a memory map: a full disk is then an OSError, not a SIGBUS
+    dtype = np.dtype(np.float64 if weighted else np.int64)
+    columns = 3 if weighted else 2
+    np.lib.format.write_array_header_1_0(
+        f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+            "shape": (total_edges, columns)})
+    written = 0
+    for src, dst, weight in chunks:
+        n = len(src)
+        if written + n > total_edges:
+            raise UsageError(f"more edges than total_edges={total_edges}")
+        rows = np.empty((n, columns), dtype=dtype)
+        rows[:, 0], rows[:, 1] = src, dst
+        if weighted:
+            rows[:, 2] = weight
+        write_array(f, rows)
+        written += n
+        if progress:
+            progress(n)
+    if written != total_edges:
+        raise UsageError(f"wrote {written} edges but total_edges={total_edges}")
     return written
+
+
+def save_npy(path, array):
+    """``np.save`` atomically, through ``write()`` so that a full disk names ``path``."""
+    array = np.ascontiguousarray(array)
+    with atomic_file(path) as f:
+        np.lib.format.write_array_header_1_0(f, np.lib.format.header_data_from_array_1_0(array))
+        write_array(f, array)
+
+
+def save_text(path, text):
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    with atomic_file(path, text=True) as f:
+        f.write(text)

@@ -1,9 +1,9 @@
 """External bucketing: edges appended to one temporary file per (direction, shard)."""
 import shutil
-import tempfile
-from pathlib import Path
 
 import numpy as np
+
+from ..io.atomic import make_bucket_dir, write_array
 
 
 class BucketFiles:
@@ -23,7 +23,7 @@ class BucketFiles:
         # direction "eid": (input index, global CSR position) pairs routed to an in-edge's shard
         self.eid_record = np.dtype([("p", np.int64), ("s", np.int64)])
         self.num_shards = num_shards
-        self.directory = Path(tempfile.mkdtemp(prefix=f"{name}.buckets-", dir=directory))
+        self.directory = make_bucket_dir(directory, name)
 
     def _file(self, direction, shard):
         return self.directory / f"{direction}-{shard}.bin"
@@ -51,7 +51,7 @@ class BucketFiles:
         for target in np.flatnonzero(counts):
             stop = start + int(counts[target])
             with open(self._file(direction, int(target)), "ab") as handle:
-                records[start:stop].tofile(handle)
+                write_array(handle, records[start:stop])
             start = stop
 
     def load(self, direction, shard):

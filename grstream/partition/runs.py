@@ -7,12 +7,13 @@ shard intervals while they are written, so degrees can be counted in the same pa
 directly follow those for shard ``i - 1``, so a cursor per run reads every key once (plus one
 short over-read per run and shard, which the next run's read overwrites).
 """
+import contextlib
 import os
 import shutil
-import tempfile
-from pathlib import Path
 
 import numpy as np
+
+from ..io.atomic import make_bucket_dir, write_array
 
 #: keys read per run at most at once; the shard buffer holds this many beyond the shard's keys
 MAX_BLOCK_KEYS = 1 << 17
@@ -24,7 +25,7 @@ class KeyRuns:
     """Temporary run files ``out.bin`` / ``in.bin`` in a directory under ``directory``."""
 
     def __init__(self, directory, name):
-        self.directory = Path(tempfile.mkdtemp(prefix=f"{name}.buckets-", dir=directory))
+        self.directory = make_bucket_dir(directory, name)
         self._files = {d: open(self.directory / f"{d}.bin", "w+b") for d in ("out", "in")}
         self._starts = {d: [] for d in self._files}
         self._ends = {d: [] for d in self._files}
@@ -35,7 +36,7 @@ class KeyRuns:
         """Append one sorted run of uint64 keys."""
         if len(keys) == 0:
             return
-        keys.tofile(self._files[direction])
+        write_array(self._files[direction], keys)
         self._starts[direction].append(self._size[direction])
         self._size[direction] += len(keys)
         self._ends[direction].append(self._size[direction])
@@ -78,7 +79,8 @@ class KeyRuns:
 
     def cleanup(self):
         for handle in self._files.values():
-            handle.close()
+            with contextlib.suppress(OSError):  # a full disk fails the last flush: remove anyway
+                handle.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

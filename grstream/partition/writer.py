@@ -7,6 +7,7 @@ import h5py
 import numpy as np
 
 from ..errors import UsageError
+from ..io.atomic import fsync_directory, no_space_error, remove_stale_temporaries, temporary_path
 from ..store import format as fmt
 
 
@@ -15,7 +16,8 @@ class StoreWriter:
 
     Used as a context manager: leaving the block by an exception removes the temporary file,
     so a failed build never leaves anything under the target name (a SIGKILL leaves only the
-    temporary, which the next build in that directory removes).
+    temporary, which the next build in that directory removes). A full disk raises
+    :class:`~grstream.errors.OutputError` naming the target.
     """
 
     def __init__(self, path, overwrite=True):
@@ -25,8 +27,8 @@ class StoreWriter:
         if self.path.is_dir():
             raise UsageError(f"{self.path} is a directory, not a store path")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(self.path)
-        self.tmp_path = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
+        remove_stale_temporaries(self.path.parent)
+        self.tmp_path = temporary_path(self.path)
         self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)
 
     def __enter__(self):
@@ -35,6 +37,9 @@ class StoreWriter:
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
             self.abort()
+            full = no_space_error(exc, self.path)
+            if full is not None:
+                raise full from exc
         return False
 
     def dataset(self, name, array):
@@ -81,7 +86,7 @@ class StoreWriter:
         finally:
             os.close(fd)
         os.replace(self.tmp_path, self.path)
-        _fsync_directory(self.path.parent)
+        fsync_directory(self.path.parent)
 
     def abort(self):
         try:
@@ -89,35 +94,3 @@ class StoreWriter:
                 self.file.close()
         finally:
             self.tmp_path.unlink(missing_ok=True)
-
-
-def remove_stale_temporaries(path):
-    """Remove ``NAME.h5.tmp-<pid>`` files whose writer process no longer exists."""
-    for tmp in path.parent.glob(f"{path.name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _process_alive(int(pid)):
-            tmp.unlink(missing_ok=True)
-
-
-def _process_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _fsync_directory(directory):
-    # the rename is durable only once the directory entry is on disk
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -2,6 +2,7 @@
 from . import monoid
 from .functions import abs, exp, log, maximum, minimum, sqrt, where  # noqa: A004
 from .program import GASProgram, ProgramSpec
+from .source import program_from_source
 
 __all__ = ["GASProgram", "ProgramSpec", "monoid", "where", "minimum", "maximum", "abs", "sqrt",
-           "exp", "log"]
+           "exp", "log", "program_from_source"]

@@ -17,6 +17,7 @@ from typing import Dict, Set
 
 from ..errors import ProgramError
 from .functions import FUNCTIONS
+from .source import method_source, unavailable_message
 
 #: positional roles of each translated method's arguments, after ``self``.
 ROLES = {
@@ -169,11 +170,10 @@ class _MethodChecker:
         if not isinstance(raw, types.FunctionType):
             raise ProgramError(f"{name} must be a plain method (def {name}(self, ...))", self.prog)
         self.fn = raw
-        try:
-            src = textwrap.dedent(inspect.getsource(raw))
-        except (OSError, TypeError):
-            raise ProgramError(f"the source of {name} is unavailable; define programs in a .py file",
-                               self.prog) from None
+        text = method_source(raw)
+        if text is None:
+            raise ProgramError(unavailable_message(raw), self.prog)
+        src = textwrap.dedent(text)
         self.first = raw.__code__.co_firstlineno
         try:
             module = ast.parse(src)

@@ -83,6 +83,8 @@ class ProgramSpec:
         self.activate = getattr(cls, "activate", "frontier")
         if self.activate not in ACTIVATE:
             raise ProgramError(f"activate must be one of {ACTIVATE}, not {self.activate!r}", name)
+        # topology-driven programs keep every vertex active: only converged() or max_iter ends them
+        self.stops_itself = self.activate != "all" or _defined(cls, "converged")
 
         self.params = dict(getattr(cls, "params", {}) or {})
         for p, val in self.params.items():

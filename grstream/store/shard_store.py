@@ -8,7 +8,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..errors import ChecksumError, FormatVersionError, ShardStoreError, UsageError
+from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreNotFoundError,
+                      UsageError)
 from . import format as fmt
 from .labels import LabelledStore
 
@@ -66,7 +67,7 @@ class ShardStore(LabelledStore):
         self._fd = None
         self._h5 = None
         if not self.path.is_file():
-            raise ShardStoreError("no such store file", path=self.path)
+            raise StoreNotFoundError("no such store file", path=self.path)
         try:
             self._h5 = h5py.File(self.path, "r")
         except OSError as exc:

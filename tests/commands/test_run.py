@@ -77,7 +77,7 @@ def test_failed_run_writes_no_output(store_path, tmp_path):
     out = tmp_path / "never.npy"
     assert main(["run", "bfs", store_path, "--source", "1000", "-o", str(out), "--quiet"]) == 2
     assert not out.exists()
-    assert list(tmp_path.glob(".out-*")) == []
+    assert list(tmp_path.glob("*.tmp-*")) == []
 
 
 def test_renumbered_store_writes_original_ids(tmp_path):

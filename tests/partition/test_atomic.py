@@ -90,3 +90,18 @@ def test_failing_source_leaves_old_store_and_no_temporaries(tmp_path, memory_lim
     assert len(calls) == failing_pass
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]
+
+
+def test_killed_external_build_leftovers_go_with_the_next_build_of_any_name(tmp_path):
+    target = tmp_path / "g.h5"
+    flag = tmp_path / "flag"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(target), str(flag), str(1 << 22)])
+    deadline = time.time() + 60
+    while not flag.exists() and time.time() < deadline and child.poll() is None:
+        time.sleep(0.05)
+    assert flag.exists(), "child never reached the middle of the write"
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    assert list(tmp_path.glob("g.h5.tmp-*")) and list(tmp_path.glob("g.h5.buckets-*"))
+    build_shards(array_source([0], [1]), tmp_path / "other.h5", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flag", "other.h5"]

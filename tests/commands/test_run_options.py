@@ -1,0 +1,91 @@
+"""``grstream run``: options an algorithm does not take, and bad numbers, are refused up front."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grstream.algorithms import ALGORITHMS
+from grstream.cli import main
+from grstream.commands.run import TAKES
+
+from ..algorithms.conftest import build, random_edges
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    src, dst, w = random_edges(rng, 30, 120, weighted=True)
+    store = build(tmp_path_factory.mktemp("opts"), 30, src, dst, w, num_shards=2)
+    store.close()
+    return str(store.path)
+
+
+def test_every_algorithm_declares_its_options():
+    assert set(TAKES) == set(ALGORITHMS)
+
+
+@pytest.mark.parametrize("algo, extra, refused", [
+    ("pagerank", ["--source", "3"], "--source"),
+    ("cc", ["--sources", "3"], "--sources"),
+    ("cc", ["--seed", "1"], "--seed"),
+    ("bfs", ["--damping", "0.5"], "--damping"),
+    ("sssp", ["--tol", "1e-3"], "--tol"),
+    ("bfs", ["--sources", "2", "--seed", "4"], "--sources, --seed"),
+    ("bc", ["--sources", "2", "--max-iter", "3"], "--max-iter"),  # it would cut the BFS short
+])
+def test_options_an_algorithm_does_not_take_are_refused(store_path, tmp_path, capsys, algo, extra,
+                                                         refused):
+    out = tmp_path / "out.npy"
+    assert main(["run", algo, store_path, "--quiet", "-o", str(out)] + extra) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and f"{algo} does not take {refused} (its options: " in err
+    assert not out.exists()
+
+
+def test_bc_seed_needs_sources(store_path, capsys):
+    assert main(["run", "bc", store_path, "--quiet", "--seed", "3"]) == 2
+    assert "--seed picks the sample of --sources K" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--damping", "7", "must be between 0 and 1, not 7"),
+    ("--damping", "-1", "must be between 0 and 1, not -1"),
+    ("--damping", "nan", "must be a finite number, not nan"),
+    ("--damping", "x", "not a number: 'x'"),
+    ("--tol", "-5", "must be >= 0, not -5"),
+    ("--tol", "inf", "must be a finite number, not inf"),
+    ("--tol", "nan", "must be a finite number, not nan"),
+])
+def test_bad_damping_and_tol_are_usage_errors(store_path, capsys, flag, value, message):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "pagerank", store_path, "--quiet", flag, value])
+    assert exc.value.code == 2
+    assert f"argument {flag}: {message}" in capsys.readouterr().err
+
+
+def test_defaults_of_the_options_an_algorithm_takes(store_path, tmp_path):
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    assert main(["run", "pagerank", store_path, "--quiet", "-o", str(a)]) == 0
+    assert main(["run", "pagerank", store_path, "--quiet", "-o", str(b), "--damping", "0.85",
+                 "--tol", "1e-6"]) == 0
+    np.testing.assert_array_equal(np.load(a), np.load(b))
+    assert main(["run", "bfs", store_path, "--quiet", "-o", str(a)]) == 0
+    assert np.load(a)[0] == 0  # --source 0
+    assert main(["run", "bc", store_path, "--quiet", "-o", str(a), "--sources", "4"]) == 0
+    assert main(["run", "bc", store_path, "--quiet", "-o", str(b), "--sources", "4",
+                 "--seed", "0"]) == 0
+    np.testing.assert_array_equal(np.load(a), np.load(b))
+
+
+def test_refused_through_the_installed_entry_point(store_path):
+    done = subprocess.run([sys.executable, "-m", "grstream", "run", "pagerank", store_path,
+                           "--source", "3"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("grstream run: error: pagerank does not take --source "
+                                   "(its options: --damping, --tol, --max-iter)")
