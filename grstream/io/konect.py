@@ -4,7 +4,8 @@ The first header line names the kind (``sym``, ``asym`` or ``bip``) and the opti
 ``% edges n1 n2`` gives the sizes. Columns after the weight (KONECT's timestamps) are ignored.
 ``sym`` graphs list each undirected edge once: both directions are returned. ``bip`` graphs
 number both sides from 1; right-side ids are shifted by ``n1`` into one id space, which needs
-the size line.
+the size line. The store keeps the 1-based ids (README "Vertex ids"): the right side's vertex
+``j`` answers to ``n1 + j``.
 """
 import contextlib
 

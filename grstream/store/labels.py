@@ -189,7 +189,7 @@ class LabelledStore:
         for k, label in enumerate(flat):
             hit = self._index.get(str(label))
             if hit is None:
-                self._unknown(label)
+                self._unknown(str(label))
             out[k] = hit
         return out
 

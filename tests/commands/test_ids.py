@@ -158,3 +158,13 @@ def test_readme_vertex_ids_examples_run(tmp_path, monkeypatch, capsys):
     # each print shows what its comment says
     comments = [line.split("# ", 1)[1] for line in python.splitlines() if line.startswith("print(")]
     assert printed == comments
+
+
+def test_info_says_how_vertices_are_named(tmp_path, datasets_dir, capsys):
+    for source, text in ((datasets_dir / "karate.mtx", "vertices answer to ids 1..34"),
+                         (LESMIS, "vertices are named"),
+                         ("0 9000\n9000 7\n", "answer to the input's original ids")):
+        path = shard(tmp_path, source, "g")
+        capsys.readouterr()
+        assert main(["info", path]) == 0
+        assert text in capsys.readouterr().out
