@@ -4,6 +4,7 @@ import gzip
 import numpy as np
 import pytest
 
+import grstream as gr
 from grstream.errors import InputFormatError
 from grstream.io import open_source
 from grstream.io.edgelist import read_edgelist
@@ -62,3 +63,17 @@ def test_numeric_lists_are_read_as_ids(tmp_path):
     source = read_edgelist(write(tmp_path, "n.txt", "5 7\n"))
     assert source.labels is None
     np.testing.assert_array_equal(collect(source)[0], [5])
+
+
+def test_arrays_of_names(tmp_path):
+    table = np.array([["Napoleon", "Myriel", "2.5"], ["Myriel", "Valjean", "1"]])
+    source = open_source(table)
+    src, dst, weight = collect(source)
+    assert source.labels() == ["Napoleon", "Myriel", "Valjean"] and weight.tolist() == [2.5, 1.0]
+    assert dst.tolist() == [1, 2]
+    objects = (np.array([("a", 1), "b"], dtype=object), np.array(["b", 7], dtype=object))
+    assert open_source(objects).labels() == [("a", 1), "b", 7]
+    store = gr.open(gr.build_shards(table[:, :2], tmp_path / "n.h5", progress=False))
+    assert store.labels().tolist() == ["Napoleon", "Myriel", "Valjean"]
+    with pytest.raises(InputFormatError, match="weight is not a number"):
+        open_source(np.array([["a", "b", "heavy"]]))
