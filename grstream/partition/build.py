@@ -302,7 +302,7 @@ def _build_in_memory(plan, writer):
     if renumbering.auto_applies(plan):
         ids = renumbering.sparse_ids_in_parts(parts, top)
         if ids is not None:
-            _renumber_by_default(plan, ids, top)
+            renumbering.renumber_by_default(plan, ids, top)
             parts, top = renumbering.renumber_parts(parts, ids), len(ids)
     n = _vertex_count(plan, top)
     id_dtype = fmt.id_dtype_for(n)
@@ -386,55 +386,14 @@ def _build_external(plan, writer):
             except _WideIds:
                 log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
         return _build_records(plan, writer)
-    except _SparseIds as sparse:
-        # found during the first pass: build again over the renumbered ids
-        ids = sparse.ids
-        if ids is None:
-            with plan.bar("renumbering") as bar:
-                chunks = ((bar.update(len(s)) or s, d, w) for s, d, w in plan.prepared_chunks())
-                ids = occurring_ids(chunks)
-        top = int(ids[-1]) + 1 if len(ids) else 0
-        if renumbering.is_sparse(top, len(ids)):
-            _renumber_by_default(plan, ids, top)
-        else:
-            plan.renumber_requested = False
+    except renumbering.SparseIds as sparse:
+        # found during the first pass: build again, over renumbered ids when they are sparse
+        renumbering.decide_after_pass(plan, sparse)
         return _build_external(plan, writer)
-
-
-def _renumber_by_default(plan, ids, top):
-    log.info("%s: %d distinct ids up to %d: renumbering (renumber=False keeps the ids)",
-             plan.edges.name, len(ids), top - 1)
-    plan.options.original_ids = ids
-    plan.renumber = True
-    plan.renumber_requested = True
-
-
-def _check_sparse(plan, counter):
-    """After an external first pass: stop with the ids when the default renumbers them."""
-    if renumbering.auto_applies(plan):
-        ids = renumbering.sparse_ids_in_degrees(counter.in_degree, counter.out_degree)
-        if ids is not None:
-            raise _SparseIds(ids, len(counter.in_degree))
-
-
-def _check_id_range(plan, top):
-    """External first pass: ids whose per-vertex arrays would exceed the memory limit are
-    looked at before those arrays grow (the default renumbers them when they are sparse)."""
-    if VERTEX_BYTES * top > plan.memory_limit and renumbering.auto_applies(plan):
-        raise _SparseIds(None, top)
 
 
 class _WideIds(Exception):
     """An id does not fit a packed key's 32-bit half."""
-
-
-class _SparseIds(Exception):
-    """The default rule may renumber: ``ids`` occur (None: not known yet), ``top`` is the
-    largest id + 1 (so far)."""
-
-    def __init__(self, ids, top):
-        super().__init__()
-        self.ids, self.top = ids, top
 
 
 def _build_keyed(plan, writer):
@@ -449,7 +408,7 @@ def _build_keyed(plan, writer):
                 if len(src) == 0:
                     continue
                 top = int(max(src.max(), dst.max())) + 1
-                _check_id_range(plan, top)
+                renumbering.check_id_range(plan, VERTEX_BYTES, top)
                 if top > KEY_ID_LIMIT:
                     raise _WideIds()
                 counter.grow(top)
@@ -458,7 +417,7 @@ def _build_keyed(plan, writer):
                 _run(runs, "in", dst, src, counter.in_degree)
                 pending.result()
                 del src, dst, pending
-        _check_sparse(plan, counter)
+        renumbering.check_sparse(plan, counter)
         n = _vertex_count(plan, len(counter.in_degree))
         if n > KEY_ID_LIMIT:
             raise _WideIds()
@@ -533,10 +492,11 @@ def _build_records(plan, writer):
     with plan.bar("reading") as bar:
         for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
             if len(src):
-                _check_id_range(plan, int(max(src.max(), dst.max())) + 1)
+                top = int(max(src.max(), dst.max())) + 1
+                renumbering.check_id_range(plan, VERTEX_BYTES, top)
             counter.add(src, dst)
         num_input = bar.n
-    _check_sparse(plan, counter)
+    renumbering.check_sparse(plan, counter)
     n = _vertex_count(plan, len(counter.in_degree))
     counter.grow(n)
     id_dtype = fmt.id_dtype_for(n)

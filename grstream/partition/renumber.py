@@ -7,10 +7,14 @@ isolated vertices that exist only because of the numbering (README "Vertex ids")
 occur, in increasing order, become ``0..n-1``; the store keeps them as labels, so users keep
 giving and getting the input's ids.
 """
+import logging
+
 import numpy as np
 
 from ..store.labels import SPARSE_FACTOR, is_sparse, label_table
 from .edges import occurring_ids
+
+log = logging.getLogger("grstream.partition")
 
 
 def auto_applies(plan):
@@ -71,3 +75,51 @@ def store_labels(plan, num_vertices):
         # a declared count beyond the labelled vertices cannot be keyed by a label
         raise ValueError(f"{len(table)} labels for {num_vertices} vertices")
     return kind, table
+
+
+def renumber_by_default(plan, ids, top):
+    """Make the build renumber to the sorted ``ids`` (the default rule found them sparse)."""
+    log.info("%s: %d distinct ids up to %d: renumbering (renumber=False keeps the ids)",
+             plan.edges.name, len(ids), top - 1)
+    plan.options.original_ids = ids
+    plan.renumber = True
+    plan.renumber_requested = True
+
+
+class SparseIds(Exception):
+    """An external first pass stops: the default rule may renumber. ``ids`` occur (None: not
+    known yet), ``top`` is the largest id + 1 seen."""
+
+    def __init__(self, ids, top):
+        super().__init__()
+        self.ids, self.top = ids, top
+
+
+def check_sparse(plan, counter):
+    """After an external first pass: stop with the ids when the default renumbers them."""
+    if auto_applies(plan):
+        ids = sparse_ids_in_degrees(counter.in_degree, counter.out_degree)
+        if ids is not None:
+            raise SparseIds(ids, len(counter.in_degree))
+
+
+def check_id_range(plan, vertex_bytes, top):
+    """External first pass: ids whose per-vertex arrays (``vertex_bytes`` each) would exceed the
+    memory limit are looked at before those arrays grow."""
+    if vertex_bytes * top > plan.memory_limit and auto_applies(plan):
+        raise SparseIds(None, top)
+
+
+def decide_after_pass(plan, stop):
+    """Renumber after :class:`SparseIds` when the ids are sparse; else never look again."""
+    ids = stop.ids
+    if ids is None:
+        # one pass that keeps only the distinct ids: O(distinct) memory
+        with plan.bar("renumbering") as bar:
+            ids = occurring_ids((bar.update(len(s)) or s, d, w)
+                                for s, d, w in plan.prepared_chunks())
+    top = int(ids[-1]) + 1 if len(ids) else 0
+    if is_sparse(top, len(ids)):
+        renumber_by_default(plan, ids, top)
+    else:
+        plan.renumber_requested = False
