@@ -290,7 +290,9 @@ class _Result:
 def _vertex_count(plan, counted):
     if plan.renumber:
         return len(plan.options.original_ids)
-    return max(plan.edges.num_vertices or 0, counted)
+    # every labelled vertex is a vertex, even one whose only edges were dropped (self-loops)
+    labelled = len(plan.edges.labels()) if plan.edges.labels is not None else 0
+    return max(plan.edges.num_vertices or 0, counted, labelled)
 
 
 def _build_in_memory(plan, writer):
