@@ -114,3 +114,12 @@ def test_label_encoding():
     assert label_table([3, np.int64(1)])[0] == "int"
     kind, table = label_table([("a", 1), True, 2])
     assert kind == "str" and table.tolist() == ["('a', 1)", "True", "2"]
+
+
+def test_integer_labels_in_node_order_are_looked_up(tmp_path):
+    # networkx nodes that are integers but not ids (negative): kept in node order, unsorted
+    store = build(tmp_path, nx.Graph([(0, -1), (5, -3)]))
+    assert store.label_kind == "int" and store.labels().tolist() == [0, -1, 5, -3]
+    np.testing.assert_array_equal(store.to_internal([-3, 0, 5, -1]), [3, 0, 2, 1])
+    with pytest.raises(UsageError, match="vertex 4 does not occur"):
+        store.to_internal(4)
