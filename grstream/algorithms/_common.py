@@ -43,4 +43,7 @@ def default_source(store):
 
 def execute(program, store, run_options):
     """Run ``program`` with the engine options the algorithm entry points accept."""
+    if run_options.get("max_iter") is not None:
+        from ._params import check_count
+        run_options = dict(run_options, max_iter=check_count("max_iter", run_options["max_iter"]))
     return run(program, store, **run_options)

@@ -1,12 +1,17 @@
-"""Betweenness centrality (Brandes), exact or from k sampled sources; unnormalized, directed.
+"""Betweenness centrality (Brandes) with ``networkx.betweenness_centrality``'s options: exact or
+from ``k`` sampled sources (NetworkX's sample and rescaling), ``normalized``, ``endpoints``,
+``weight``; undirected stores scaled as NetworkX scales undirected graphs.
 
-Per source s two GAS programs run: a forward BFS that counts shortest paths (sigma) level by
-level, then a backward sweep from the deepest level that accumulates dependencies
-``delta(v) = sum over successors w of sigma(v)/sigma(w) * (1 + delta(w))``. Results equal
-``networkx.betweenness_centrality(G, normalized=False)`` on a DiGraph of the same edges; with
-``k`` sources they are rescaled as NetworkX rescales its sampled estimate.
+Per source s GAS programs run (:func:`source_dependencies`). Unweighted: a forward BFS counts
+shortest paths (sigma) level by level. Weighted: SSSP gives distances; the tight edges
+(``dist[u] + w == dist[v]``) form the shortest-path DAG, whose vertices get levels (most edges
+from s on it), and sigma is summed level by level over it. Then a backward sweep from the deepest
+level accumulates dependencies ``delta(v) = sum over DAG successors w of sigma(v)/sigma(w) *
+(1 + delta(w))``. Parallel edges count once (the lightest when weighted), as NetworkX's
+betweenness counts them on a MultiDiGraph: a store holding some is copied without them first.
 """
 import os
+import random
 import tempfile
 
 import numpy as np
@@ -14,6 +19,9 @@ import numpy as np
 import grstream as gr
 
 from ._common import execute, internal_sources
+from ._params import check_count
+from ._simple import has_parallel_edges, simple_graph
+from .sssp import SSSP, FromDistances
 from ..errors import UsageError
 
 NAME = "bc"
@@ -58,13 +66,14 @@ class BrandesBackward(gr.GASProgram):
     params = {"depth": 0}
     output = "delta"
 
-    def __init__(self, level=None, sigma=None, **params):
+    def __init__(self, level=None, sigma=None, dist=None, **params):
         super().__init__(**params)
-        self._level, self._sigma = level, sigma
+        self._given = {"level": level, "sigma": sigma, "dist": dist}
 
     def init(self, v):
-        v.level = self._level
-        v.sigma = self._sigma
+        for field in type(self).spec.vertex_fields:
+            if field != "delta":
+                setattr(v, field, self._given[field])
         v.delta = 0.0
 
     def gather_map(self, src, dst, edge):
@@ -80,96 +89,206 @@ class BrandesBackward(gr.GASProgram):
         return self.iteration >= self.depth
 
 
-def choose_sources(n, k, seed):
-    if k is None or k >= n:
-        return np.arange(n, dtype=np.int64), None
-    if k < 1:
-        raise UsageError(f"--sources must be at least 1, not {k}")
-    rng = np.random.default_rng(seed)
-    chosen = np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
-    return chosen, chosen
+class DagLevels(FromDistances):
+    """Level of each vertex in the shortest-path DAG of given distances: the most tight edges
+    (``dist[u] + w == dist[v]``, ``dist[u] < dist[v]``) on a path from the source; -1 unreached.
+    Every DAG predecessor of a vertex has a smaller level, so sigma and delta can be swept level
+    by level."""
+
+    vertex = {"dist": "float64", "level": "int64"}
+    reads = {"weight"}
+    gather_reduce = gr.monoid.max
+    gather_dtype = "int64"
+    params = {"source": 0}
+    output = "level"
+
+    def gather_map(self, src, dst, edge):
+        tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
+        return gr.where(tight & (src.level >= 0), src.level + 1, -1)
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.level, acc)
+        changed = new > v.level
+        v.level = new
+        return changed
 
 
-def has_parallel_edges(store):
-    """True when some (src, dst) pair is stored more than once (one pass over the CSR)."""
-    if not store.build.get("options", {}).get("duplicates", True):
-        return False
+class WeightedBrandesForward(gr.GASProgram):
+    """Shortest-path counts over the DAG of :class:`DagLevels`, one level per iteration."""
+
+    vertex = {"dist": "float64", "level": "int64", "sigma": "float64"}
+    reads = {"weight"}
+    gather_reduce = gr.monoid.sum
+    gather_dtype = "float64"
+    params = {"source": 0}
+    output = "sigma"
+
+    def __init__(self, dist=None, level=None, **params):
+        super().__init__(**params)
+        self._given = {"dist": dist, "level": level}
+
+    def init(self, v):
+        is_source = v.id == self.source
+        v.dist = self._given["dist"]
+        v.level = self._given["level"]
+        v.sigma = np.where(is_source, 1.0, 0.0)
+        return is_source
+
+    def gather_map(self, src, dst, edge):
+        tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
+        return gr.where(tight, src.sigma, 0.0)
+
+    def apply(self, v, acc):
+        mine = v.level == self.iteration
+        v.sigma = gr.where(mine, acc, v.sigma)
+        return mine
+
+
+class WeightedBrandesBackward(BrandesBackward):
+    """:class:`BrandesBackward` over the shortest-path DAG of weighted distances."""
+
+    vertex = {"dist": "float64", "level": "int64", "sigma": "float64", "delta": "float64"}
+    reads = {"weight"}
+
+    def gather_map(self, src, dst, edge):
+        tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
+        return gr.where(tight, src.sigma / dst.sigma * (1.0 + dst.delta), 0.0)
+
+
+def source_dependencies(store, source, weighted=False, **run_options):
+    """Brandes' dependencies of every vertex on the internal vertex ``source`` (float64, 0 at
+    the source), the mask of the vertices it reaches (itself included) and the engine Results."""
+    s = int(source)
+    if weighted:
+        dist = execute(SSSP(source=s), store, run_options)
+        level = execute(DagLevels(dist=dist.values["dist"], source=s), store, run_options)
+        depth = int(level.values["level"].max())
+        fwd = execute(WeightedBrandesForward(dist=dist.values["dist"], level=level.values["level"],
+                                             source=s), store, dict(run_options, max_iter=depth))
+        results = [dist, level, fwd]
+        back_cls = WeightedBrandesBackward
+    else:
+        fwd = execute(BrandesForward(source=s), store, run_options)
+        depth = int(fwd.values["level"].max())
+        results = [fwd]
+        back_cls = BrandesBackward
+    state = fwd.values
+    reached = state["level"] >= 0
+    if depth < 1:
+        return np.zeros(int(store.num_vertices)), reached, results
+    back = execute(back_cls(level=state["level"], sigma=state["sigma"], dist=state.get("dist"),
+                            depth=depth), store, dict(run_options, max_iter=depth))
+    results.append(back)
+    delta = back.values["delta"]
+    delta[s] = 0.0
+    return delta, reached, results
+
+
+def check_bc_weights(store):
+    """Weighted betweenness needs finite positive weights: with zero weights NetworkX's counts
+    depend on its traversal order."""
     for i in range(store.num_shards):
-        indptr, dst = store.read(i, "out/indptr"), store.read(i, "out/dst")
-        if len(dst) < 2:
-            continue
-        same = dst[1:] == dst[:-1]
-        same[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(dst))] - 1] = False
-        if same.any():
-            return True
-    return False
+        w = store.read(i, "in/weight")
+        bad = ~(np.isfinite(w) & (w > 0))
+        if bad.any():
+            raise UsageError(f"weighted betweenness needs finite positive weights: shard {i} has "
+                             f"weight {w[bad][0]!r}")
 
 
-def simple_graph(store, directory):
-    """A copy of ``store`` with parallel edges merged (the DiGraph NetworkX would build)."""
-    from ..io.base import EdgeSource
-    from ..partition import build_shards
-    from ..store import open as open_store
-
-    def chunks():
-        for i in range(store.num_shards):
-            lo = int(store.intervals[i])
-            indptr = store.read(i, "out/indptr")
-            src = np.repeat(np.arange(lo, lo + len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-            yield src, store.read(i, "out/dst").astype(np.int64), None
-
-    source = EdgeSource("simple graph of " + str(store.path), chunks, weighted=False,
-                        num_vertices=int(store.num_vertices))
-    path = build_shards(source, os.path.join(directory, "simple.h5"), duplicates=False,
-                        num_shards=store.num_shards, progress=False)
-    return open_store(path)
+def sample_sources(n, k, seed):
+    """NetworkX's sample: ``random.Random(seed).sample`` of the vertices in id order."""
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    return np.array(rng.sample(range(n), k), dtype=np.int64)
 
 
-def betweenness(store, k=None, seed=0, sources=None, **run_options):
-    """Unnormalized betweenness (float64 per vertex) and a list of engine Results.
+def rescale(bc, n, *, normalized, directed, endpoints, sampled=None):
+    """NetworkX 3.6's rescaling of summed dependencies (``_rescale`` in betweenness.py)."""
+    k = None if sampled is None else len(sampled)
+    N = n if endpoints else n - 1  # (s, t) pairs with s != t that can pass through v
+    if N < 2:
+        return bc
+    K = N if k is None else k
+    correction = 1 if directed else 2  # an undirected pair was counted in both orders
+    if k is None or endpoints:
+        return bc * (1 / (K * (N - 1)) if normalized else N / (K * correction))
+    # sampling without endpoints: a sampled source is no inner vertex of its own paths
+    if normalized:
+        scale_source = 1 / ((K - 1) * (N - 1)) if K > 1 else np.nan
+        scale_other = 1 / (K * (N - 1))
+    else:
+        scale_source = N / ((K - 1) * correction) if K > 1 else np.nan
+        scale_other = N / (K * correction)
+    out = bc * scale_other
+    out[sampled] = bc[sampled] * scale_source
+    return out
 
-    ``k`` samples that many sources (seeded) and rescales like NetworkX; ``sources`` gives them
-    explicitly (no rescaling); neither: exact, every vertex a source. Parallel edges count once,
-    as in a NetworkX DiGraph of the same edges: a store holding some is first copied without
-    them to a temporary store.
+
+def betweenness(store, k=None, seed=0, sources=None, normalized=False, endpoints=False,
+                weight=None, **run_options):
+    """Betweenness centrality (float64 per vertex) and a list of engine Results.
+
+    Parameters
+    ----------
+    k : int, optional
+        Sample this many sources (``random.Random(seed).sample``, as NetworkX) and rescale as
+        NetworkX does; ``k == n`` is exact. Default: every vertex a source.
+    seed : int, random.Random or None
+        Seed of the sample (None: unseeded).
+    sources : list, optional
+        Explicit sources instead: the sum of their dependencies, scaled as
+        ``networkx.betweenness_centrality_subset`` with every vertex a target.
+    normalized : bool
+        Divide by the number of pairs (NetworkX's default is True; grstream's is False).
+    endpoints : bool
+        Count a path's endpoints as lying on it.
+    weight : str or None
+        ``"weight"``: shortest paths by the store's weights (finite and positive); None: hops.
+    **run_options
+        Passed to :func:`grstream.run`.
     """
+    n = int(store.num_vertices)
+    if weight is not None:
+        if weight != "weight" or "weight" not in store.edge_props:
+            raise UsageError(f"weight={weight!r}: the store's edge properties are "
+                             f"{', '.join(store.edge_props) or 'none'}; use weight=None for hops")
+        check_bc_weights(store)
+    if sources is not None:
+        if k is not None or endpoints:
+            raise UsageError("give sources or k, and no endpoints with explicit sources")
+        chosen = internal_sources(store, sources)
+        sampled = None
+    elif k is None or check_count("k", k, minimum=1, maximum=n) == n:
+        chosen, sampled = np.arange(n, dtype=np.int64), None
+    else:
+        chosen = sampled = sample_sources(n, int(k), seed)
+    directed = bool(store.directed)
     if has_parallel_edges(store):
         here = os.path.dirname(os.path.abspath(store.path))
         with tempfile.TemporaryDirectory(prefix="grstream-bc-",
                                          dir=here if os.access(here, os.W_OK) else None) as tmp:
-            with simple_graph(store, tmp) as simple:
-                if sources is not None:
-                    # the copy has no labels: its ids are this store's internal ids
-                    sources = internal_sources(store, sources)
-                return betweenness(simple, k=k, seed=seed, sources=sources, **run_options)
-    n = int(store.num_vertices)
-    sampled = None
-    if sources is not None:
-        chosen = internal_sources(store, sources)
+            with simple_graph(store, tmp, weighted=weight is not None) as simple:
+                bc, results = accumulate(simple, chosen, weight is not None, endpoints, run_options)
     else:
-        chosen, sampled = choose_sources(n, k, seed)
-    bc = np.zeros(n, dtype=np.float64)
+        bc, results = accumulate(store, chosen, weight is not None, endpoints, run_options)
+    if sources is not None:  # betweenness_centrality_subset's scaling
+        if normalized:
+            return (bc / ((n - 1) * (n - 2)) if n > 2 else bc), results
+        return (bc if directed else bc / 2), results
+    return rescale(bc, n, normalized=normalized, directed=directed, endpoints=endpoints,
+                   sampled=sampled), results
+
+
+def accumulate(store, chosen, weighted, endpoints, run_options):
+    """Sum over ``chosen`` sources of their dependencies (plus endpoint counts)."""
+    bc = np.zeros(int(store.num_vertices), dtype=np.float64)
     results = []
     for s in chosen:
-        fwd = execute(BrandesForward(source=int(s)), store, run_options)
-        level, sigma = fwd.values["level"], fwd.values["sigma"]
-        depth = int(level.max()) if n else 0
-        results.append(fwd)
-        if depth < 1:
-            continue
-        back = execute(BrandesBackward(level=level, sigma=sigma, depth=depth), store,
-                       dict(run_options, max_iter=depth))
-        results.append(back)
-        delta = back.values["delta"]
-        delta[s] = 0.0
+        delta, reached, runs = source_dependencies(store, s, weighted, **run_options)
+        results += runs
+        if endpoints:  # every reached t != s ends a path from s; s starts one to each
+            delta = delta + reached
+            delta[s] = np.count_nonzero(reached) - 1
         bc += delta
-    if sampled is not None:
-        kk = len(sampled)
-        N = n - 1  # pairs counted exclude the endpoints
-        if N >= 2:
-            scale_source = N / (kk - 1) if kk > 1 else np.nan
-            bc *= N / kk
-            bc[sampled] *= (scale_source / (N / kk))
     return bc, results
 
 

@@ -1,13 +1,27 @@
-"""PageRank with NetworkX semantics: damping 0.85, dangling mass spread uniformly."""
+"""PageRank with NetworkX's semantics: damping, personalization, nstart, dangling and edge
+weights as in ``networkx.pagerank``; parallel edges count as a MultiDiGraph counts them (their
+weights add up). The default stopping rule is cuGraph's (L1 change < tol), which bounds the
+error at every size; NetworkX's (L1 change < n tol) is kept as ``stop="networkx"``.
+"""
+import numpy as np
+
 import grstream as gr
 
-from ._common import execute
+from ._common import execute, internal_source
+from ._params import check_choice, check_count, check_fraction, check_positive, vertex_vector
+from ..errors import UsageError
 
 NAME = "pagerank"
+#: stopping rules: name -> the threshold on the L1 change of one iteration, given tol and n
+STOP_RULES = {"l1": lambda tol, n: tol, "networkx": lambda tol, n: n * tol}
 
 
 class PageRank(gr.GASProgram):
-    """Power iteration ``x' = d (A^T D^-1 x + dangling/n) + (1-d)/n`` until sum|x'-x| < n tol."""
+    """Power iteration ``x' = d (A^T D^-1 x + dangling/n) + (1-d)/n`` until sum|x'-x| < tol.
+
+    Uniform teleport and dangling distribution, unweighted: the program :func:`pagerank` runs
+    when no option needs more state (16 bytes per vertex).
+    """
 
     vertex = {"rank": "float64", "delta": "float64"}
     reads = {"out_degree"}
@@ -17,8 +31,13 @@ class PageRank(gr.GASProgram):
     aggregates = {"dangling": gr.monoid.sum, "err": gr.monoid.sum}
     output = "rank"
 
+    def __init__(self, nstart=None, **params):
+        super().__init__(**params)
+        self._nstart = nstart
+
     def init(self, v):
-        v.rank = 1.0 / max(self.num_vertices, 1)
+        start = getattr(self, "_nstart", None)
+        v.rank = 1.0 / max(self.num_vertices, 1) if start is None else start
         v.delta = 0.0
 
     def gather_map(self, src, dst, edge):
@@ -38,13 +57,140 @@ class PageRank(gr.GASProgram):
         return v.delta
 
     def converged(self):
-        return self.iteration > 0 and self.err < self.num_vertices * self.tol
+        return self.iteration > 0 and self.err < self.tol
 
 
-def pagerank(store, damping=0.85, tol=1e-6, max_iter=100, **run_options):
-    """PageRank scores (float64, summing to 1) and the engine Result (``converged`` says if tol
-    was met within ``max_iter`` iterations)."""
-    result = execute(PageRank(damping=damping, tol=tol), store, dict(run_options, max_iter=max_iter))
+class PersonalizedPageRank(PageRank):
+    """``x' = d (A^T (x inv_out) + dangling dang) + (1-d) tele`` with per-vertex teleport
+    (``tele``) and dangling (``dang``) distributions; ``inv_out`` is 1 / out-degree, 0 for a
+    dangling vertex (40 bytes per vertex)."""
+
+    vertex = {"rank": "float64", "delta": "float64", "inv_out": "float64", "tele": "float64",
+              "dang": "float64"}
+    reads = ()
+
+    def __init__(self, inv_out=None, tele=None, dang=None, nstart=None, **params):
+        super().__init__(nstart=nstart, **params)
+        self._vectors = {"inv_out": inv_out, "tele": tele, "dang": dang}
+
+    def init(self, v):
+        super().init(v)
+        vectors = getattr(self, "_vectors", {})
+        if vectors.get("inv_out") is None:
+            raise UsageError(f"{type(self).__name__} needs inv_out (1 / out-degree per vertex)")
+        uniform = 1.0 / max(self.num_vertices, 1)
+        for field in ("inv_out", "tele", "dang"):
+            given = vectors.get(field)
+            setattr(v, field, uniform if given is None else given)
+
+    def gather_map(self, src, dst, edge):
+        return src.rank * src.inv_out
+
+    def apply(self, v, acc):
+        new = self.damping * (acc + self.dangling * v.dang) + (1.0 - self.damping) * v.tele
+        v.delta = gr.abs(new - v.rank)
+        v.rank = new
+        return v.delta > 0.0
+
+    def aggregate_dangling(self, v):
+        return gr.where(v.inv_out == 0.0, v.rank, 0.0)
+
+
+class WeightedPageRank(PersonalizedPageRank):
+    """:class:`PersonalizedPageRank` along weighted edges: ``inv_out`` is 1 / the sum of a
+    vertex's out-edge weights."""
+
+    reads = {"weight"}
+
+    def gather_map(self, src, dst, edge):
+        return src.rank * src.inv_out * edge.weight
+
+
+def out_weight_sums(store, weight):
+    """Per-vertex sum of out-edge ``weight`` (float64), streaming one shard at a time; weights
+    must be finite and non-negative."""
+    sums = np.zeros(int(store.num_vertices), dtype=np.float64)
+    for i in range(store.num_shards):
+        lo = int(store.intervals[i])
+        indptr = store.read(i, "out/indptr").astype(np.int64)
+        w = store.read(i, f"out/{weight}").astype(np.float64)
+        if w.size and not (np.all(np.isfinite(w)) and w.min() >= 0):
+            raise UsageError(f"pagerank needs finite non-negative weights: shard {i} has "
+                             f"{w[~(np.isfinite(w) & (w >= 0))][0]!r}")
+        rows = np.flatnonzero(np.diff(indptr))
+        if rows.size:
+            sums[lo + rows] = np.add.reduceat(w, indptr[rows])
+    return sums
+
+
+def effective_weight(store, weight):
+    """The edge property PageRank uses, or None: ``"weight"`` (the default, as in NetworkX) means
+    the store's weights when it has them and 1 otherwise (stores hold no other property)."""
+    if weight is None:
+        return None
+    if weight != "weight":
+        raise UsageError(f"weight must be 'weight' or None, not {weight!r}: a store's only edge "
+                         f"property is 'weight' (it has: {', '.join(store.edge_props) or 'none'})")
+    return weight if weight in store.edge_props else None
+
+
+def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart=None,
+                     weight="weight", dangling=None, stop="l1"):
+    """The program :func:`pagerank` runs for these options (parameters checked)."""
+    damping = check_fraction("damping", damping)
+    tol = check_positive("tol", tol)
+    check_choice("stop", stop, tuple(STOP_RULES))
+    n = int(store.num_vertices)
+    threshold = STOP_RULES[stop](tol, n)
+    vec = {name: None if val is None else vertex_vector(store, val, name, internal_source)
+           for name, val in (("personalization", personalization), ("nstart", nstart),
+                             ("dangling", dangling))}
+    weight = effective_weight(store, weight)
+    if weight is None and personalization is None and dangling is None:
+        return PageRank(nstart=vec["nstart"], damping=damping, tol=threshold)
+    if weight is None:
+        out = store.out_degree().astype(np.float64)
+    else:
+        out = out_weight_sums(store, weight)
+    inv_out = np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
+    tele = vec["personalization"]
+    dang = tele if dangling is None else vec["dangling"]
+    cls = PersonalizedPageRank if weight is None else WeightedPageRank
+    return cls(inv_out=inv_out, tele=tele, dang=dang, nstart=vec["nstart"], damping=damping,
+               tol=threshold)
+
+
+def pagerank(store, damping=0.85, personalization=None, max_iter=100, tol=1e-6, nstart=None,
+             weight="weight", dangling=None, stop="l1", **run_options):
+    """PageRank scores (float64, summing to 1) and the engine Result.
+
+    Parameters
+    ----------
+    store : ShardStore
+    damping : float
+        Probability of following an edge (NetworkX's ``alpha``), in [0, 1].
+    personalization, nstart, dangling : dict or array, optional
+        Teleport distribution, starting ranks and the distribution a dangling vertex's rank
+        goes to (default: the personalization), each an array in vertex order or a dict
+        {vertex: value} (missing vertices 0); normalised to sum 1 as NetworkX does.
+    max_iter : int
+        Iterations at most; ``result.converged`` says whether the stopping rule was met.
+    tol : float
+        Tolerance of the stopping rule, > 0.
+    weight : str or None
+        Edge property used as weight; ``"weight"`` (default, as in NetworkX) uses the store's
+        weights when it has them, else 1; None ignores weights.
+    stop : {"l1", "networkx"}
+        ``"l1"``: stop when sum |x' - x| < tol, which keeps the error within about
+        ``tol * d / (1 - d)`` at any size; ``"networkx"``: sum |x' - x| < n tol, NetworkX's rule,
+        which stops after one iteration once n > 2 / tol.
+    **run_options
+        Passed to :func:`grstream.run` (device, memory_budget, progress, ...).
+    """
+    max_iter = check_count("max_iter", max_iter)
+    program = pagerank_program(store, damping=damping, personalization=personalization, tol=tol,
+                               nstart=nstart, weight=weight, dangling=dangling, stop=stop)
+    result = execute(program, store, dict(run_options, max_iter=max_iter))
     return result.values["rank"], result
 
 

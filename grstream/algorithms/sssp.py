@@ -31,6 +31,25 @@ class SSSP(gr.GASProgram):
         return changed
 
 
+class FromDistances(gr.GASProgram):
+    """Base of the programs that walk the shortest paths of a finished SSSP from ``source``:
+    ``dist`` holds its distances, ``hop_field`` starts at 0 at the source and -1 elsewhere, and
+    the source is the first frontier."""
+
+    abstract = True
+    hop_field = "level"
+
+    def __init__(self, dist=None, **params):
+        super().__init__(**params)
+        self._dist = dist
+
+    def init(self, v):
+        is_source = v.id == self.source
+        v.dist = self._dist
+        setattr(v, self.hop_field, np.where(is_source, 0, -1))
+        return is_source
+
+
 def check_weights(store):
     """Reject stores without weights, or with negative or NaN weights (one pass over them)."""
     if "weight" not in store.edge_props:

@@ -73,15 +73,21 @@ def test_sssp(dataset):
 
 
 def test_pagerank(dataset):
-    name, n, src, dst, _, stores = dataset
+    # weighted datasets: weighted PageRank by default, as nx.pagerank's weight="weight"
+    name, n, src, dst, w, stores = dataset
     g = nx.MultiDiGraph()
     g.add_nodes_from(range(n))
-    g.add_edges_from(zip(src.tolist(), dst.tolist()))
-    want = nx.pagerank(g, weight=None)
+    if w is None:
+        g.add_edges_from(zip(src.tolist(), dst.tolist()))
+    else:
+        g.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
+    want = nx.pagerank(g, tol=1e-15, max_iter=1000)
     ref = np.array([want[i] for i in range(n)])
     for store in stores.values():
-        for b in budgets(pagerank.PageRank(), store):
-            np.testing.assert_allclose(pagerank.pagerank(store, memory_budget=b)[0], ref, rtol=1e-9)
+        for b in budgets(pagerank.pagerank_program(store), store):
+            got, res = pagerank.pagerank(store, tol=1e-12, max_iter=1000, memory_budget=b)
+            assert res.info["program"] == ("WeightedPageRank" if w is not None else "PageRank")
+            np.testing.assert_allclose(got, ref, rtol=1e-8)
 
 
 def test_cc(dataset):

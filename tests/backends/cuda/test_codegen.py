@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import grstream as gr
-from grstream.algorithms import bc, bfs, cc, pagerank, sssp
+from grstream.algorithms import bc, bfs, cc, pagerank, predecessors, sssp
 from grstream.backends.cuda.compile import module_source, nvcc_check, nvcc_path
 from grstream.backends.cuda.skeletons import c_literal, can_hoist, generate
 from grstream.errors import KernelCompileError
@@ -13,7 +13,7 @@ from grstream.errors import KernelCompileError
 
 def builtin_programs():
     out = []
-    for mod in (bfs, sssp, pagerank, cc, bc):
+    for mod in (bfs, sssp, pagerank, cc, bc, predecessors):
         for obj in vars(mod).values():
             if inspect.isclass(obj) and getattr(obj, "spec", None) is not None \
                     and obj.__module__ == mod.__name__:
@@ -27,7 +27,9 @@ needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc not found")
 
 def test_every_builtin_algorithm_is_covered():
     names = {p.__name__ for p in PROGRAMS}
-    assert {"BFS", "SSSP", "PageRank", "ConnectedComponents", "BrandesForward", "BrandesBackward"} <= names
+    assert {"BFS", "SSSP", "PageRank", "PersonalizedPageRank", "WeightedPageRank",
+            "ConnectedComponents", "BrandesForward", "BrandesBackward", "DagLevels",
+            "WeightedBrandesForward", "WeightedBrandesBackward", "BFSTree", "ShortestPathTree"} <= names
 
 
 @needs_nvcc
