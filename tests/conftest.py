@@ -5,6 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grstream.nx.testing import register_without_install
+
+# README's NetworkX examples need the backend also in a checkout that was not pip-installed
+register_without_install()
+
 #: the real test graphs: ../shared/datasets beside the checkout, or $GRSTREAM_DATASETS where that
 #: does not exist (the GPU machine gets a copy)
 DATASETS = Path(os.environ.get("GRSTREAM_DATASETS")

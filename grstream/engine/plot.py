@@ -6,13 +6,13 @@ from ..io.atomic import atomic_file
 def plot_stats(stats, path, title=""):
     """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        # a Figure of its own, not pyplot: the caller's matplotlib backend stays as it is
+        from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - matplotlib is a dependency
         raise UsageError("--plot needs matplotlib (pip install matplotlib)") from None
     its = [s.iteration for s in stats]
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig = Figure(figsize=(7, 6))
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
     ax1.plot(its, [s.active_vertices for s in stats], marker="o", label="active vertices")
     ax1.plot(its, [s.changed_vertices for s in stats], marker="s", label="changed vertices")
     ax1.set_ylabel("vertices")
@@ -35,8 +35,5 @@ def plot_stats(stats, path, title=""):
     ax2b.legend(loc="upper right")
     fig.suptitle(title or "grstream run")
     fig.tight_layout()
-    try:
-        with atomic_file(path) as f:
-            fig.savefig(f, format="png", dpi=100)
-    finally:
-        plt.close(fig)
+    with atomic_file(path) as f:
+        fig.savefig(f, format="png", dpi=100)

@@ -21,6 +21,9 @@ class EdgeSource:
     ``num_vertices`` is the count declared by the input (Matrix Market / DIMACS header, an in-memory
     matrix's shape, a networkx graph's node count) or None when only the ids tell.
     ``weighted`` says whether chunks carry weights. ``size_bytes`` (if known) drives progress bars.
+    ``symmetric``: the input is undirected and the chunks already hold both directions of each
+    of its edges (Matrix Market ``symmetric``, KONECT ``sym``, an undirected networkx graph), so
+    an undirected build stores them as they are instead of adding reverses again.
     ``id_base`` is 1 when the input numbers its vertices from 1 (``.mtx``, KONECT, DIMACS): chunks
     are still 0-based and the store keeps the base, so users see the file's ids.
     ``labels``, when set, returns the label of every source id (names of a text edge list, nodes
@@ -34,6 +37,7 @@ class EdgeSource:
     size_bytes: Optional[int] = None
     format: str = "memory"
     meta: dict = field(default_factory=dict)
+    symmetric: bool = False
     id_base: int = 0
     labels: Optional[Callable[[], Sequence]] = None
 

@@ -9,7 +9,7 @@ from .base import EdgeSource
 from .chunking import check_chunk_edges
 from .textblocks import head_lines
 from .texttable import TextTable, file_size
-from .validate import resolve_weighted
+from .validate import refuse_empty, resolve_weighted
 
 
 def read_dimacs(path, *, weighted=None, chunk_edges=None):
@@ -69,6 +69,8 @@ def read_dimacs(path, *, weighted=None, chunk_edges=None):
     if first is None:
         if m:
             raise InputFormatError(f"header declares {m} arcs but the file has 0", path, p_line)
+        if not n:
+            refuse_empty(path, "the problem line declares no nodes")
         return EdgeSource(path, lambda: iter(()), use_weight, n, file_size(path), "dimacs", meta,
                           id_base=1)
     line = first[2].lstrip()

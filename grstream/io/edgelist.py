@@ -12,7 +12,7 @@ from .base import EdgeSource
 from .labelled import LabelTable, check_not_header, is_named
 from .chunking import check_chunk_edges
 from .texttable import TextTable, file_size, find_first_data, is_data_line
-from .validate import resolve_weighted
+from .validate import refuse_empty, resolve_weighted
 
 COMMENTS = (b"#", b"%")
 
@@ -53,9 +53,7 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
     _, first = find_first_data(path, is_data_line(COMMENTS))
     fmt = "csv" if delim == b"," else "edgelist"
     if first is None:
-        use_weight = resolve_weighted(False, weighted, path)
-        return EdgeSource(path, lambda: iter(()), use_weight, size_bytes=file_size(path),
-                          format=fmt, meta={"columns": 0})
+        refuse_empty(path)
     line_no, _, line = first
     tokens = [t.strip() for t in line.split(delim)] if delim else line.split()
     ncol = len(tokens)

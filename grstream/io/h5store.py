@@ -49,13 +49,16 @@ def read_store(path, *, weighted=None, chunk_edges=None):
         num_edges, size = int(store.num_edges), int(store.nbytes())
         labels = store.labels().tolist() if store.renumbered else None
         id_base = store.id_base
+        # an undirected store holds both directions already: --undirected adds none again
+        symmetric = not store.directed
     chunk_edges = check_chunk_edges(chunk_edges)
 
     def chunks():
         return _stream(path, use_weight, chunk_edges)
 
     return EdgeSource(path, chunks, use_weight, declared, size, "store", {"edges": num_edges},
-                      id_base=id_base, labels=None if labels is None else (lambda: labels))
+                      symmetric, id_base=id_base,
+                      labels=None if labels is None else (lambda: labels))
 
 
 def _stream(path, use_weight, chunk_edges):

@@ -14,7 +14,7 @@ from .base import EdgeSource
 from .chunking import check_chunk_edges
 from .textblocks import head_lines
 from .texttable import TextTable, file_size, is_data_line, mirror
-from .validate import resolve_weighted
+from .validate import refuse_empty, resolve_weighted
 
 KINDS = ("sym", "asym", "bip")
 
@@ -82,9 +82,11 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
         def transform(src, dst, weight, shift=sizes[1]):
             return src, dst + shift, weight
     if first is None:
+        if not num_vertices:
+            refuse_empty(path)
         use_weight = resolve_weighted(False, weighted, path)
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
-                          "konect", meta, id_base=1)
+                          "konect", meta, kind == "sym", id_base=1)
     ncol = len(first[2].split())
     if ncol < 2:
         raise InputFormatError(f"expected at least 2 columns, found {ncol}", path, first[0])
@@ -92,4 +94,4 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
     table = TextTable(path, first, ncol, use_weight=use_weight, base=1, limits=limits,
                       transform=transform, comments=(b"%",))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "konect", meta, id_base=1)
+                      file_size(path), "konect", meta, kind == "sym", id_base=1)

@@ -12,7 +12,7 @@ from .base import EdgeSource
 from .chunking import check_chunk_edges
 from .textblocks import head_lines
 from .texttable import TextTable, file_size, is_data_line, mirror
-from .validate import resolve_weighted
+from .validate import refuse_empty, resolve_weighted
 
 _FIELDS = {"pattern": 2, "integer": 3, "real": 3}
 _SYMMETRIES = ("general", "symmetric")
@@ -100,11 +100,14 @@ def read_mtx(path, *, weighted=None, chunk_edges=None):
         if entries:
             raise InputFormatError(f"header declares {entries} entries but the file has 0",
                                    path, size_line_no)
+        if not num_vertices:
+            refuse_empty(path, "the size line declares an empty matrix")
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
-                          "mtx", meta, id_base=1)
+                          "mtx", meta, symmetry == "symmetric",
+                          id_base=1)
     table = TextTable(path, first, _FIELDS[field], use_weight=use_weight, base=1,
                       limits=(rows, cols), comments=(b"%",),
                       transform=mirror if symmetry == "symmetric" else None,
                       expected=(entries, "entries", size_line_no))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "mtx", meta, id_base=1)
+                      file_size(path), "mtx", meta, symmetry == "symmetric", id_base=1)

@@ -10,7 +10,7 @@ from .arrays import columns_of_table
 from .base import EdgeSource
 from .chunking import check_chunk_edges
 from .texttable import file_size
-from .validate import resolve_weighted, to_edges
+from .validate import refuse_empty, resolve_weighted, to_edges
 
 
 def read_npy(path, *, weighted=None, chunk_edges=None):
@@ -39,6 +39,8 @@ def read_npy(path, *, weighted=None, chunk_edges=None):
     if weight is None and dtype.kind == "f":
         raise InputFormatError(f"an (m, 2) edge table must hold integers, not {dtype}", path)
     m, cols = shape
+    if m == 0:
+        refuse_empty(path, f"the array has shape {shape}")
     if file_size(path) < offset + m * cols * dtype.itemsize:
         raise InputFormatError(f"truncated: the header declares {m} rows of {cols} {dtype} "
                                f"but the file is shorter", path)

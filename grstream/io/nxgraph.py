@@ -75,4 +75,5 @@ def read_networkx(graph, *, weighted=None, chunk_edges=None, name="<networkx>"):
                           chunk_edges=chunk_edges, fmt="networkx", num_vertices=num_vertices)
     if labels is not None:
         source.labels = lambda: labels
+    source.symmetric = not graph.is_directed()
     return source

@@ -11,6 +11,11 @@ from ..errors import InputFormatError
 #: float64 holds every integer below this exactly; larger ids read as floats are ambiguous
 _FLOAT_EXACT = 2.0 ** 53
 _INT64_LIMITS = (np.iinfo(np.int64).min, np.iinfo(np.int64).max)
+#: the largest id: the vertex count, largest id + 1, must fit int64 too. Text parsing clips an
+#: overflowing number to 2**63 - 1, so that value itself cannot be told from a larger one.
+MAX_VERTEX_ID = _INT64_LIMITS[1] - 1
+_ID_LIMIT_NOTE = (f"ids must be at most 2^63 - 2 = {MAX_VERTEX_ID}, so that the vertex count "
+                  "(largest id + 1) fits int64")
 
 
 def _first(mask):
@@ -28,12 +33,13 @@ def _check_ids(ids, fail, base, limit):
             fail(_first(big), f"vertex id {ids[_first(big)]:.0f} is too large")
         ids = ids.astype(np.int64)
     elif ids.dtype.kind in "ui":
-        if ids.dtype.kind == "u" and ids.size and ids.max() > _INT64_LIMITS[1]:
-            fail(_first(ids > _INT64_LIMITS[1]), "vertex id is too large for int64")
+        if ids.dtype.kind == "u" and ids.size and ids.max() > MAX_VERTEX_ID:
+            bad = _first(ids > MAX_VERTEX_ID)
+            fail(bad, f"vertex id {int(ids[bad])} is too large: {_ID_LIMIT_NOTE}")
         ids = ids.astype(np.int64, copy=False)
         if ids.size and (ids.max() == _INT64_LIMITS[1] or ids.min() == _INT64_LIMITS[0]):
             bad = (ids == _INT64_LIMITS[1]) | (ids == _INT64_LIMITS[0])
-            fail(_first(bad), "vertex id is too large for int64")
+            fail(_first(bad), f"vertex id is too large (2^63 - 1 or more): {_ID_LIMIT_NOTE}")
     else:
         fail(0, f"vertex ids must be integers, not {ids.dtype}")
     if ids.size == 0:
@@ -80,12 +86,25 @@ def to_edges(src, dst, weight, fail, *, base=0, limits=(None, None)):
         if weight.dtype.kind == "i" and weight.size and (
                 weight.max() == _INT64_LIMITS[1] or weight.min() == _INT64_LIMITS[0]):
             bad = (weight == _INT64_LIMITS[1]) | (weight == _INT64_LIMITS[0])
-            fail(_first(bad), "weight is too large for int64")
+            fail(_first(bad), "integer weight is 2^63 - 1 or more in magnitude (beyond int64): "
+                              "write it as a real number")
         weight = weight.astype(np.float64)  # always a copy: callers own the result
         finite = np.isfinite(weight)
         if not finite.all():
             fail(_first(~finite), f"weight {weight[_first(~finite)]} is not finite")
     return src, dst, weight
+
+
+def refuse_empty(path, what="the file is empty or holds only comments"):
+    """Refuse a graph file with no edges and no declared vertex count.
+
+    Such a file is far more often a wrong path, a truncated download or a filter that matched
+    nothing than an intended empty graph, so it is an error. A header that declares vertices
+    (Matrix Market ``5 5 0``, DIMACS ``p sp 4 0``) makes a graph of isolated vertices, and an
+    empty in-memory array an empty graph.
+    """
+    raise InputFormatError(f"no edges: {what} (a graph file needs at least one edge, or a "
+                           "header declaring its vertices)", path)
 
 
 def resolve_weighted(has_weights, weighted, name):

@@ -19,6 +19,7 @@ from .edges import (DegreeCounter, EdgeOptions, check_chunk, occurring_ids, prep
                     split_chunks)
 from .intervals import choose_intervals, shard_of
 from .layout import compress, compress_keys, compress_pieces, count_into, pack_keys
+from .memory import IN_MEMORY_VERTEX_BYTES, VertexBudget
 from . import renumber as renumbering
 from .prefetch import read_ahead
 from .runs import KeyRuns
@@ -56,11 +57,17 @@ KEY_ID_LIMIT = (1 << 32) - 1
 MAX_CHUNK_EDGES = 1 << 22
 MIN_CHUNK_EDGES = 1 << 12
 MAX_HEAVY_RECORDED = 1000
+#: fewest edges (in + out) a shard's target may hold once the count exceeds UNCAPPED_SHARDS:
+#: below it the per-shard costs (HDF5 objects to create and validate, about a millisecond a
+#: shard, and a transfer and launches per shard per iteration) outweigh the shard's work
+MIN_SHARD_EDGES = 1 << 14
+#: shard counts up to this are never capped, so small graphs can still be cut finely
+UNCAPPED_SHARDS = 64
 
 
 def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
                  undirected=False, weighted=None, self_loops=True, duplicates=True,
-                 renumber=None, weight_dtype="float64", format=None, progress=True,
+                 renumber=None, weight_dtype="float64", format=None, progress=False,
                  overwrite=True, tmp_dir=None, edge_ids=False):
     """Partition a graph into a shard store (docs/FORMAT.md).
 
@@ -84,7 +91,9 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
         made small enough that one shard sorts within the limit. Vertex arrays
         (``VERTEX_BYTES`` per vertex) count against it.
     undirected : bool
-        Store every edge in both directions (a self-loop once).
+        Store every edge in both directions (a self-loop once). A symmetric input (Matrix
+        Market ``symmetric``, KONECT ``sym``, an undirected networkx graph) already lists both
+        directions of each edge and is stored as read: karate's 78 edges are 156 stored edges.
     weighted : bool, optional
         Keep the input's weights as edge property ``weight``; default: when the input has them.
     self_loops : bool
@@ -103,7 +112,8 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     format : str, optional
         Input format name for ``open_source`` (default: from the file name).
     progress : bool
-        tqdm bars and a one-line summary on stderr.
+        tqdm bars and a one-line summary on stderr (the CLI's default). The summary always goes
+        to the ``grstream.partition`` logger at INFO level.
     overwrite : bool
         Replace an existing store at ``path``; False raises :class:`UsageError` instead.
     tmp_dir : str or Path, optional
@@ -136,19 +146,26 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     if is_weighted and not edges.weighted:
         raise UsageError(f"{edges.name}: weights requested but the input has none")
     options = EdgeOptions(undirected=undirected, self_loops=self_loops, weighted=is_weighted,
-                          weight_dtype=np.dtype(weight_dtype))
+                          weight_dtype=np.dtype(weight_dtype), both_ways_in_input=edges.symmetric)
     plan = _Plan(edges, options, num_shards, shard_size, memory_limit, not duplicates,
                  chunk_edges, progress, tmp_dir)
     plan.renumber_requested = None if renumber is None else bool(renumber)
     plan.edge_ids = bool(edge_ids)
+    plan.vertices = VertexBudget(
+        edges.name, IN_MEMORY_VERTEX_BYTES if memory_limit is None else VERTEX_BYTES,
+        memory_limit, renumbered=bool(renumber))
+    if not renumber:
+        plan.vertices.check(edges.num_vertices or 0)
     with StoreWriter(path, overwrite=overwrite) as writer:
         if memory_limit is None:
             result = _build_in_memory(plan, writer)
         else:
             result = _build_external(plan, writer)
         writer.commit(_root_attrs(plan, result))
+    summary = _summary(path, result, time.perf_counter() - started)
+    log.info("%s", summary)
     if progress:
-        print(_summary(path, result, time.perf_counter() - started), file=sys.stderr)
+        print(summary, file=sys.stderr)
     return path
 
 
@@ -187,7 +204,12 @@ class _Plan:
         for src, dst, w in self.raw_chunks():
             if bar is not None:
                 bar.update(len(src))
-            yield prepare_chunk(src, dst, w, self.options)
+            src, dst, w = prepare_chunk(src, dst, w, self.options)
+            if len(src) and not renumbering.auto_applies(self):
+                # before any array of one entry per vertex grows to the largest id (the
+                # default rule looks at sparse ids first: it may renumber them)
+                self.vertices.check(int(max(src.max(), dst.max())) + 1)
+            yield src, dst, w
 
 
 def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
@@ -239,6 +261,7 @@ def _shard_count(plan, edges_per_vertex, id_dtype):
         size = plan.shard_size or DEFAULT_SHARD_BYTES
         per_edge = id_dtype.itemsize + (plan.options.weight_dtype.itemsize if plan.options.weighted else 0)
         count = max(1, math.ceil(total * per_edge / size))
+    count = _capped_shard_count(count, total)
     if plan.memory_limit is not None:
         budget = plan.memory_limit - SORT_VERTEX_BYTES * len(edges_per_vertex)
         sortable = budget // plan.sort_bytes_per_edge
@@ -249,6 +272,18 @@ def _shard_count(plan, edges_per_vertex, id_dtype):
                 minimum=VERTEX_BYTES * len(edges_per_vertex) + plan.sort_bytes_per_edge)
         # a shard holds at most twice its target (a non-heavy vertex straddles a cut)
         count = max(count, math.ceil(2 * total / sortable))
+    return count
+
+
+def _capped_shard_count(count, total):
+    """``count``, or fewer shards when more than UNCAPPED_SHARDS would hold under
+    MIN_SHARD_EDGES edges each (logged)."""
+    cap = max(UNCAPPED_SHARDS, math.ceil(total / MIN_SHARD_EDGES))
+    if count > cap:
+        log.warning("%d shards of %d edges (in + out) hold about %d each; using %d shards instead "
+                    "(at least %d edges a shard beyond %d shards)", count, total,
+                    total // count, cap, MIN_SHARD_EDGES, UNCAPPED_SHARDS)
+        return cap
     return count
 
 
@@ -307,6 +342,7 @@ def _build_in_memory(plan, writer):
             renumbering.renumber_by_default(plan, ids, top)
             parts, top = renumbering.renumber_parts(parts, ids), len(ids)
     n = _vertex_count(plan, top)
+    plan.vertices.check(n)
     id_dtype = fmt.id_dtype_for(n)
     if plan.dedup:
         # intervals are balanced on the counts before repeated pairs are dropped
@@ -317,7 +353,7 @@ def _build_in_memory(plan, writer):
         del counter
     # numpy's sort and most array passes release the GIL: CSC on a second thread, CSR here
     with ThreadPoolExecutor(1) as pool:
-        if plan.options.weighted or plan.edge_ids or n > 1 << 32:
+        if n > 1 << 32:
             src = _concat([p[0] for p in parts], np.int64)
             dst = _concat([p[1] for p in parts], np.int64)
             weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
@@ -330,13 +366,14 @@ def _build_in_memory(plan, writer):
         else:
             # keys straight from the chunks: no concatenated id arrays at all
             srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
+            weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
+                if plan.options.weighted else None
             del parts
-            pending = pool.submit(compress_pieces, dsts, srcs, n, id_dtype, plan.dedup)
-            csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup) + (None, None)
-            del srcs, dsts
+            pending = pool.submit(compress_pieces, dsts, srcs, n, id_dtype, plan.dedup, weight,
+                                  plan.edge_ids)
+            csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup, weight, plan.edge_ids)
+            del srcs, dsts, weight
         csc = pending.result()
-        if len(csc) == 2:
-            csc += (None, None)
     if not plan.dedup:
         in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
     eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None
@@ -582,8 +619,9 @@ def _match_positions(records, index):
 
 
 def _write_part(writer, result, plan, i, lo, hi, direction, parts, extra=None):
-    props = ("weight",) if plan.options.weighted else ()
-    nbytes = writer.shard_part(i, direction, parts, props, extra)
+    edge_data = {"weight": parts[2]} if plan.options.weighted else {}
+    edge_data.update(extra or {})
+    nbytes = writer.shard_part(i, direction, parts[0], parts[1], edge_data)
     degree = result.in_degree if direction == "in" else result.out_degree
     degree[lo:hi] = np.diff(parts[0])
     return nbytes

@@ -23,6 +23,9 @@ class EdgeOptions:
     weight_dtype: np.dtype = np.dtype(np.float64)
     #: sorted ids occurring in the input when renumbering, else None
     original_ids: Optional[np.ndarray] = None
+    #: the input already holds both directions of each edge (a symmetric input): an
+    #: undirected build keeps its edges as they are
+    both_ways_in_input: bool = False
 
 
 def split_chunks(chunks, max_edges):
@@ -62,7 +65,7 @@ def prepare_chunk(src, dst, w, options):
         if not keep.all():
             src, dst = src[keep], dst[keep]
             w = None if w is None else w[keep]
-    if options.undirected:
+    if options.undirected and not options.both_ways_in_input:
         src, dst, w = _both_ways(src, dst, w)
     return src, dst, w
 

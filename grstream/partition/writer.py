@@ -49,19 +49,20 @@ class StoreWriter:
         dset.attrs["crc32"] = np.int64(fmt.crc32(array))
         return array.nbytes
 
-    def shard_part(self, index, direction, parts, edge_props, extra=None):
+    def shard_part(self, index, direction, indptr, ids, edge_data=None):
         """Write one direction of shard ``index``; return its bytes.
 
-        ``parts`` is (indptr, ids, weights-or-None, ...); ``extra`` maps further dataset names
-        of that direction (``"eid"``) to arrays.
+        ``edge_data`` maps the direction's per-edge dataset names (each edge property, and
+        ``"eid"``) to their own arrays, ordered like ``ids``.
         """
-        indptr, ids, weights = parts[:3]
         prefix = f"{fmt.shard_group(index)}/{direction}"
         nbytes = self.dataset(f"{prefix}/{fmt.INDPTR}", indptr)
         nbytes += self.dataset(f"{prefix}/{fmt.ID_DATASET[direction]}", ids)
-        for prop in edge_props:
-            nbytes += self.dataset(f"{prefix}/{prop}", weights)
-        for name, array in (extra or {}).items():
+        for name, array in (edge_data or {}).items():
+            if array is None or len(array) != len(ids):
+                raise UsageError(f"shard {index} {direction}: edge dataset {name!r} needs "
+                                 f"{len(ids)} values, got "
+                                 f"{'none' if array is None else len(array)}")
             nbytes += self.dataset(f"{prefix}/{name}", array)
         return nbytes
 

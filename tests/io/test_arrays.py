@@ -39,7 +39,7 @@ def test_empty_input_is_an_empty_graph():
     ((np.array([0.5]), np.array([1.0])), "vertex id 0.5 is not an integer"),
     ((np.array([2.0**60]), np.array([1.0])), "too large"),
     ((np.array([0]), np.array([1]), np.array(["x"])), "weights must be real"),
-    ((np.array([2**64 - 1], np.uint64), np.array([1])), "too large for int64"),
+    ((np.array([2**64 - 1], np.uint64), np.array([1])), r"too large: ids must be at most 2\^63"),
 ])
 def test_bad_arrays_fail_at_open(edges, message):
     with pytest.raises(InputFormatError, match=message):

@@ -63,12 +63,10 @@ def test_truncated_gzip(tmp_path):
         collect(read_edgelist(path))
 
 
-def test_empty_and_comment_only_files_are_empty_graphs(tmp_path):
+def test_empty_and_comment_only_files_are_refused(tmp_path):
     for text in ("", "# nothing\n\n"):
-        src, dst, _ = collect(read_edgelist(write(tmp_path, "e.txt", text)))
-        assert len(src) == 0
-    with pytest.raises(InputFormatError, match="weights were requested"):
-        read_edgelist(write(tmp_path, "e.txt", ""), weighted=True)
+        with pytest.raises(InputFormatError, match="no edges: the file is empty or holds only"):
+            read_edgelist(write(tmp_path, "e.txt", text))
 
 
 def test_missing_file():

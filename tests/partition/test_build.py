@@ -163,6 +163,32 @@ def test_shard_size_picks_shard_count(tmp_path):
         assert store.max_shard_nbytes() < 2 * 16 * 1024
 
 
+@pytest.mark.parametrize("request_kwargs", [{"num_shards": 100000}, {"shard_size": 64}])
+def test_tiny_shards_are_capped_with_a_warning(tmp_path, caplog, request_kwargs):
+    # 3000 vertices and 6000 in+out edges: 100000 shards (or 64-byte ones) would hold a few
+    # edges each and cost a millisecond per shard to build and to open
+    from grstream.partition.build import MIN_SHARD_EDGES, UNCAPPED_SHARDS
+    rng = np.random.default_rng(4)
+    src, dst = rng.permutation(3000)[:3000], rng.permutation(3000)[:3000]
+    with caplog.at_level(logging.WARNING, logger="grstream.partition"):
+        path = build_shards(array_source(src, dst), tmp_path / "t.h5", progress=False,
+                            **request_kwargs)
+    assert 6000 // MIN_SHARD_EDGES < UNCAPPED_SHARDS
+    with gr.open(path) as store:
+        assert store.num_shards == UNCAPPED_SHARDS
+        assert store.num_edges == 3000
+    assert f"using {UNCAPPED_SHARDS} shards" in caplog.text
+
+
+def test_shard_cap_follows_the_edge_count():
+    from grstream.partition.build import MIN_SHARD_EDGES, UNCAPPED_SHARDS, _capped_shard_count
+    assert _capped_shard_count(UNCAPPED_SHARDS, 10) == UNCAPPED_SHARDS
+    # a 2M-edge graph (4M in+out edges) asked for 100000 shards gets 4M / 16384 = 245
+    total = 2 * 2_000_000
+    assert _capped_shard_count(100000, total) == -(-total // MIN_SHARD_EDGES) == 245
+    assert _capped_shard_count(200, total) == 200
+
+
 def test_memory_limit_forces_enough_shards(tmp_path):
     rng = np.random.default_rng(2)
     src, dst = rng.integers(0, 2000, 50000), rng.integers(0, 2000, 50000)

@@ -1,3 +1,4 @@
+import re
 import threading
 
 import h5py
@@ -154,6 +155,32 @@ def test_missing_dataset(store_path):
     with h5py.File(store_path, "r+") as f:
         del f["shards/1/out/weight"]
     with pytest.raises(ShardStoreError, match="shard 1, dataset shards/1/out/weight: dataset missing"):
+        gr.open(store_path)
+
+
+def _replace_with_chunked(f, name):
+    data = f[name][...]
+    crc = f[name].attrs["crc32"]
+    del f[name]
+    f.create_dataset(name, data=data, chunks=(max(1, len(data)),))
+    f[name].attrs["crc32"] = crc
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda f: f["shards/1/in/src"].attrs.__delitem__("crc32"),
+     "shard 1, dataset shards/1/in/src: crc32 attribute missing"),
+    (lambda f: f["shards/1/in/src"].attrs.__setitem__("crc32", "x"), "crc32 attribute missing"),
+    (lambda f: _replace_with_chunked(f, "shards/0/out/dst"), "contiguous and uncompressed"),
+    (lambda f: f["shards/2"].attrs.__delitem__("nbytes"), "missing or non-integer shard attribute(s): nbytes"),
+    (lambda f: f["shards/2"].attrs.__setitem__("lo", 1.5), "missing or non-integer shard attribute(s): lo"),
+    (lambda f: f.move("shards/2", "elsewhere"), "shard 2, dataset shards/2: shard group missing"),
+    (lambda f: f.move("shards/1/in/src", "shards/1/in/src2") or f.create_group("shards/1/in/src"),
+     "shards/1/in/src: dataset missing"),
+])
+def test_damaged_shard_metadata_fails_on_open(store_path, damage, message):
+    with h5py.File(store_path, "r+") as f:
+        damage(f)
+    with pytest.raises(ShardStoreError, match=re.escape(message)):
         gr.open(store_path)
 
 

@@ -1,0 +1,213 @@
+"""``can_run`` and ``should_run``: which calls the backend answers exactly as NetworkX would.
+
+``can_run`` returns True or a string saying why not; NetworkX then uses another backend (or
+itself, with ``nx.config.fallback_to_nx``), so the backend never gives a different answer.
+"""
+import inspect
+import math
+
+import networkx as nx
+
+from .convert import weights
+from .graph import GrstreamGraph
+
+#: below this many edges a NetworkX graph is faster in NetworkX than converted to a store
+SMALL_GRAPH_EDGES = 100_000
+
+
+def _bind(name, args, kwargs):
+    bound = inspect.signature(getattr(nx, name)).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def _distribution(values, option, zero_sum_ok):
+    try:
+        x = [float(v) for v in values.values()]
+    except (AttributeError, TypeError, ValueError):
+        return f"{option} must be a dict of numbers"
+    if not all(math.isfinite(v) and v >= 0 for v in x):
+        return f"grstream's PageRank takes finite non-negative {option} values"
+    if not zero_sum_ok and not sum(x) > 0:
+        return f"{option} sums to zero"
+    return True
+
+
+def _pagerank(a):
+    for option in ("personalization", "nstart", "dangling"):
+        if a[option] is not None:
+            # a zero personalization raises ZeroDivisionError, as in NetworkX
+            ok = _distribution(a[option], option, zero_sum_ok=option == "personalization")
+            if ok is not True:
+                return ok
+    return _nonnegative(a["G"], a["weight"], "PageRank")
+
+
+def _bfs_edges(a):
+    if a.get("reverse") and a["G"].is_directed():
+        return "grstream's BFS follows edges forward only (reverse=True)"
+    if a["sort_neighbors"] is not None:
+        return "sort_neighbors is not supported: neighbours are taken in node order"
+    return True
+
+
+def _nonnegative(G, weight, what):
+    if callable(weight):
+        return f"a weight function cannot run in grstream's {what} program"
+    if weight is None:
+        return True
+    w = weights(G, weight)
+    if not w.known:
+        return f"the graph was converted without edge attribute {weight!r}"
+    if not (w.numeric and w.finite and w.lo >= 0):
+        return f"grstream's {what} needs finite non-negative numbers as {weight!r}"
+    return True
+
+
+def _dijkstra(a):
+    return _nonnegative(a["G"], a["weight"], "SSSP")
+
+
+def _betweenness(a):
+    k = a["k"]
+    if k is not None and not isinstance(k, int):
+        return f"k={k!r} is not a sample size grstream takes"
+    weight = a["weight"]
+    if weight is None:
+        return True
+    w = weights(a["G"], weight)
+    if not w.known:
+        return f"the graph was converted without edge attribute {weight!r}"
+    if not (w.numeric and w.finite and w.lo > 0):
+        return f"grstream's weighted betweenness needs finite positive numbers as {weight!r}"
+    return True
+
+
+def _astar(a):
+    if a["heuristic"] is not None:
+        return "grstream's SSSP has no A* heuristic"
+    return _dijkstra(a)
+
+
+def _average_path(a):
+    if a["method"] not in (None, "unweighted", "dijkstra", "bellman-ford"):
+        return f"method {a['method']!r} is not a single-source method grstream runs"
+    if a["method"] == "unweighted" or a["method"] is None and a["weight"] is None:
+        return True
+    return _nonnegative(a["G"], a["weight"], "SSSP")
+
+
+def _plain_graph(G):
+    if G.is_multigraph():
+        return "edge keys of a multigraph are not kept"
+    if not isinstance(G, GrstreamGraph) and (any(d for _, d in G.nodes(data=True))
+                                             or any(d for *_, d in G.edges(data=True))):
+        return "the backend graph keeps no node or edge attributes"
+    return True
+
+
+def _convert_labels(a):
+    if a["ordering"] not in ("default", "sorted"):
+        return f"ordering {a['ordering']!r} is not supported (only 'default' and 'sorted')"
+    if a["label_attribute"] is not None:
+        return "the backend graph keeps no node attributes (label_attribute)"
+    return _plain_graph(a["G"])
+
+
+def _relabel(a):
+    from .relabel import new_labels
+    if not a["copy"]:
+        return "relabelling in place would change the NetworkX graph (copy=False)"
+    G = a["G"]
+    try:
+        labels = new_labels(G, a["mapping"])
+        one_to_one = len(set(labels)) == len(G)
+    except Exception as exc:  # noqa: BLE001 - NetworkX raises its own error for a bad mapping
+        return f"the mapping cannot be applied here ({type(exc).__name__})"
+    if not one_to_one:
+        return "a mapping that merges nodes is not supported"
+    return _plain_graph(G)
+
+
+def _from_source(a):
+    if a["source"] is None:
+        return "all-pairs and single-target searches are not supported: give a source"
+    if a["weight"] is None:
+        return True
+    return _nonnegative(a["G"], a["weight"], "SSSP")
+
+
+def _plain_graphs(a):
+    graphs = a["graphs"] if "graphs" in a else [a["G"], a["H"]]
+    for G in graphs:
+        ok = _plain_graph(G)
+        if ok is not True:
+            return ok
+    return True
+
+
+def _always(a):
+    return True
+
+
+RULES = {
+    "pagerank": _pagerank,
+    "bfs_layers": _always,
+    "bfs_edges": _bfs_edges,
+    "bfs_predecessors": _bfs_edges,
+    "single_source_shortest_path_length": _always,
+    "single_source_dijkstra_path_length": _dijkstra,
+    "single_source_dijkstra": _dijkstra,
+    "dijkstra_predecessor_and_distance": _dijkstra,
+    "connected_components": _always,
+    "weakly_connected_components": _always,
+    "number_connected_components": _always,
+    "betweenness_centrality": _betweenness,
+    "bfs_tree": _bfs_edges,
+    "bfs_successors": _bfs_edges,
+    "descendants_at_distance": _always,
+    "multi_source_dijkstra": _dijkstra,
+    "multi_source_dijkstra_path_length": _dijkstra,
+    "multi_source_dijkstra_path": _dijkstra,
+    "single_source_dijkstra_path": _dijkstra,
+    "dijkstra_path": _dijkstra,
+    "dijkstra_path_length": _dijkstra,
+    "astar_path": _astar,
+    "astar_path_length": _astar,
+    "average_shortest_path_length": _average_path,
+    "is_connected": _always,
+    "node_connected_component": _always,
+    "is_weakly_connected": _always,
+    "number_weakly_connected_components": _always,
+    "convert_node_labels_to_integers": _convert_labels,
+    "relabel_nodes": _relabel,
+    "shortest_path": _from_source,
+    "shortest_path_length": _from_source,
+    "single_source_shortest_path": _always,
+    "bidirectional_shortest_path": _always,
+    "has_path": _always,
+    "union": _plain_graphs,
+    "union_all": _plain_graphs,
+    "disjoint_union": _plain_graphs,
+    "disjoint_union_all": _plain_graphs,
+    "predecessor": _always,
+}
+
+
+def can_run(name, args, kwargs):
+    """True when the backend gives NetworkX's answer for this call, else the reason why not."""
+    rule = RULES.get(name)
+    if rule is None:
+        return f"grstream does not implement {name}"
+    return rule(_bind(name, args, kwargs))
+
+
+def should_run(name, args, kwargs):
+    """Prefer the backend for its own graphs and for NetworkX graphs worth converting."""
+    G = _bind(name, args, kwargs).get("G")  # None for the functions of several graphs
+    if isinstance(G, GrstreamGraph) or G is None:
+        return True
+    if G.number_of_edges() < SMALL_GRAPH_EDGES:
+        return (f"a graph of fewer than {SMALL_GRAPH_EDGES} edges runs faster in NetworkX than "
+                "converted to a store")
+    return True

@@ -1,0 +1,209 @@
+"""Moving graphs between NetworkX and grstream: conversion both ways, stores opened as graphs,
+and the facts about edge weights that decide whether the backend can run a call."""
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from .edges import out_edges
+from .graph import GrstreamGraph
+
+
+def config():
+    """``nx.config.backends.grstream`` (the defaults when NetworkX's test setup replaced it)."""
+    cfg = getattr(nx.config.backends, "grstream", None)
+    if cfg is None:
+        from .info import GrstreamConfig
+        cfg = GrstreamConfig()
+    return cfg
+
+
+def run_options():
+    """Engine keyword arguments (device, memory_budget, progress) from the backend config."""
+    from ..units import parse_bytes
+    cfg = config()
+    budget = None if cfg.memory_budget is None else parse_bytes(cfg.memory_budget)
+    return {"device": cfg.device, "memory_budget": budget, "progress": cfg.progress}
+
+
+def convert_from_nx(graph, *, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
+                    preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
+                    graph_name=None):
+    """A :class:`GrstreamGraph` over a temporary store built from a NetworkX graph.
+
+    Internal ids follow ``list(graph)``; an undirected graph is stored with both directions of
+    every edge (a self-loop once), each parallel edge of a multigraph as its own edge. When
+    ``edge_attrs`` names an attribute, its values (the given default where an edge lacks it)
+    become the store's weights, unless all are 1 (then the store has none and the functions
+    run their unweighted programs, which give the same answers).
+    """
+    if isinstance(graph, GrstreamGraph):
+        return graph
+    attr, default = _weight_attr(edge_attrs)
+    nodes = list(graph)
+    directed, multigraph = graph.is_directed(), graph.is_multigraph()
+    common = {"directed": directed, "multigraph": multigraph, "weight": attr,
+              "attrs_known": False, "num_edges": graph.number_of_edges(),
+              "graph_attrs": graph.graph if preserve_graph_attrs else None}
+    if not nodes:
+        return GrstreamGraph(None, nodes, **common)
+    index = {label: i for i, label in enumerate(nodes)}
+    edges = graph.edges(data=attr, default=default) if attr is not None else graph.edges()
+    m = graph.number_of_edges()
+    src = np.fromiter((index[e[0]] for e in edges), np.int64, m)
+    dst = np.fromiter((index[e[1]] for e in edges), np.int64, m)
+    weight = None
+    if attr is not None:
+        try:
+            weight = np.fromiter((e[2] for e in edges), np.float64, m)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"edge attribute {attr!r} holds a non-number ({exc})") from None
+        if (weight == 1).all():
+            weight = None  # all 1, NetworkX's default: the unweighted programs give the answers
+    store, tmp_dir = temp_store(src, dst, weight, len(nodes), directed,
+                                f"<networkx {graph_name or 'G'}>")
+    return GrstreamGraph(store, nodes, tmp_dir=tmp_dir, **common)
+
+
+def temp_store(src, dst, weight, n, directed, name):
+    """``(store, tmp_dir)``: a store of these edges in a new temporary directory (undirected:
+    each edge given once, stored both ways), built with the backend config's options."""
+    from ..io.arrays import array_source
+    from ..partition import build_shards
+    from ..store import open as open_store
+    cfg = config()
+    tmp_dir = tempfile.mkdtemp(prefix="grstream-nx-", dir=cfg.tmp_dir)
+    try:
+        source = array_source(src, dst, weight, name=name, weighted=weight is not None,
+                              chunk_edges=None, fmt="networkx", num_vertices=n)
+        # renumber=False: internal ids must stay the positions in the node list
+        path = build_shards(source, os.path.join(tmp_dir, "graph.h5"), undirected=not directed,
+                            renumber=False,
+                            num_shards=cfg.num_shards, progress=cfg.progress)
+        return open_store(path), tmp_dir
+    except BaseException:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        raise
+
+
+def _weight_attr(edge_attrs):
+    if not edge_attrs:
+        return None, None
+    if len(edge_attrs) > 1:
+        raise NotImplementedError(f"grstream keeps one edge attribute, not {sorted(edge_attrs)}")
+    (attr, default), = edge_attrs.items()
+    return attr, 1 if default is None else default
+
+
+def convert_to_nx(obj, *, name=None):
+    """A NetworkX graph of the same class, nodes and edges (weights under the graph's weight
+    attribute) for a :class:`GrstreamGraph`; anything else is returned as it is."""
+    if not isinstance(obj, GrstreamGraph):
+        return obj
+    cls = {(False, False): nx.Graph, (True, False): nx.DiGraph, (False, True): nx.MultiGraph,
+           (True, True): nx.MultiDiGraph}[obj.is_directed(), obj.is_multigraph()]
+    G = cls()
+    G.graph.update(obj.graph)
+    labels = obj.labels()
+    G.add_nodes_from(labels)
+    for src, dst, w in out_edges(obj.store, weights=obj.weight is not None):
+        keep = slice(None) if obj.is_directed() else src <= dst
+        pairs = zip((labels[i] for i in src[keep]), (labels[i] for i in dst[keep]))
+        if w is None:
+            G.add_edges_from(pairs)
+        else:
+            G.add_edges_from((u, v, {obj.weight: float(x)}) for (u, v), x in zip(pairs, w[keep]))
+    return G
+
+
+def from_store(path, *, directed=None, weight="weight", verify="first"):
+    """A NetworkX-dispatchable graph over an existing store, streamed, never loaded whole.
+
+    Parameters
+    ----------
+    path : str or Path
+        A store written by ``grstream shard`` / :func:`grstream.build_shards`.
+    directed : bool, optional
+        Default: directed unless the store was built with ``undirected``.
+    weight : str
+        The edge attribute name under which NetworkX functions see the store's weights.
+    verify : str
+        Checksum verification passed to :func:`grstream.open`.
+
+    Returns
+    -------
+    GrstreamGraph
+        Its nodes are the store's ids (the input's ids when it was renumbered).
+
+    Examples
+    --------
+    >>> G = grstream.nx.from_store("shards/default.h5")          # doctest: +SKIP
+    >>> with nx.config.backends.grstream(memory_budget="64M"):   # doctest: +SKIP
+    ...     ranks = nx.pagerank(G)
+    """
+    from ..store import open as open_store
+    store = open_store(path, verify=verify)
+    if directed is None:
+        directed = not store.build.get("options", {}).get("undirected", False)
+    return GrstreamGraph(store, None, directed=directed, multigraph=False,
+                         weight=weight if "weight" in store.edge_props else None,
+                         attrs_known=True)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What a call needs to know about the values of one edge attribute."""
+
+    known: bool = True        # False: a converted graph that left this attribute out
+    numeric: bool = True
+    finite: bool = True
+    lo: float = 1.0
+    hi: float = 1.0
+
+
+def weights(G, attr):
+    """:class:`Weights` of edge attribute ``attr`` (missing values count as 1, NetworkX's
+    default); one pass over the edges, remembered in NetworkX's per-graph cache."""
+    if attr is None:
+        return Weights()
+    cache = getattr(G, "__networkx_cache__", None)
+    key = ("grstream-weights", attr)
+    if cache is not None and key in cache:
+        return cache[key]
+    summary = _store_weights(G, attr) if isinstance(G, GrstreamGraph) else _nx_weights(G, attr)
+    if cache is not None:
+        cache[key] = summary
+    return summary
+
+
+def _nx_weights(G, attr):
+    try:
+        values = np.fromiter((w for _, _, w in G.edges(data=attr, default=1)), np.float64,
+                             G.number_of_edges())
+    except (TypeError, ValueError):
+        return Weights(numeric=False)
+    return _summary(values) or Weights()
+
+
+def _store_weights(G, attr):
+    if attr != G.weight:
+        return Weights() if G.attrs_known else Weights(known=False)
+    # min and max shard by shard: the store may be larger than memory
+    parts = [_summary(w) for _, _, w in out_edges(G.store, weights=True) if w is not None]
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return Weights()
+    return Weights(finite=all(p.finite for p in parts), lo=min(p.lo for p in parts),
+                   hi=max(p.hi for p in parts))
+
+
+def _summary(values):
+    """Weights of a non-empty array of values; None for an empty one."""
+    if not len(values):
+        return None
+    finite = bool(np.isfinite(values).all())
+    return Weights(finite=finite, lo=float(np.nanmin(values)) if finite else 0.0,
+                   hi=float(np.nanmax(values)) if finite else 0.0)

@@ -1,0 +1,32 @@
+"""NetworkX's own tests of the covered functions, run through the backend with no fallback.
+
+A representative subset (components, BFS, PageRank, betweenness, unweighted paths) in a
+subprocess, as ``pytest --pyargs ... `` with ``NETWORKX_TEST_BACKEND=grstream``; README's
+"From NetworkX" lists the counts of the full run.
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+MODULES = ["networkx.algorithms.components.tests.test_connected",
+           "networkx.algorithms.traversal.tests.test_bfs",
+           "networkx.algorithms.link_analysis.tests.test_pagerank",
+           "networkx.algorithms.centrality.tests.test_betweenness_centrality",
+           "networkx.algorithms.shortest_paths.tests.test_unweighted"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_networkx_tests_pass_through_the_backend(tmp_path):
+    env = dict(os.environ, NETWORKX_TEST_BACKEND="grstream", NETWORKX_FALLBACK_TO_NX="",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    # tests.nx.conftest registers the backend when grstream is not pip-installed
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+           "tests.nx.conftest", "-W", "ignore::UserWarning", "--pyargs", *MODULES]
+    run = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    summary = run.stdout.strip().splitlines()[-1]
+    counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|errors?|xfailed)", summary)}
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert counts.get("failed", 0) == 0 and counts.get("error", 0) == counts.get("errors", 0) == 0
+    assert counts["passed"] >= 100, summary
