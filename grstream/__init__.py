@@ -15,7 +15,7 @@ from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid,  # no
 
 __all__ = ["errors", "GASProgram", "monoid", "where", "minimum", "maximum", "abs", "sqrt", "exp",
            "log", "program_from_source", "build_shards", "open", "ShardStore", "run", "Result",
-           "algorithms"]
+           "Session", "algorithms"]
 
 
 def __getattr__(name):
@@ -26,7 +26,7 @@ def __getattr__(name):
     if name in ("open", "ShardStore"):
         from . import store as _store
         return getattr(_store, name)
-    if name in ("run", "Result"):
+    if name in ("run", "Result", "Session"):
         from . import engine as _engine
         return getattr(_engine, name)
     if name == "algorithms":

@@ -6,7 +6,7 @@ for ``.mtx``/KONECT/DIMACS, original ids of a renumbered store, names) and retur
 """
 import numpy as np
 
-from ..engine import run
+from ..engine import Session, run
 from ..errors import UsageError
 
 
@@ -43,7 +43,21 @@ def default_source(store):
 
 def execute(program, store, run_options):
     """Run ``program`` with the engine options the algorithm entry points accept."""
+    return run(program, store, **checked(run_options))
+
+
+def checked(run_options):
+    """``run_options`` with ``max_iter`` checked (a count, or None)."""
     if run_options.get("max_iter") is not None:
         from ._params import check_count
         run_options = dict(run_options, max_iter=check_count("max_iter", run_options["max_iter"]))
-    return run(program, store, **run_options)
+    return run_options
+
+
+def open_session(store, run_options):
+    """A Session for many runs with the options the algorithm entry points accept, and the
+    keyword arguments each ``session.run`` takes: ``(session, run_kwargs)``."""
+    opts = dict(checked(run_options))
+    run_kwargs = {k: opts.pop(k) for k in ("max_iter", "progress", "callback") if k in opts}
+    backend_options = opts.pop("backend_options", None) or {}
+    return Session(store, **opts, **backend_options), run_kwargs

@@ -2,7 +2,8 @@
 from ``k`` sampled sources (NetworkX's sample and rescaling), ``normalized``, ``endpoints``,
 ``weight``; undirected stores scaled as NetworkX scales undirected graphs.
 
-Per source s GAS programs run (:func:`source_dependencies`). Unweighted: a forward BFS counts
+Per source s GAS programs run (:func:`source_dependencies`); many sources share one Session and
+run as lanes of one program per pass (:func:`batch_dependencies`). Unweighted: a forward BFS counts
 shortest paths (sigma) level by level. Weighted: SSSP gives distances; the tight edges
 (``dist[u] + w == dist[v]``) form the shortest-path DAG, whose vertices get levels (most edges
 from s on it), and sigma is summed level by level over it. Then a backward sweep from the deepest
@@ -18,11 +19,11 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import execute, internal_sources
+from ._common import internal_sources, open_session
 from ._params import check_count
 from ._simple import has_parallel_edges, simple_graph
 from .sssp import SSSP, FromDistances
-from ..errors import UsageError
+from ..errors import MemoryBudgetError, UsageError
 
 NAME = "bc"
 
@@ -158,30 +159,68 @@ class WeightedBrandesBackward(BrandesBackward):
 def source_dependencies(store, source, weighted=False, **run_options):
     """Brandes' dependencies of every vertex on the internal vertex ``source`` (float64, 0 at
     the source), the mask of the vertices it reaches (itself included) and the engine Results."""
-    s = int(source)
+    session, run_kwargs = open_session(store, run_options)
+    run_kwargs.pop("progress", None)
+    with session:
+        (delta,), (reached,), results = batch_dependencies(session, [int(source)], weighted,
+                                                           run_kwargs)
+    return delta, reached, results
+
+
+def batch_dependencies(session, batch, weighted, run_kwargs, lanes=True):
+    """:func:`source_dependencies` of every source of ``batch`` on one session: each pass runs
+    for the whole batch as lanes of one program (Session.run_lanes) where the session can,
+    sources of equal depth together where the pass length depends on it."""
+    n = int(session.store.num_vertices)
     if weighted:
-        dist = execute(SSSP(source=s), store, run_options)
-        level = execute(DagLevels(dist=dist.values["dist"], source=s), store, run_options)
-        depth = int(level.values["level"].max())
-        fwd = execute(WeightedBrandesForward(dist=dist.values["dist"], level=level.values["level"],
-                                             source=s), store, dict(run_options, max_iter=depth))
-        results = [dist, level, fwd]
+        dists = _run_all(session, [SSSP(source=s) for s in batch], run_kwargs, lanes)
+        levels = _run_all(session, [DagLevels(dist=d.values["dist"], source=s)
+                                    for d, s in zip(dists, batch)], run_kwargs, lanes)
+        depths = [int(lv.values["level"].max()) for lv in levels]
+        fwds = _by_depth(session, depths, lambda i: WeightedBrandesForward(
+            dist=dists[i].values["dist"], level=levels[i].values["level"], source=batch[i]),
+            run_kwargs, lanes, minimum=0)
+        results = dists + levels + fwds
         back_cls = WeightedBrandesBackward
     else:
-        fwd = execute(BrandesForward(source=s), store, run_options)
-        depth = int(fwd.values["level"].max())
-        results = [fwd]
+        fwds = _run_all(session, [BrandesForward(source=s) for s in batch], run_kwargs, lanes)
+        depths = [int(f.values["level"].max()) for f in fwds]
+        results = list(fwds)
         back_cls = BrandesBackward
-    state = fwd.values
-    reached = state["level"] >= 0
-    if depth < 1:
-        return np.zeros(int(store.num_vertices)), reached, results
-    back = execute(back_cls(level=state["level"], sigma=state["sigma"], dist=state.get("dist"),
-                            depth=depth), store, dict(run_options, max_iter=depth))
-    results.append(back)
-    delta = back.values["delta"]
-    delta[s] = 0.0
-    return delta, reached, results
+    states = [f.values for f in fwds]
+    backs = _by_depth(session, depths, lambda i: back_cls(
+        level=states[i]["level"], sigma=states[i]["sigma"], dist=states[i].get("dist"),
+        depth=depths[i]), run_kwargs, lanes, minimum=1)
+    deltas = []
+    for i, back in enumerate(backs):
+        delta = np.zeros(n) if back is None else back.values["delta"]
+        delta[batch[i]] = 0.0
+        deltas.append(delta)
+    return deltas, [st["level"] >= 0 for st in states], results + [b for b in backs if b is not None]
+
+
+def _run_all(session, programs, run_kwargs, lanes, max_iter=None):
+    """Results of ``programs`` (instances of one class): as lanes of one run where the session
+    can, else one run each."""
+    limit = run_kwargs.get("max_iter") if max_iter is None else max_iter
+    if lanes and len(programs) > 1 and session.can_run_lanes(type(programs[0])):
+        return session.run_lanes(programs, max_iter=limit)
+    return [session.run(p, **dict(run_kwargs, max_iter=limit)) for p in programs]
+
+
+def _by_depth(session, depths, make, run_kwargs, lanes, minimum):
+    """Run ``make(i)`` for every i with depths[i] >= minimum, ``max_iter=depths[i]``, sources of
+    equal depth as lanes of one run; None for the others."""
+    out = [None] * len(depths)
+    groups = {}
+    for i, d in enumerate(depths):
+        if d >= minimum:
+            groups.setdefault(d, []).append(i)
+    for depth, members in sorted(groups.items()):
+        for i, r in zip(members, _run_all(session, [make(i) for i in members], run_kwargs, lanes,
+                                          max_iter=depth)):
+            out[i] = r
+    return out
 
 
 def check_bc_weights(store):
@@ -278,20 +317,62 @@ def betweenness(store, k=None, seed=0, sources=None, normalized=False, endpoints
                    sampled=sampled), results
 
 
+#: a lane batch holds at most this many (sources x edges): the (edges, lanes) temporaries of a
+#: pass stay near 8 M elements (64 MB of float64)
+LANE_ELEMENTS = 1 << 23
+MAX_LANES = 256
+
+
 def accumulate(store, chosen, weighted, endpoints, run_options):
-    """Sum over ``chosen`` sources of their dependencies (plus endpoint counts)."""
+    """Sum over ``chosen`` sources of their dependencies (plus endpoint counts).
+
+    One Session serves every source; sources run in batches as lanes of one program per pass
+    (a batch that does not fit the memory budget is halved, down to one run per source).
+    """
     bc = np.zeros(int(store.num_vertices), dtype=np.float64)
     results = []
-    for s in chosen:
-        delta, reached, runs = source_dependencies(store, s, weighted, **run_options)
-        results += runs
-        if endpoints:  # every reached t != s ends a path from s; s starts one to each
-            delta = delta + reached
-            delta[s] = np.count_nonzero(reached) - 1
-        bc += delta
+    session, run_kwargs = open_session(store, run_options)
+    show = bool(run_kwargs.pop("progress", False))
+    bar = _sources_bar(len(chosen), len(chosen) == store.num_vertices) if show else None
+    per = max(int(store.num_edges), int(store.num_vertices), 1)
+    size = max(1, min(MAX_LANES, LANE_ELEMENTS // per))
+    start = 0
+    with session:
+        while start < len(chosen):
+            batch = [int(s) for s in chosen[start:start + size]]
+            try:
+                deltas, reached, runs = batch_dependencies(session, batch, weighted, run_kwargs,
+                                                           lanes=size > 1)
+            except MemoryBudgetError:
+                if size == 1:
+                    raise
+                size //= 2   # the budget holds fewer lanes: retry the batch smaller
+                continue
+            results += runs
+            for s, delta, mask in zip(batch, deltas, reached):
+                if endpoints:  # every reached t != s ends a path from s; s starts one to each
+                    delta = delta + mask
+                    delta[s] = np.count_nonzero(mask) - 1
+                bc += delta
+            start += len(batch)
+            if bar is not None:
+                bar.update(len(batch))
+    if bar is not None:
+        bar.close()
     return bc, results
 
 
+def _sources_bar(total, exact):
+    """The outer progress bar of a multi-source run: sources done, with an ETA."""
+    from tqdm import tqdm
+    return tqdm(total=total, desc="bc (exact: every vertex a source)" if exact else "bc",
+                unit="source", leave=False)
+
+
 def from_args(store, args, run_options):
+    if args.sources is None and run_options.get("progress"):
+        import sys
+        print(f"bc: exact betweenness, every one of the {store.num_vertices:,} vertices a source "
+              f"(--sources K samples K of them)", file=sys.stderr)
     values, results = betweenness(store, k=args.sources, seed=args.seed, **run_options)
     return values, results

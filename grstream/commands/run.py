@@ -33,6 +33,9 @@ def add_parser(sub):
                    help="where to run (default cpu; auto picks the GPU when present)")
     p.add_argument("--memory-budget", default=None, metavar="BYTES",
                    help="bytes for vertex state plus shard data (e.g. 512M); default: everything")
+    p.add_argument("--pinned-budget", default=None, metavar="BYTES",
+                   help="GPU: pinned host bytes for staging and caching streamed shards "
+                        "(default: the memory budget, at most 8G)")
     p.add_argument("--max-iter", type=int, default=None, metavar="N",
                    help="iteration limit (bfs, sssp, pagerank, cc)")
     p.add_argument("--tol", type=non_negative, default=None, help="pagerank tolerance (default 1e-6)")
@@ -110,6 +113,8 @@ def main(args):
     check_options(algo.NAME, args)
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
+    if args.pinned_budget is not None:
+        args.pinned_budget = parse_bytes(args.pinned_budget)
     if args.max_iter is not None and args.max_iter < 0:
         raise UsageError(f"--max-iter must be >= 0, not {args.max_iter}")
     _check_outputs(args)
@@ -120,10 +125,12 @@ def main(args):
         path = args.store
     t0 = time.perf_counter()
     with store_mod.open(path) as store:
+        # every algorithm reads --max-iter through run_options (pagerank's from_args puts its
+        # own default of 100 in place of None)
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
-                       "progress": not args.quiet}
-        if algo.NAME != "pagerank":
-            run_options["max_iter"] = args.max_iter
+                       "progress": not args.quiet, "max_iter": args.max_iter}
+        if args.pinned_budget is not None:
+            run_options["pinned_budget"] = args.pinned_budget
         if args.source is None and algo.NAME in ("bfs", "sssp"):
             args.source = default_source(store)
         values, results = algo.from_args(store, args, run_options)
@@ -135,8 +142,8 @@ def main(args):
         if args.stats_json:
             doc = {"algorithm": algo.NAME, "store": str(path), "seconds": seconds,
                    "runs": [r.to_json_dict() for r in results]}
-            from ..engine.runner import _plain
-            text = json.dumps(_plain(doc), indent=2)
+            from ..engine.result import jsonable
+            text = json.dumps(jsonable(doc), indent=2)
             if args.stats_json == "-":
                 print(text)
             else:
@@ -187,6 +194,10 @@ def summary(name, store, values, results, seconds):
         extra = f", {len(np.unique(values))} components"
     elif name == "pagerank":
         extra = f", converged={results[0].converged}"
+    elif name == "bc":
+        sources = sum(r.info.get("program") == "BrandesForward" for r in results)
+        exact = sources == store.num_vertices
+        extra = f", {sources:,} sources" + (" (exact: every vertex)" if exact else "")
     return (f"{name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
             f"{format_bytes(read)} read" + (f", {format_bytes(h2d)} to the GPU" if h2d else "")

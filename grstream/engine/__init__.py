@@ -1,5 +1,7 @@
-"""The compute engine: the backend-neutral GAS iteration loop and its planning."""
+"""The compute engine: sessions, per-iteration plans, the memory model and the executor contract."""
 from .backend import Backend, IterationStats
-from .runner import Result, run
+from .result import Result
+from .runner import run
+from .session import Session
 
-__all__ = ["Backend", "IterationStats", "Result", "run"]
+__all__ = ["Backend", "IterationStats", "Result", "Session", "run"]

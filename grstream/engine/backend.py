@@ -57,6 +57,7 @@ class IterationStats:
     time_kernel: float = 0.0       # GPU: kernel busy time
     copy_hidden: float = 0.0       # GPU: copy time overlapped with compute
     aggregates: Dict[str, float] = field(default_factory=dict)
+    plan: Dict[str, object] = field(default_factory=dict)   # IterationPlan.summary() of the run
 
     def to_dict(self):
         return asdict(self)

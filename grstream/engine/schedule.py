@@ -1,7 +1,8 @@
-"""Backend-neutral planning: which shard arrays a program needs and how a memory budget is spent.
+"""Which shard arrays a program needs (phase elimination), and the legacy budget split.
 
-Both backends use this, so "what moves" and "what stays resident" are decided in one place and can
-be tested without a GPU. The GPU backend adds its own constant terms (slots per stream).
+``needed_arrays`` and friends feed the memory model (engine/memory.py). ``MemoryPlan`` /
+``plan_memory`` here are the older budget split the CUDA backend still uses until it executes the
+engine's plans; every other path uses engine/memory.py.
 """
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple

@@ -21,7 +21,7 @@ from .intervals import choose_intervals, shard_of
 from .layout import compress, compress_keys, compress_pieces, count_into, pack_keys
 from .memory import IN_MEMORY_VERTEX_BYTES, VertexBudget
 from . import renumber as renumbering
-from .prefetch import read_ahead
+from ..readahead import read_ahead
 from .runs import KeyRuns
 from .writer import StoreWriter
 

@@ -56,6 +56,7 @@ def test_stats_json_to_stdout(store_path, capsys):
     (["run", "bfs", "{store}", "--source", "999"], "out of range"),
     (["run", "pagerank", "{store}", "--memory-budget", "10"], "minimum"),
     (["run", "pagerank", "{store}", "--memory-budget", "lots"], "byte size"),
+    (["run", "pagerank", "{store}", "--pinned-budget", "lots"], "byte size"),
     (["run", "bfs", "{missing}"], "missing.h5"),
 ])
 def test_errors_are_one_line_and_nonzero(store_path, tmp_path, capsys, args, message):
@@ -93,3 +94,13 @@ def test_renumbered_store_writes_original_ids(tmp_path):
     out = tmp_path / "bfs.npy"
     assert main(["run", "bfs", str(path), "--source", "20000", "-o", str(out), "--quiet"]) == 0
     np.testing.assert_array_equal(np.load(out)["value"], [2, 0, 1])
+
+
+def test_bc_says_how_many_sources(store_path, capsys):
+    assert main(["run", "bc", store_path, "--sources", "5", "--quiet"]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(", 5 sources")
+    assert main(["run", "bc", store_path]) == 0
+    err = capsys.readouterr().err
+    # the exact run is announced, shows a bar over sources, and its summary counts them
+    assert "every one of the 80 vertices a source" in err and "bc (exact: every vertex a source)" in err
+    assert err.strip().splitlines()[-1].endswith(", 80 sources (exact: every vertex)")

@@ -106,7 +106,7 @@ def test_budget_below_minimum_states_it(tmp_path, rng):
     assert info.value.minimum > 100
     # the stated minimum works
     r = run(InDegreeSum(), store, memory_budget=info.value.minimum)
-    assert r.info["memory"]["num_buffers"] == 1 and r.info["memory"]["cached_shards"] == 0
+    assert r.info["memory"]["slots"] == 1 and r.info["memory"]["resident_shards"] == 0
 
 
 def test_cuda_without_gpu_is_a_clear_device_error(tmp_path):

@@ -1,4 +1,4 @@
-"""The CPU backend (numpy), the reference every other backend must agree with."""
-from .backend import CpuBackend
+"""The CPU executor (numpy), the reference every other executor must agree with."""
+from .executor import CpuExecutor
 
-__all__ = ["CpuBackend"]
+__all__ = ["CpuExecutor"]

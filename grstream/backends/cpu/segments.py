@@ -4,25 +4,42 @@ import scipy.sparse as sp
 
 
 def reduce_segments(values, indptr, monoid, dtype):
-    """Reduce ``values`` over the segments ``indptr`` delimits; empty segments get the identity.
+    """Reduce ``values`` over the segments ``indptr`` delimits (along the first axis); empty
+    segments get the identity.
 
     ``ufunc.reduceat`` misreads empty segments (it returns the element at the start), so it is
     applied to the starts of non-empty segments only: consecutive non-empty starts still delimit
     exactly the right elements because empty segments hold none.
     """
     nseg = len(indptr) - 1
-    out = np.full(nseg, monoid.identity(dtype), dtype=dtype)
-    if nseg == 0 or values.size == 0:
+    if values.ndim == 2 and monoid.ufunc is np.add and np.dtype(dtype).kind == "f" and nseg:
+        # lanes: reduceat walks the segments one by one; a sparse (segments x edges) product
+        # adds every lane's column in scipy's C loop
+        return segment_sum(values.astype(dtype, copy=False), indptr)
+    out = np.full((nseg,) + values.shape[1:], monoid.identity(dtype), dtype=dtype)
+    if nseg == 0 or values.shape[0] == 0:
         return out
     starts = indptr[:-1]
     nonempty = indptr[1:] > starts
     if values.dtype != dtype:
         values = values.astype(dtype)
     if nonempty.all():
-        out[:] = monoid.ufunc.reduceat(values, starts)
+        out[...] = monoid.ufunc.reduceat(values, starts, axis=0)
     else:
-        out[nonempty] = monoid.ufunc.reduceat(values, starts[nonempty])
+        out[nonempty] = monoid.ufunc.reduceat(values, starts[nonempty], axis=0)
     return out
+
+
+def segment_sum(values, indptr):
+    """Sums of the rows of ``values`` (edges x lanes) over the segments ``indptr`` delimits
+    (``indptr[0] == 0``); empty segments give 0."""
+    m = values.shape[0]
+    nseg = len(indptr) - 1
+    small = m < 2**31 - 1
+    ind = _arange(m, np.int32 if small else np.int64)
+    ptr = indptr.astype(ind.dtype, copy=False)
+    mat = sp.csr_matrix((_ones(m, values.dtype), ind, ptr), shape=(nseg, m), copy=False)
+    return np.asarray(mat @ values)
 
 
 def expand_ranges(indptr, rows):
@@ -65,6 +82,15 @@ def spmv(indptr, indices, x):
 
 
 _ONES = {}
+_ARANGE = {}
+
+
+def _arange(length, dtype):
+    have = _ARANGE.get(np.dtype(dtype))
+    if have is None or len(have) < length:
+        have = np.arange(max(length, 1 << 16), dtype=dtype)
+        _ARANGE[np.dtype(dtype)] = have
+    return have[:length]
 
 
 def _ones(length, dtype):

@@ -8,9 +8,14 @@ import numpy as np
 
 
 class VertexView:
-    __slots__ = ("_fields", "_builtins", "_index", "_count", "_cache", "_assigned", "_writable")
+    """Vertex fields of the selected vertices. With ``lanes`` (several runs of one program at
+    once) every field is an (n, lanes) array and reads give (count, lanes) arrays; ids and
+    builtins read as (count, 1) columns that broadcast against them."""
 
-    def __init__(self, fields, builtins, index, count, writable=False):
+    __slots__ = ("_fields", "_builtins", "_index", "_count", "_cache", "_assigned", "_writable",
+                 "_lanes")
+
+    def __init__(self, fields, builtins, index, count, writable=False, lanes=None):
         # index: a slice (contiguous interval: reads are views, no copy) or an int array of ids
         object.__setattr__(self, "_fields", fields)
         object.__setattr__(self, "_builtins", builtins)
@@ -19,6 +24,7 @@ class VertexView:
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_assigned", {})
         object.__setattr__(self, "_writable", writable)
+        object.__setattr__(self, "_lanes", lanes)
 
     def __getattr__(self, name):
         assigned = self._assigned
@@ -30,13 +36,16 @@ class VertexView:
         idx = self._resolve()
         if name in self._fields:
             value = self._fields[name][idx]
-        elif name == "id":
-            value = (np.arange(idx.start, idx.stop, dtype=np.int64) if isinstance(idx, slice)
-                     else idx.astype(np.int64, copy=False))
-        elif name in self._builtins:
-            value = self._builtins[name][idx]
         else:
-            raise AttributeError(f"vertex has no field or property {name!r}")
+            if name == "id":
+                value = (np.arange(idx.start, idx.stop, dtype=np.int64) if isinstance(idx, slice)
+                         else idx.astype(np.int64, copy=False))
+            elif name in self._builtins:
+                value = self._builtins[name][idx]
+            else:
+                raise AttributeError(f"vertex has no field or property {name!r}")
+            if self._lanes is not None:
+                value = value[:, None]
         cache[name] = value
         return value
 
@@ -57,9 +66,14 @@ class VertexView:
 
     def assigned(self):
         """Fields written by the method, each broadcast to the view's length."""
-        dtype_of = {k: a.dtype for k, a in self._fields.items()}
-        return {k: np.broadcast_to(np.asarray(v, dtype=dtype_of[k]), (self._count,))
-                for k, v in self._assigned.items()}
+        out = {}
+        shape = (self._count,) if self._lanes is None else (self._count, self._lanes)
+        for k, v in self._assigned.items():
+            dtype = self._fields[k].dtype
+            if not (isinstance(v, np.ndarray) and v.dtype == dtype and v.shape == shape):
+                v = np.broadcast_to(np.asarray(v, dtype=dtype), shape)
+            out[k] = v
+        return out
 
 
 class ExpandedView:
@@ -76,7 +90,7 @@ class ExpandedView:
     def __getattr__(self, name):
         cache = self._cache
         if name not in cache:
-            cache[name] = np.repeat(getattr(self._base, name), self._counts)
+            cache[name] = np.repeat(getattr(self._base, name), self._counts, axis=0)
         return cache[name]
 
     def __setattr__(self, name, value):
@@ -87,14 +101,16 @@ class EdgeView:
     """Edge properties of the selected edges. Values may be arrays or zero-argument callables
     producing them (evaluated once, on first read). Writable views (scatter) hold assignments."""
 
-    __slots__ = ("_arrays", "_index", "_cache", "_assigned", "_writable")
+    __slots__ = ("_arrays", "_index", "_cache", "_assigned", "_writable", "_column")
 
-    def __init__(self, arrays, index=None, writable=False):
+    def __init__(self, arrays, index=None, writable=False, lanes=None):
         object.__setattr__(self, "_arrays", arrays)
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_assigned", {})
         object.__setattr__(self, "_writable", writable)
+        # with lanes, properties read as (edges, 1) columns
+        object.__setattr__(self, "_column", lanes is not None)
 
     def __getattr__(self, name):
         if name in self._assigned:
@@ -107,7 +123,8 @@ class EdgeView:
                 raise AttributeError(f"edge has no property {name!r}") from None
             if callable(arr):
                 arr = arr()
-            cache[name] = arr if self._index is None else arr[self._index]
+            arr = arr if self._index is None else arr[self._index]
+            cache[name] = arr[:, None] if self._column else arr
         return cache[name]
 
     def __setattr__(self, name, value):
@@ -119,11 +136,13 @@ class EdgeView:
         return dict(self._assigned)
 
 
-def as_length(value, count, dtype):
-    """A method's result as an array of ``count`` elements of ``dtype`` (scalars broadcast)."""
+def as_length(value, count, dtype, lanes=None):
+    """A method's result as an array of ``count`` elements of ``dtype`` (scalars broadcast);
+    with ``lanes``, of shape (count, lanes)."""
     arr = np.asarray(value)
     if arr.dtype != dtype:
         arr = arr.astype(dtype)
-    if arr.shape != (count,):
-        arr = np.broadcast_to(arr, (count,))
+    shape = (count,) if lanes is None else (count, lanes)
+    if arr.shape != shape:
+        arr = np.broadcast_to(arr, shape)
     return arr

@@ -1,5 +1,4 @@
 """Key runs read back shard by shard, the read-ahead thread, and the wide-id fallback."""
-import threading
 
 import numpy as np
 import pytest
@@ -10,7 +9,6 @@ import grstream as gr
 import grstream.partition.build as build
 import grstream.partition.runs as runs_module
 from grstream.partition import build_shards
-from grstream.partition.prefetch import read_ahead
 from grstream.partition.runs import KeyRuns
 
 from .graphs import array_source, store_contents
@@ -51,47 +49,6 @@ def test_key_runs_report_a_count_that_disagrees(tmp_path):
             store.load("in", 3, 3)
     finally:
         store.cleanup()
-
-
-def test_read_ahead_yields_everything_in_order():
-    assert list(read_ahead(iter(range(100)))) == list(range(100))
-    assert list(read_ahead([])) == []
-
-
-def test_read_ahead_produces_at_most_one_item_ahead():
-    produced = []
-
-    def source():
-        for k in range(10):
-            produced.append(k)
-            yield k
-
-    consumed = 0
-    for item in read_ahead(source()):
-        consumed += 1
-        threading.Event().wait(0.01)
-        assert len(produced) <= consumed + 1
-
-
-def test_read_ahead_raises_the_sources_error_where_it_occurred():
-    def source():
-        yield 1
-        yield 2
-        raise ValueError("bad row 7")
-
-    got = []
-    with pytest.raises(ValueError, match="bad row 7"):
-        for item in read_ahead(source()):
-            got.append(item)
-    assert got == [1, 2]
-
-
-def test_read_ahead_stops_its_thread_when_the_consumer_stops():
-    before = threading.active_count()
-    items = read_ahead(iter(range(1000)))
-    assert next(items) == 0
-    items.close()
-    assert threading.active_count() == before
 
 
 def test_wide_ids_fall_back_to_edge_records(tmp_path, monkeypatch):

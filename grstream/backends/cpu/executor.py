@@ -1,0 +1,442 @@
+"""The CPU executor: the engine's plans run as numpy passes over resident runs and streamed shards.
+
+The reference implementation of grstream/engine/executor.py (and of the semantics in
+grstream/engine/backend.py). The frontier is kept both as a mask and as a sorted id array, so an
+iteration with a small frontier costs in proportion to the frontier, not to the graph.
+"""
+import os
+import threading
+import time
+
+import numpy as np
+
+from ...engine.executor import Capabilities, Executor
+from ...engine.memory import Footprint
+from ...engine.planner import hoistable
+from ...engine.plan import Readback
+from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
+from ...errors import UsageError
+from ...readahead import BufferPool, read_ahead
+from . import kernels
+from .pieces import ResidentRuns, Slots
+from ...program.views import VertexView, as_length
+
+#: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
+#: arrays and gathered messages are about as large as the arrays they index; an estimate, the
+#: program's own intermediate arrays are not counted)
+SCRATCH_PER_DATA_BYTE = 1
+
+
+class CpuExecutor(Executor):
+    name = "cpu"
+    lanes = True
+
+    # ------------------------------------------------------------------ class-level facts
+    @classmethod
+    def footprint(cls, store, spec, dense, options):
+        n, m = int(store.num_vertices), int(store.num_edges)
+        L = options.get("lanes") or 1
+        static = {}
+        for f, dt in spec.vertex_fields.items():
+            static[f"cur/{f}"] = static[f"nxt/{f}"] = L * n * dt.itemsize
+        for d in ("in_degree", "out_degree"):
+            if d in spec.vertex_reads:
+                static[d] = 8 * n
+        if spec.activate != "all":
+            static["frontier"] = n + (2 * L * n if options.get("lanes") else 0)
+        if hoistable(spec):
+            static["hoisted"] = L * n * spec.gather_dtype.itemsize
+        if dense:
+            static["acc"] = L * n * spec.gather_dtype.itemsize
+        for name, dt in spec.edge_state.items():
+            static[f"edges/{name}"] = m * dt.itemsize
+        sizes = shard_bytes(store, needed_arrays(spec))
+        largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
+        scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
+        return Footprint(static=static, scratch=scratch, alignment=64)
+
+    @staticmethod
+    def _unit_size(store, options):
+        """(edges, vertices) of the largest unit: the whole graph when unbounded, else a shard."""
+        if options.get("memory_budget") is None:
+            return int(store.num_edges) * 2, int(store.num_vertices)
+        infos = [store.shard_info(i) for i in range(store.num_shards)]
+        edges = max((x.num_in_edges + x.num_out_edges for x in infos), default=0)
+        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
+        return int(edges), int(sizes.max()) if len(sizes) else 0
+
+    @classmethod
+    def capabilities(cls, options):
+        workers = cls._threads(options)
+        limit = None if options.get("memory_budget") is None else max(cls._unit_size(options["store"], options)[0], 1)
+        return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
+                            unit_edges=limit, adaptive_hoist=True)
+
+    @staticmethod
+    def _threads(options):
+        threads = options.get("threads")
+        if threads is not None and int(threads) < 1:
+            raise UsageError(f"threads must be >= 1, not {threads}")
+        # numpy and scipy release the GIL in the heavy loops, so units compute in parallel
+        return max(1, int(threads or min(8, os.cpu_count() or 1)))
+
+    # ------------------------------------------------------------------ setup
+    def __init__(self, store, spec, memory, ledger, shared, **options):
+        super().__init__(store, spec, memory, ledger, shared)
+        self.threads = self._threads(options)
+        n = self.n = int(store.num_vertices)
+        # lanes: several runs of one program class at once, every vertex field (n, lanes)
+        L = self.L = options.get("lanes")
+        shape = (n,) if L is None else (n * L,)   # lanes: flat, viewed as (n, lanes in use)
+        self.intervals = np.asarray(store.intervals, dtype=np.int64)
+        self.builtins = {}
+        for d in ("in_degree", "out_degree"):
+            if d in spec.vertex_reads:
+                ledger.take("device", d, 8 * n)
+                self.builtins[d] = getattr(store, d)()
+        self.cur, self.nxt = {}, {}
+        for f, dt in spec.vertex_fields.items():
+            for side, where in (("cur", self.cur), ("nxt", self.nxt)):
+                where[f] = np.zeros(shape, dtype=dt)
+                ledger.take("device", f"{side}/{f}", where[f].nbytes)
+        self.mask = self.lmask = self.lnext = None
+        if spec.activate != "all":
+            ledger.take("device", "frontier", memory.static["frontier"])
+            self.mask = np.zeros(n, dtype=bool)
+            if L is not None:   # each lane's frontier, this iteration and the next
+                self.lmask, self.lnext = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+        self.alive = None
+        self.cap = L
+        self.hoisted = self.acc_all = None
+        for name in ("hoisted", "acc"):
+            if name in memory.static:
+                ledger.take("device", name, memory.static[name])
+        if "acc" in memory.static:
+            self.acc_all = np.zeros(shape, dtype=spec.gather_dtype)
+        self._full = {"cur": dict(self.cur), "nxt": dict(self.nxt), "lmask": self.lmask,
+                      "lnext": self.lnext, "acc": self.acc_all}
+        if L is not None:
+            self._use_lanes(L)
+        self.edges = {}
+        for name, dt in spec.edge_state.items():
+            ledger.take("device", f"edges/{name}", int(store.num_edges) * dt.itemsize)
+        ledger.take("scratch", "unit temporaries", memory.scratch_bytes)
+
+        def dtype_of(name):
+            return dataset_dtype(store, name)
+        self.runs = ResidentRuns(store, memory, dtype_of, ledger, shared)
+        self.slots = Slots(store, memory, dtype_of, ledger)
+        self.kern = kernels.Kernels(self)
+        self.front_ids = None      # sorted active ids; None: every vertex active
+        self.seed_ids = None
+        self._pool = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ per run
+    def bind(self, program):
+        self.program = program
+
+    def load_state(self, state, edge_state):
+        if self.L is not None:
+            self._use_lanes(next(iter(state.values())).shape[1])
+        for f, a in self.cur.items():
+            a[...] = state[f]
+            self.nxt[f][...] = a
+        self.edges = {k: np.array(v, dtype=self.spec.edge_state[k]) for k, v in edge_state.items()}
+
+    def _use_lanes(self, count):
+        """Run ``count`` lanes (at most the capacity allocated): views of the first rows."""
+        if count > self.cap:
+            raise ValueError(f"{count} lanes on an executor of {self.cap}")
+        full, n = self._full, self.n
+        self.L = count
+
+        def view(a):   # the first n * count elements as a contiguous (n, count) array
+            return a[:n * count].reshape(n, count)
+        self.cur = {f: view(a) for f, a in full["cur"].items()}
+        self.nxt = {f: view(a) for f, a in full["nxt"].items()}
+        if full["lmask"] is not None:
+            self.lmask, self.lnext = view(full["lmask"]), view(full["lnext"])
+        if full["acc"] is not None:
+            self.acc_all = view(full["acc"])
+
+    def set_frontier(self, mask):
+        self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
+        if mask is None:
+            self.front_ids = self.seed_ids = None
+            if self.lmask is not None:
+                self.lmask.fill(True)
+            return
+        if self.L is not None:
+            self.seed_lanes = np.asarray(mask, dtype=bool)
+            mask = self.seed_lanes.any(axis=1)
+        self.seed_ids = np.flatnonzero(mask)
+        self.front_ids = self.seed_ids
+
+    def set_lanes(self, alive):
+        """Lanes only: run only the lanes marked in ``alive`` from now on (the others converged:
+        their vertices stay as they are). Returns the active vertices per shard of the union."""
+        self.alive = np.asarray(alive, dtype=bool)
+        if self.lmask is not None:
+            self.lmask[:, ~self.alive] = False
+            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
+            return np.diff(np.searchsorted(self.front_ids, self.intervals))
+        return np.diff(self.intervals)
+
+    # ------------------------------------------------------------------ per iteration
+    def begin(self, plan):
+        self._st = {"gather": 0.0, "apply": 0.0, "activate": 0.0, "scatter": 0.0, "read": 0.0}
+        self._changed = 0
+        self._edges = 0
+        self._bytes = 0
+        self._next = []            # next frontier ids, one array per unit
+        self._mask_used = False    # some units marked the mask instead
+        self._applied = []         # (index, fields) per unit, for publish "copy"
+        self._edge_writes = []
+        self._ctx = {}
+        self.hoisted = None
+        if plan.hoist:
+            t0 = time.perf_counter()
+            everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
+            self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
+                                     self.spec.gather_dtype, self.L)
+            self._st["gather"] += time.perf_counter() - t0
+        if plan.dense:
+            self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
+
+    def load(self, plan):
+        if not any(u.transfer == "copy" for u in plan.units):
+            for u in plan.units:
+                if u.transfer == "load":
+                    t0 = time.perf_counter()
+                    for i in u.shards:
+                        self._bytes += self.runs.load(i)
+                    self._st["read"] += time.perf_counter() - t0
+                yield u, self.runs.piece(u.shards[0])
+            return
+        self._pool = pool = BufferPool(self.memory.slots)
+        items = read_ahead(self._produce(plan.units, pool), depth=max(self.memory.slots, 1), pool=pool)
+        while True:
+            t0 = time.perf_counter()
+            item = next(items, None)
+            self._st["read"] += time.perf_counter() - t0
+            if item is None:
+                return
+            yield item
+
+    def _produce(self, units, pool):
+        """Runs on the read-ahead thread: each unit's data in place, in plan order."""
+        for u in units:
+            if u.transfer == "copy":
+                pool.acquire(u.slot)
+                piece, nbytes = self.slots.read(u.shards[0], u.slot)
+            else:
+                nbytes = sum(self.runs.load(i) for i in u.shards) if u.transfer == "load" else 0
+                piece = self.runs.piece(u.shards[0])
+            with self._lock:
+                self._bytes += nbytes
+            yield u, piece
+
+    def done(self, plan, unit):
+        self._ctx.pop(unit, None)
+        if unit.transfer == "copy":
+            self._pool.release(unit.slot)
+
+    def _timed(self, phase, t0):
+        dt = time.perf_counter() - t0
+        with self._lock:
+            self._st[phase] += dt
+
+    def gather(self, plan, unit, piece):
+        t0 = time.perf_counter()
+        ctx = self._ctx.setdefault(unit, {})
+        lo, hi, rows = self._rows(unit)
+        acc, edges = self.kern.gather(piece, lo, hi, rows, unit.balance[0])
+        if plan.dense:
+            self.acc_all[lo:hi] = acc
+        ctx["acc"] = acc
+        with self._lock:
+            self._edges += edges
+        self._timed("gather", t0)
+
+    def apply(self, plan, unit, piece):
+        t0 = time.perf_counter()
+        spec = self.spec
+        if unit is None:
+            index, count, acc, ctx = slice(0, self.n), self.n, self.acc_all, {}
+        else:
+            ctx = self._ctx.setdefault(unit, {})
+            lo, hi, rows = self._rows(unit)
+            index = slice(lo, hi) if rows is None else rows
+            count = (hi - lo) if rows is None else len(rows)
+            acc = ctx.get("acc")
+            if acc is None:
+                acc = np.full(count if self.L is None else (count, self.L),
+                              spec.gather_dtype.type(0), dtype=spec.gather_dtype)
+        v = VertexView(self.cur, self.builtins, index, count, writable=True, lanes=self.L)
+        changed = as_length(self.program.apply(v, acc), count, np.bool_, self.L)
+        written = v.assigned()
+        if self.L is not None:
+            changed, written = self._mask_lanes(index, changed, written)
+        for f, val in written.items():
+            self.nxt[f][index] = val
+        if self.L is None:
+            ch = np.flatnonzero(changed)
+            ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
+            nchanged = len(ch)
+        else:
+            ctx["rows"] = np.arange(index.start, index.stop) if isinstance(index, slice) else index
+            ctx["changed"] = changed
+            nchanged = int(changed.sum())
+        self._applied.append((index, tuple(written)))
+        ctx["written"] = written
+        with self._lock:
+            self._changed += nchanged
+        self._timed("apply", t0)
+
+    def activate(self, plan, unit, piece):
+        t0 = time.perf_counter()
+        if self.L is not None:
+            self._activate_lanes(plan, unit, piece)
+        elif plan.seed:
+            changed = self._slice_ids(self.seed_ids, unit)
+        else:
+            changed = self._ctx[unit]["changed"]
+        if self.L is None and len(changed):
+            targets = self.kern.activate(piece, changed)
+            if len(targets) * 16 >= self.n:
+                # many: mark them in the mask (workers only ever set flags, no lock needed)
+                self.mask[targets] = True
+                self._mask_used = True
+            else:
+                self._next.append(targets)
+        self._timed("activate", t0)
+
+    def _mask_lanes(self, index, changed, written):
+        """Lanes where a vertex is not active (or the lane stopped) keep their values."""
+        if self.lmask is not None:
+            keep = self.lmask[index]
+        elif not self.alive.all():
+            keep = self.alive[None, :]
+        else:
+            return changed, written
+        out = {f: np.where(keep, val, self.cur[f][index]) for f, val in written.items()}
+        return changed & keep, out
+
+    def _activate_lanes(self, plan, unit, piece):
+        if plan.seed:
+            rows = self._slice_ids(self.seed_ids, unit)
+            changed = self.seed_lanes[rows]
+        else:
+            ctx = self._ctx[unit]
+            rows, changed = ctx["rows"], ctx["changed"]
+        some = changed.any(axis=1)
+        if some.any():
+            flat = self.kern.activate_lanes(piece, rows[some], changed[some])
+            self.lnext.reshape(-1)[flat] = True
+
+    def scatter(self, plan, unit, piece):
+        t0 = time.perf_counter()
+        ctx = self._ctx[unit]
+        if len(ctx["changed"]):
+            out = self.kern.scatter(piece, ctx["changed"], ctx["written"])
+            if out is not None:
+                self._edge_writes.append(out)
+        self._timed("scatter", t0)
+
+    def publish(self, plan):
+        if plan.publish == "swap":
+            for f in plan.publish_fields:
+                self.cur[f], self.nxt[f] = self.nxt[f], self.cur[f]
+        elif plan.publish == "copy":
+            for index, fields in self._applied:
+                for f in fields:
+                    self.cur[f][index] = self.nxt[f][index]
+        for positions, values in self._edge_writes:
+            for name, val in values.items():
+                self.edges[name][positions] = val
+        if plan.frontier and self.L is not None:
+            self.lmask, self.lnext = self.lnext, self.lmask
+            self.lnext.fill(False)
+            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
+        elif plan.frontier:
+            self.front_ids = self._merge_next()
+        else:
+            self.front_ids = None
+
+    def _merge_next(self):
+        """The next frontier as sorted unique ids (through the mask when it is large)."""
+        parts = self._next
+        if not parts and not self._mask_used:
+            return np.zeros(0, dtype=np.int64)
+        total = sum(len(p) for p in parts)
+        if not self._mask_used and total * 16 < self.n:
+            return np.unique(np.concatenate(parts) if len(parts) > 1 else parts[0])
+        mask = self.mask
+        for p in parts:
+            mask[p] = True
+        ids = np.flatnonzero(mask)
+        mask[ids] = False
+        return ids
+
+    def reduce(self, plan):
+        t0 = time.perf_counter()
+        self._aggregates = {}
+        spec = self.spec
+        if plan.reduce:
+            view = VertexView(self.cur, self.builtins, slice(0, self.n), self.n)
+            for name in plan.reduce:
+                dtype = spec.aggregate_dtype[name]
+                terms = as_length(getattr(self.program, "aggregate_" + name)(view), self.n, dtype)
+                self._aggregates[name] = spec.aggregates[name].reduce(terms, dtype).item()
+        self._timed("apply", t0)
+
+    def read_back(self, plan, stats):
+        if self.front_ids is None:
+            counts = np.diff(self.intervals)
+        else:
+            counts = np.diff(np.searchsorted(self.front_ids, self.intervals))
+        st = self._st
+        stats.time_gather += st["gather"]
+        stats.time_apply += st["apply"]
+        stats.time_activate += st["activate"]
+        stats.time_scatter += st["scatter"]
+        stats.time_read += st["read"]
+        stats.bytes_read += self._bytes
+        rb = Readback(shard_active=counts, changed_vertices=self._changed,
+                      active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
+        if self.L is not None:
+            rb.lane_active = (self.lmask.sum(axis=0) if self.lmask is not None
+                              else self.alive * self.n)
+        return rb
+
+    # ------------------------------------------------------------------ helpers
+    def _rows(self, unit, ids=None):
+        """(lo, hi, rows): the unit's vertex span and its active ids (None: all of [lo, hi))."""
+        first, last = unit.shards[0], unit.shards[-1]
+        lo, hi = int(self.intervals[first]), int(self.intervals[last + 1])
+        if unit.balance[0] == "full" or (ids is None and self.front_ids is None):
+            return lo, hi, None
+        return lo, hi, self._slice_ids(self.front_ids if ids is None else ids, unit)
+
+    def _slice_ids(self, ids, unit):
+        shards = unit.shards
+        if shards[-1] - shards[0] + 1 == len(shards):
+            a, b = np.searchsorted(ids, (self.intervals[shards[0]], self.intervals[shards[-1] + 1]))
+            return ids[a:b]
+        bounds = np.searchsorted(ids, np.stack([self.intervals[list(shards)],
+                                                self.intervals[[i + 1 for i in shards]]]))
+        return np.concatenate([ids[a:b] for a, b in bounds.T])
+
+    # ------------------------------------------------------------------ results
+    def state(self):
+        return {f: a.copy() for f, a in self.cur.items()}
+
+    def edge_state(self):
+        return {k: a.copy() for k, a in self.edges.items()}
+
+    def info(self):
+        return {"backend": self.name, "threads": self.threads}
+
+    def close(self):
+        self.runs = self.slots = None

@@ -1,0 +1,145 @@
+"""The numpy passes of the CPU executor: gather, activation and scatter over one unit's arrays.
+
+Ids are global vertex ids; a Piece's ``indptr`` arrays index vertices from ``piece.lo``.
+"""
+import numpy as np
+
+from ...program.monoid import sum as sum_monoid
+from .segments import expand_ranges, reduce_segments, spmv
+from ...program.views import EdgeView, ExpandedView, VertexView, as_length
+
+_IDS = {"in": "in/src", "out": "out/dst"}
+#: from this many edges on, a sum over in-edges of hoisted messages goes through scipy's CSR
+#: product (below, building the matrix costs more than numpy's reduceat)
+SPMV_EDGES = 1 << 14
+
+
+class Kernels:
+    def __init__(self, ex):
+        self.ex = ex
+        spec = ex.spec
+        self.dirs = () if not spec.has_gather else (
+            ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,))
+        direction = spec.gather_edges or "in"
+        # readers of a changed vertex: its out-neighbours when vertices gather over in-edges
+        self.act_pairs = ([("out/indptr", "out/dst")] if direction in ("in", "all") else []) + \
+                         ([("in/indptr", "in/src")] if direction in ("out", "all") else [])
+
+    # ------------------------------------------------------------------ gather
+    def gather(self, piece, lo, hi, rows, kind):
+        """(accumulator per active vertex, edges gathered over) of the span [lo, hi) or ``rows``."""
+        a, b = lo - piece.lo, hi - piece.lo
+        if rows is not None and kind == "sweep":
+            # most of the span is active: a sweep with the inactive results dropped beats
+            # selecting edges; statistics still count only the active vertices' edges
+            acc, _ = self._gather(piece, a, b, None)
+            local = rows - piece.lo
+            return acc[local - a], self._edges_of(piece, local)
+        return self._gather(piece, a, b, None if rows is None else rows - piece.lo)
+
+    def _gather(self, piece, a, b, rows):
+        ex = self.ex
+        spec, arrays = ex.spec, piece.arrays
+        dtype, monoid = spec.gather_dtype, spec.gather_reduce
+        count = (b - a) if rows is None else len(rows)
+        L = ex.L
+        acc, edges = None, 0
+        for d in self.dirs:
+            indptr, ids = arrays[f"{d}/indptr"], arrays[_IDS[d]]
+            if rows is None:
+                e0, e1 = int(indptr[a]), int(indptr[b])
+                seg = indptr[a:b + 1] - e0 if e0 else indptr[a:b + 1]
+                sel = slice(e0, e1)
+                other = ids[sel]
+            else:
+                sel, seg = expand_ranges(indptr, rows)
+                other = ids[sel]
+            m = int(seg[-1]) if len(seg) else 0
+            edges += m
+            own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
+            hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None else None
+            if (hoisted is not None and monoid is sum_monoid and d == "in" and dtype.kind in "fi"
+                    and m >= SPMV_EDGES and L is None):
+                # sum of a per-source value over in-edges is a sparse matrix-vector product: let
+                # scipy's fused C loop do the gather and the reduction in one pass
+                part = spmv(seg, other, hoisted)
+                acc = part if acc is None else acc + part
+                continue
+            if hoisted is not None:
+                msg = (hoisted[other] if d == "in"
+                       else np.repeat(hoisted[own_index], np.diff(seg), axis=0))
+            else:
+                other_view = VertexView(ex.cur, ex.builtins, other, m, lanes=L)
+                own_view = ExpandedView(VertexView(ex.cur, ex.builtins, own_index, count, lanes=L),
+                                        np.diff(seg))
+                src, dst = (other_view, own_view) if d == "in" else (own_view, other_view)
+                edge = EdgeView(self.edge_props(piece, d, sel), lanes=L)
+                msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype, L)
+            part = reduce_segments(msg, seg, monoid, dtype)
+            acc = part if acc is None else monoid.ufunc(acc, part).astype(dtype, copy=False)
+        if acc is None:
+            acc = np.full(count if L is None else (count, L), monoid.identity(dtype), dtype=dtype)
+        return acc, edges
+
+    def _edges_of(self, piece, local):
+        total = 0
+        for d in self.dirs:
+            indptr = piece.arrays[f"{d}/indptr"]
+            total += int((indptr[local + 1] - indptr[local]).sum())
+        return total
+
+    def edge_props(self, piece, d, sel):
+        """Edge properties of the selected edges, stored and mutable, each read on first use."""
+        ex, arrays = self.ex, piece.arrays
+        props = {p: (lambda p=p: arrays[f"{d}/{p}"][sel]) for p in ex.spec.edge_reads}
+        for name in ex.spec.edge_state:
+            if d == "out":
+                if isinstance(sel, slice):
+                    at = slice(piece.out_base + sel.start, piece.out_base + sel.stop)
+                else:
+                    at = piece.out_base + sel
+                props[name] = (lambda name=name, at=at: ex.edges[name][at])
+            else:  # edge state lives in CSR order: in-edges find it by id
+                props[name] = (lambda name=name: ex.edges[name][arrays["in/eid"][sel]])
+        return props
+
+    # ------------------------------------------------------------------ activation, scatter
+    def activate(self, piece, changed):
+        """Ids of every vertex that gathers from a ``changed`` vertex (duplicates possible)."""
+        local = np.asarray(changed, dtype=np.int64) - piece.lo
+        out = []
+        for ptr, ids in self.act_pairs:
+            sel, _ = expand_ranges(piece.arrays[ptr], local)
+            out.append(piece.arrays[ids][sel])
+        return out[0] if len(out) == 1 else np.concatenate(out)
+
+    def activate_lanes(self, piece, rows, changed):
+        """Flat (id * lanes + lane) positions of the vertices that gather from a vertex of
+        ``rows`` changed in that lane (``changed``: bool (len(rows), lanes))."""
+        L = self.ex.L
+        local = np.asarray(rows, dtype=np.int64) - piece.lo
+        out = []
+        for ptr, ids in self.act_pairs:
+            sel, seg = expand_ranges(piece.arrays[ptr], local)
+            targets = piece.arrays[ids][sel].astype(np.int64)
+            flags = np.repeat(changed, np.diff(seg), axis=0)
+            edge, lane = np.nonzero(flags)
+            out.append(targets[edge] * L + lane)
+        return out[0] if len(out) == 1 else np.concatenate(out)
+
+    def scatter(self, piece, changed, written):
+        """Scatter over the out-edges of ``changed``: (edge positions, {property: values})."""
+        ex = self.ex
+        local = np.asarray(changed, dtype=np.int64) - piece.lo
+        indptr, dst_ids = piece.arrays["out/indptr"], piece.arrays["out/dst"]
+        sel, seg = expand_ranges(indptr, local)
+        if len(sel) == 0:
+            return None
+        fields = {f: (ex.nxt[f] if f in written else a) for f, a in ex.cur.items()}
+        src = ExpandedView(VertexView(fields, ex.builtins, changed, len(changed)), np.diff(seg))
+        dst = VertexView(ex.cur, ex.builtins, dst_ids[sel], len(sel))
+        edge = EdgeView(self.edge_props(piece, "out", sel), writable=True)
+        ex.program.scatter(src, dst, edge)
+        values = {k: as_length(v, len(sel), ex.spec.edge_state[k]).copy()
+                  for k, v in edge.assigned().items()}
+        return piece.out_base + sel, values

@@ -1,0 +1,108 @@
+"""Shard data of the CPU executor: resident runs held as one CSR/CSC each, streamed shards in slots.
+
+A run of consecutive resident shards (memory.resident_runs) is kept as one array per dataset:
+the shards' index arrays concatenated, their ``indptr`` shifted into one offset array over the
+run's interval. A unit of resident shards is then one numpy pass over slices of it, whatever the
+number of shards. Streamed shards are read into the model's slot buffers, carved per the model's
+region layout.
+"""
+import numpy as np
+
+from ...engine.memory import resident_runs
+
+
+class Piece:
+    """Arrays of one unit: ``indptr`` arrays index vertices from ``lo``; edge positions of the
+    out-edges are ``out_base`` + local position in the global CSR order."""
+
+    __slots__ = ("lo", "arrays", "out_base")
+
+    def __init__(self, lo, arrays, out_base):
+        self.lo, self.arrays, self.out_base = int(lo), arrays, int(out_base)
+
+
+class ResidentRuns:
+    """The resident runs' arrays (shared between executors of a session through ``shared``)."""
+
+    def __init__(self, store, memory, dtype_of, ledger, shared):
+        self.store, self.memory, self.ledger = store, memory, ledger
+        self.intervals = np.asarray(store.intervals, dtype=np.int64)
+        S = store.num_shards
+        infos = [store.shard_info(i) for i in range(S)]
+        self.edge_off = {
+            "in": np.concatenate(([0], np.cumsum([x.num_in_edges for x in infos], dtype=np.int64))),
+            "out": np.concatenate(([0], np.cumsum([x.num_out_edges for x in infos], dtype=np.int64)))}
+        self.run_of = {}
+        self.runs = []
+        for k, (first, last) in enumerate(resident_runs(memory.resident)):
+            lo, hi = int(self.intervals[first]), int(self.intervals[last + 1])
+            arrays = {}
+            for name in memory.names:
+                key = ("cpu-run", name, first, last)
+                d = name.split("/", 1)[0]
+                if name.endswith("/indptr"):
+                    length, dtype = hi - lo + 1, np.int64
+                else:
+                    length = int(self.edge_off[d][last + 1] - self.edge_off[d][first])
+                    dtype = dtype_of(name)
+                arr = shared.get(key)
+                if arr is None:
+                    arr = shared[key] = np.zeros(length, dtype=dtype)
+                ledger.take("device", f"resident {name} {first}-{last}", arr.nbytes)
+                arrays[name] = arr
+            self.runs.append((first, last, lo, arrays))
+            for i in range(first, last + 1):
+                self.run_of[i] = k
+
+    def load(self, i):
+        """Read shard ``i``'s datasets into its place in its run."""
+        first, last, lo, arrays = self.runs[self.run_of[i]]
+        a, b = int(self.intervals[i]) - lo, int(self.intervals[i + 1]) - lo
+        nbytes = 0
+        for name, arr in arrays.items():
+            d = name.split("/", 1)[0]
+            base = int(self.edge_off[d][i] - self.edge_off[d][first])
+            if name.endswith("/indptr"):
+                local = self.store.read(i, name)
+                # the shared boundary entry gets the value it already has: safe while a
+                # neighbouring unit computes
+                arr[a:b + 1] = local + base
+                nbytes += local.nbytes
+            else:
+                count = int(self.edge_off[d][i + 1] - self.edge_off[d][i])
+                view = arr[base:base + count]
+                self.store.read(i, name, out=view)
+                nbytes += view.nbytes
+        return nbytes
+
+    def piece(self, shard):
+        first, _, lo, arrays = self.runs[self.run_of[shard]]
+        return Piece(lo, arrays, self.edge_off["out"][first])
+
+
+class Slots:
+    """The model's streaming slot buffers; a streamed shard is read into one, carved per layout."""
+
+    def __init__(self, store, memory, dtype_of, ledger):
+        self.store, self.memory = store, memory
+        self.intervals = np.asarray(store.intervals, dtype=np.int64)
+        self.dtypes = {n: np.dtype(dtype_of(n)) for n in memory.names}
+        self.buffers = []
+        for s in range(memory.slots):
+            ledger.take("device", f"slot {s}", memory.slot_bytes)
+            self.buffers.append(np.empty(memory.slot_bytes, dtype=np.uint8))
+        out_counts = [store.shard_info(i).num_out_edges for i in range(store.num_shards)]
+        self.out_off = np.concatenate(([0], np.cumsum(out_counts, dtype=np.int64)))
+
+    def read(self, i, slot):
+        """Shard ``i`` read into slot ``slot``: (Piece, bytes read)."""
+        buf = self.buffers[slot]
+        arrays, nbytes = {}, 0
+        offsets, lengths = self.memory.offsets[i], self.memory.lengths[i]
+        for name in self.memory.names:
+            dt = self.dtypes[name]
+            arr = buf[offsets[name]:offsets[name] + lengths[name] * dt.itemsize].view(dt)
+            self.store.read(i, name, out=arr)
+            arrays[name] = arr
+            nbytes += arr.nbytes
+        return Piece(self.intervals[i], arrays, self.out_off[i]), nbytes

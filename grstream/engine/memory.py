@@ -1,0 +1,298 @@
+"""One memory model for executor ("device") bytes, pinned host bytes and scratch.
+
+``memory_budget`` bounds the executor's memory: device memory on a GPU, host memory on the CPU
+path. It is spent in this order (GraphReduce Eq. 1-2):
+
+1. *static* state the executor declares for the program (:class:`Footprint`): vertex fields
+   (``cur`` and ``nxt``), degrees, frontiers, accumulators, edge state, readback blocks;
+2. *scratch*: temporaries and tables the executor declares (the GPU's seed buffer and
+   multi-shard tables, the CPU's per-unit index arrays), bounded here, not allocated ad hoc;
+3. *streaming slots*, each as large as the largest shard region (or larger, ``slot_bytes``, so
+   that consecutive streamed shards travel as one copy);
+4. *resident* shards, lowest index first, with what remains. When every shard fits, every shard is
+   resident and no slot is needed (in-memory mode).
+
+``pinned_budget`` bounds page-locked host memory (GPU executors only; the CPU path pins nothing):
+first the staging buffers through which shards read from the store are copied (at least one),
+then a cache that keeps streamed shards after their first read, lowest index first. Default
+(``None``): :data:`DEFAULT_PINNED` = min(device budget, 8 GiB) -- enough to cache a graph twice the
+device's size, never more than a bounded share of a host (pinned pages cannot be swapped or
+reclaimed, so "half of the available memory" starves every other process). ``0`` keeps only the
+staging buffers. A budget below the minimum raises MemoryBudgetError stating the minimum.
+
+Every allocation an executor makes goes through a :class:`Ledger` that refuses to exceed the
+model's bytes; tests assert the executors stay inside it.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from ..errors import MemoryBudgetError
+
+#: the pinned host default: the device budget, at most this many bytes
+PINNED_CAP = 8 << 30
+
+
+def align(nbytes, to):
+    """``nbytes`` rounded up to a multiple of ``to`` (>= 1)."""
+    to = max(int(to), 1)
+    return (int(nbytes) + to - 1) // to * to
+
+
+def region_layout(nbytes_by_name, alignment) -> Tuple[Dict[str, int], int]:
+    """Offsets of one shard's arrays packed into one region: ({name: offset}, region bytes).
+
+    Every array starts on an ``alignment`` boundary; an empty array still takes one unit so that
+    every name has a distinct address.
+    """
+    offsets, off = {}, 0
+    for name, nb in nbytes_by_name.items():
+        offsets[name] = off
+        off += align(max(int(nb), 1), alignment)
+    return offsets, off
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What an executor needs for one program on one store, besides shard data.
+
+    ``static``: name -> bytes held for the whole run; ``scratch``: name -> the most bytes of
+    temporaries held at once; ``alignment``: of every shard array inside a region (device: 256).
+    """
+
+    static: Dict[str, int]
+    scratch: Dict[str, int] = field(default_factory=dict)
+    alignment: int = 1
+
+    @property
+    def static_bytes(self):
+        return int(sum(self.static.values()))
+
+    @property
+    def scratch_bytes(self):
+        return int(sum(self.scratch.values()))
+
+
+@dataclass(frozen=True)
+class MemoryModel:
+    """How the budgets are spent; plain data (see the module docstring)."""
+
+    names: Tuple[str, ...]                 # shard datasets the program reads, in region order
+    device_budget: Optional[int]           # None: unbounded (everything resident)
+    pinned_budget: int
+    static: Dict[str, int]
+    scratch: Dict[str, int]
+    alignment: int
+    regions: Tuple[int, ...]               # bytes of each shard's region
+    offsets: Tuple[Dict[str, int], ...]    # each shard's array offsets inside its region
+    lengths: Tuple[Dict[str, int], ...]    # each shard's array lengths (elements)
+    resident: Tuple[int, ...]              # shards kept in executor memory once loaded
+    slots: int                             # streaming slots (0 in in-memory mode)
+    slot_bytes: int                        # bytes of one slot
+    pinned: Tuple[int, ...]                # streamed shards cached in pinned host memory
+    pinned_offsets: Dict[int, int]         # their offsets inside the one pinned cache block
+    staging: int                           # pinned staging buffers (store -> host -> device)
+    staging_bytes: int                     # bytes of one staging buffer
+
+    @property
+    def static_bytes(self):
+        return int(sum(self.static.values()))
+
+    @property
+    def scratch_bytes(self):
+        return int(sum(self.scratch.values()))
+
+    @property
+    def resident_bytes(self):
+        return int(sum(self.regions[i] for i in self.resident))
+
+    @property
+    def device_bytes(self):
+        """Executor bytes held: static + scratch + slots + resident shards (<= device_budget)."""
+        return self.static_bytes + self.scratch_bytes + self.slots * self.slot_bytes + self.resident_bytes
+
+    @property
+    def pinned_cache_bytes(self):
+        return int(sum(self.regions[i] for i in self.pinned))
+
+    @property
+    def pinned_bytes(self):
+        """Pinned host bytes held: the cache plus the staging buffers (<= pinned_budget)."""
+        return self.pinned_cache_bytes + self.staging * self.staging_bytes
+
+    @property
+    def in_memory(self):
+        return len(self.resident) == len(self.regions)
+
+    @property
+    def mode(self):
+        return "in-memory" if self.in_memory else ("partial" if self.resident else "streaming")
+
+    def to_dict(self):
+        return {"budget": self.device_budget, "pinned_budget": self.pinned_budget,
+                "static_bytes": self.static_bytes, "scratch_bytes": self.scratch_bytes,
+                "device_bytes": self.device_bytes, "pinned_bytes": self.pinned_bytes,
+                "residency": self.mode, "resident_shards": len(self.resident),
+                "num_shards": len(self.regions), "slots": self.slots, "slot_bytes": self.slot_bytes,
+                "pinned_shards": len(self.pinned), "staging": self.staging}
+
+
+def shard_arrays(store, names, dtype_of):
+    """(bytes, lengths) of ``names`` per shard: two tuples of dicts."""
+    nbytes, lengths = [], []
+    for i in range(store.num_shards):
+        info = store.shard_info(i)
+        nb = {n: int(info.dataset_nbytes[n]) for n in names}
+        nbytes.append(nb)
+        lengths.append({n: nb[n] // dtype_of(n).itemsize for n in names})
+    return tuple(nbytes), tuple(lengths)
+
+
+def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=None, *,
+                pinned=True, slots=2, slot_bytes=0, staging=3, dtype_of=None) -> MemoryModel:
+    """Spend ``budget`` executor bytes and ``pinned_budget`` pinned host bytes (module docstring).
+
+    Parameters
+    ----------
+    store : ShardStore
+    names : list of str
+        Shard datasets the program reads (:func:`grstream.engine.schedule.needed_arrays`).
+    footprint : Footprint
+        The executor's static and scratch bytes and its array alignment.
+    budget : int, optional
+        Executor bytes; None: unbounded (every shard resident).
+    pinned_budget : int, optional
+        Pinned host bytes (None: :data:`PINNED_CAP`-capped default); ignored when ``pinned`` is
+        False (executors whose memory is host memory).
+    slots : int
+        Streaming slots wanted when not everything is resident (fewer when the budget is short;
+        at least one).
+    slot_bytes : int
+        Target slot size; slots grow from the largest region towards it by at most half of what
+        the budget leaves for resident shards, so consecutive streamed shards can share a copy.
+    staging : int
+        Pinned staging buffers wanted for shards read from the store each time (read-ahead depth).
+    """
+    if dtype_of is None:
+        from .schedule import dataset_dtype
+
+        def dtype_of(name):
+            return dataset_dtype(store, name)
+    names = tuple(names)
+    nbytes, lengths = shard_arrays(store, names, dtype_of)
+    layouts = [region_layout(nb, footprint.alignment) for nb in nbytes]
+    offsets = tuple(o for o, _ in layouts)
+    regions = np.array([r for _, r in layouts], dtype=np.int64)
+    S = len(regions)
+    largest = int(regions.max()) if S else 0
+    fixed = footprint.static_bytes + footprint.scratch_bytes
+    common = dict(names=names, static=dict(footprint.static), scratch=dict(footprint.scratch),
+                  alignment=footprint.alignment, regions=tuple(int(r) for r in regions),
+                  offsets=offsets, lengths=lengths)
+    if budget is None or int(budget) >= fixed + int(regions.sum()):
+        resident, k, size = list(range(S)), 0, 0
+        budget = None if budget is None else int(budget)
+    else:
+        budget = int(budget)
+        minimum = fixed + largest
+        if budget < minimum:
+            raise MemoryBudgetError(
+                f"memory budget {budget:,} B is below the minimum {minimum:,} B (vertex state and "
+                f"scratch {fixed:,} B + largest shard {largest:,} B)", minimum=minimum)
+        k = max(int(slots), 1)
+        while k > 1 and budget < fixed + k * largest:
+            k -= 1
+        spare = budget - fixed - k * largest
+        size = largest
+        step = max(footprint.alignment, 1)
+        grow = min(int(slot_bytes) - largest, spare // (2 * k)) // step * step
+        if grow > 0:
+            size, spare = largest + grow, spare - k * grow
+        resident = []
+        for i, r in enumerate(regions):
+            if r <= spare:
+                resident.append(i)
+                spare -= int(r)
+    streamed = [i for i in range(S) if i not in set(resident)]
+    if not pinned or not S:
+        return MemoryModel(device_budget=budget, pinned_budget=0, resident=tuple(resident),
+                           slots=k, slot_bytes=size, pinned=(), pinned_offsets={}, staging=0,
+                           staging_bytes=0, **common)
+    if pinned_budget is None:
+        limit = max(min(PINNED_CAP if budget is None else budget, PINNED_CAP), largest)
+    else:
+        limit = int(pinned_budget)
+        if limit < largest:
+            raise MemoryBudgetError(f"pinned host budget {limit:,} B is below one staging buffer "
+                                    f"({largest:,} B, the largest shard region)", minimum=largest)
+    n_staging = max(1, min(int(staging), limit // largest)) if largest else 0
+    free = limit - n_staging * largest
+    cached, offs, off = [], {}, 0
+    for i in streamed:
+        if regions[i] <= free:
+            cached.append(i)
+            offs[i] = off
+            off += int(regions[i])
+            free -= int(regions[i])
+    if streamed and len(cached) == len(streamed) and not resident:
+        n_staging = 0   # every read lands in the cache: no staging buffer
+    return MemoryModel(device_budget=budget, pinned_budget=limit, resident=tuple(resident), slots=k,
+                       slot_bytes=size, pinned=tuple(cached), pinned_offsets=offs,
+                       staging=n_staging, staging_bytes=largest if n_staging else 0, **common)
+
+
+def resident_runs(resident):
+    """Maximal runs of consecutive resident shards, as (first, last) pairs in ascending order."""
+    runs = []
+    for i in sorted(int(i) for i in resident):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return [tuple(r) for r in runs]
+
+
+def residency_key(model: MemoryModel, shard, name):
+    """The session-wide key of resident dataset ``name`` of ``shard`` under ``model``: equal keys
+    mean the same data in the same place (same run of resident shards), so executors of one
+    session may share it and the planner need not load it again."""
+    for first, last in resident_runs(model.resident):
+        if first <= shard <= last:
+            return ("resident", name, first, last, int(shard))
+    return None
+
+
+class Ledger:
+    """Counts what an executor holds against a model; refuses to go past it.
+
+    ``take(kind, name, nbytes)`` with kind "device", "pinned" or "scratch" (scratch counts inside
+    the device bytes too) raises MemoryBudgetError when the kind's total would exceed the model;
+    ``give`` returns bytes. ``peak`` holds the largest total reached per kind.
+    """
+
+    def __init__(self, model: MemoryModel, limits=None):
+        self.model = model
+        self.limits = dict(limits or {"device": model.device_bytes - model.scratch_bytes,
+                                      "scratch": model.scratch_bytes, "pinned": model.pinned_bytes})
+        self.held = {k: 0 for k in self.limits}
+        self.peak = dict(self.held)
+        self.items = {}
+
+    def take(self, kind, name, nbytes):
+        nbytes = int(nbytes)
+        if self.held[kind] + nbytes > self.limits[kind]:
+            raise MemoryBudgetError(f"{name}: {nbytes:,} B of {kind} memory would exceed the plan "
+                                    f"({self.held[kind]:,} of {self.limits[kind]:,} B held)",
+                                    minimum=self.held[kind] + nbytes)
+        self.held[kind] += nbytes
+        self.peak[kind] = max(self.peak[kind], self.held[kind])
+        self.items[(kind, name)] = self.items.get((kind, name), 0) + nbytes
+
+    def give(self, kind, name, nbytes):
+        self.held[kind] -= int(nbytes)
+        left = self.items.get((kind, name), 0) - int(nbytes)
+        if left > 0:
+            self.items[(kind, name)] = left
+        else:
+            self.items.pop((kind, name), None)

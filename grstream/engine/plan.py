@@ -1,0 +1,161 @@
+"""The plan of one iteration, as plain data: what every executor runs, decided by the engine.
+
+A plan is built by :class:`grstream.engine.planner.Planner` from the frontier (active vertices per
+shard), the memory model and the executor's capabilities; it is printable (``str(plan)``),
+comparable (``==``), built and tested without a GPU, and summarised into every iteration's
+statistics (``IterationStats.plan``, shown by ``--stats-json``).
+
+An executor runs a plan in this order (docs/ARCHITECTURE.md, grstream/engine/executor.py)::
+
+    begin(plan)                                     # clear counters and the next frontier; hoist
+    for unit, data in load(plan):                   # plan.units, in order, data moved per transfer
+        for phase in plan.phases:                   # per-unit phases, after phase elimination
+            gather / apply / activate / scatter (plan, unit, data)
+    if plan.apply_scope == "all": apply(plan, None, None)   # dense: one apply over every vertex
+    publish(plan); reduce(plan); read_back(plan, stats)
+
+Vocabulary (every field is a str / int / tuple so that plans compare and print exactly):
+
+direction
+    ``"pull"``: every active vertex gathers over its own edges (``spec.gather_edges``) and writes
+    only itself. ``"push"`` (issue 8): active vertices' edges are walked from the source side.
+transfer (per unit)
+    ``"resident"``: the shards' data is already held by the executor (loaded by an earlier
+    iteration or run of the same session); nothing moves. ``"load"``: the shards are resident but
+    not loaded yet: read them once (store -> executor memory) into their resident place, where they
+    stay. ``"copy"``: streamed: read (from the pinned host cache when ``source == "pinned"``, else
+    from the store through a staging buffer) and copied into streaming slot ``slot``; the slot is
+    reused by a later unit. Reserved for later: ``"compact"`` (copy only the active vertices'
+    edges), ``"zerocopy"`` (kernels read pinned host memory directly). Skipped shards (no active
+    vertex) are not in any unit; they are listed in ``plan.skipped``.
+balance (per shard of a unit)
+    The load-balance strategy of the shard's gather. CPU: ``"full"`` (every vertex of the shard is
+    active: sweep all its edges), ``"sweep"`` (many active: sweep all edges, drop inactive
+    results), ``"select"`` (few active: select the active vertices' edges). CUDA: ``"twc"``,
+    ``"merge"``. See :mod:`grstream.engine.balance`.
+phases
+    The per-unit phases in order, a subset of ``("gather", "apply", "activate", "scatter")``:
+    programs without gather_map have no "gather", topology-driven programs (``activate="all"``) no
+    "activate", programs without scatter no "scatter"; dense plans (``apply_scope == "all"``) have
+    no per-unit "apply".
+publish
+    How ``cur`` takes ``nxt`` for ``publish_fields`` after every unit ran: ``"swap"`` (every vertex
+    was applied, so the arrays trade places), ``"copy"`` (``cur[v] = nxt[v]`` for the applied
+    vertices; ``nxt`` equals ``cur`` elsewhere), ``"none"`` (no unit ran).
+
+Changes to this module after the first contract (2026-11-23) are additive and listed here.
+"""
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+DIRECTIONS = ("pull", "push")
+TRANSFERS = ("resident", "load", "copy", "compact", "zerocopy")
+PHASES = ("gather", "apply", "activate", "scatter")
+PUBLISH = ("swap", "copy", "none")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Shards one executor handles as one piece: one copy (streamed units) or one pass / launch
+    over several resident shards. Shards are in ascending order and are all active."""
+
+    shards: Tuple[int, ...]
+    transfer: str                         # see TRANSFERS
+    balance: Tuple[str, ...]              # one load-balance strategy per shard
+    direction: str = "pull"               # see DIRECTIONS
+    executor: int = 0                     # which executor (room for several GPUs)
+    slot: Optional[int] = None            # streaming slot of a "copy" unit, else None
+    source: str = ""                      # "copy": "pinned" (host cache) or "store"; else ""
+    active: int = 0                       # active vertices of the unit's shards
+    nbytes: int = 0                       # bytes this unit moves (0 when resident)
+
+    def __str__(self):
+        span = (f"{self.shards[0]}" if len(self.shards) == 1
+                else f"{self.shards[0]}..{self.shards[-1]}" if _consecutive(self.shards)
+                else ",".join(map(str, self.shards)))
+        where = f"@{self.slot}" if self.slot is not None else ""
+        src = f"<{self.source}" if self.source else ""
+        kinds = sorted(set(self.balance))
+        return (f"[{span}] {self.direction} {self.transfer}{where}{src} {'/'.join(kinds)} "
+                f"active={self.active}" + (f" {self.nbytes}B" if self.nbytes else "")
+                + (f" ex{self.executor}" if self.executor else ""))
+
+
+@dataclass(frozen=True)
+class IterationPlan:
+    """Everything an executor needs to run one iteration; see the module docstring."""
+
+    iteration: int
+    units: Tuple[Unit, ...]
+    skipped: Tuple[int, ...]
+    phases: Tuple[str, ...]
+    apply_scope: str = "unit"             # "unit": apply per unit; "all": one apply after all units
+    all_active: bool = False              # every vertex is active (gather needs no frontier test)
+    dense: bool = False                   # one message per vertex (apply_scope "all")
+    hoist: bool = False                   # compute gather_map once per vertex before the units
+    frontier: bool = True                 # compute the next frontier (activate="all": False)
+    publish: str = "copy"                 # see PUBLISH
+    publish_fields: Tuple[str, ...] = ()  # vertex fields apply writes
+    publish_edges: bool = False           # scatter's edge writes land after the units
+    reduce: Tuple[str, ...] = ()          # aggregates to reduce over cur after publish
+    workers: int = 1                      # units the executor may run at once (1: in order)
+    executors: int = 1                    # executors the units are spread over
+    bytes_device: int = 0                 # executor memory held: static + resident + slots + scratch
+    bytes_pinned: int = 0                 # pinned host memory held: cache + staging
+    bytes_scratch: int = 0                # part of bytes_device that is scratch (temporaries)
+    bytes_copy: int = 0                   # bytes the units move this iteration
+    bytes_store: int = 0                  # of which read from the store
+    seed: bool = False                    # the seeding pass of start (phases == ("activate",))
+
+    @property
+    def shards(self):
+        """Every shard the plan touches, in execution order."""
+        return tuple(i for u in self.units for i in u.shards)
+
+    def summary(self) -> dict:
+        """A small JSON-able digest for the iteration statistics."""
+        transfer, balance, direction = {}, {}, {}
+        for u in self.units:
+            transfer[u.transfer] = transfer.get(u.transfer, 0) + len(u.shards)
+            direction[u.direction] = direction.get(u.direction, 0) + len(u.shards)
+            for b in u.balance:
+                balance[b] = balance.get(b, 0) + 1
+        return {"units": len(self.units), "shards": len(self.shards), "skipped": len(self.skipped),
+                "transfer": transfer, "balance": balance, "direction": direction,
+                "phases": list(self.phases), "apply_scope": self.apply_scope, "dense": self.dense,
+                "all_active": self.all_active, "hoist": self.hoist, "publish": self.publish,
+                "workers": self.workers, "bytes_device": self.bytes_device,
+                "bytes_pinned": self.bytes_pinned, "bytes_scratch": self.bytes_scratch,
+                "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store}
+
+    def __str__(self):
+        head = (f"iteration {self.iteration}{' (seed)' if self.seed else ''}: "
+                f"{len(self.shards)} shards in {len(self.units)} units, {len(self.skipped)} skipped; "
+                f"phases {'+'.join(self.phases) or '-'}"
+                + (" then apply(all)" if self.apply_scope == "all" else "")
+                + f"; publish {self.publish}"
+                + (f" {','.join(self.publish_fields)}" if self.publish_fields else "")
+                + ("; dense" if self.dense else "") + ("; all active" if self.all_active else "")
+                + ("; hoist" if self.hoist else "") + (f"; {self.workers} workers" if self.workers > 1 else "")
+                + f"; device {self.bytes_device}B (scratch {self.bytes_scratch}B), "
+                  f"pinned {self.bytes_pinned}B, moves {self.bytes_copy}B")
+        return "\n".join([head] + [f"  {u}" for u in self.units])
+
+
+def _consecutive(shards):
+    return all(b == a + 1 for a, b in zip(shards, shards[1:]))
+
+
+@dataclass
+class Readback:
+    """What an executor reports after an iteration (the counterpart of the plan).
+
+    ``shard_active`` holds the next frontier's active vertices per shard (all intervals' sizes
+    when the program is topology-driven): the engine's next plan is built from it.
+    """
+
+    shard_active: "object"                # int64 array, one count per shard
+    changed_vertices: int = 0
+    active_edges: int = 0
+    aggregates: dict = field(default_factory=dict)
+    lane_active: "object" = None          # lanes: active vertices per lane (Executor.set_lanes)

@@ -1,0 +1,404 @@
+"""Sessions: executors set up once (compiled, allocated, resident shards loaded), many runs.
+
+``gr.Session(store, device=..., memory_budget=..., pinned_budget=...)`` keeps one executor per
+program class, and the resident shard data those executors share, for as long as it is open;
+``session.run(program)`` runs one program instance (any parameters) on them. ``gr.run`` is a
+Session used once. With a ``memory_budget`` the executors of a session fit in it together, or
+the older ones are closed (and their shard data dropped) to make room for the new one.
+"""
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import MemoryBudgetError, UsageError
+from .backend import IterationStats, check_edge_props
+from .executor import Executor
+from .memory import Ledger, plan_memory, residency_key
+from .planner import Planner, gather_directions, is_dense, shard_facts
+from .schedule import needed_arrays
+from .state import initial_edge_state, initial_state
+from .result import Result
+
+
+@dataclass
+class _Prepared:
+    executor: Executor
+    planner: Planner
+    model: object
+    ledger: Ledger
+
+
+class Session:
+    """Run many GAS programs / sources over one store without setting up each run again.
+
+    Parameters
+    ----------
+    store : ShardStore or path
+    device : {"cpu", "cuda", "auto"}
+    memory_budget : int, optional
+        Executor bytes (host memory on the CPU, device memory on the GPU) for vertex state,
+        scratch and shard data of every program the session holds; default: everything resident
+        on the CPU, free device memory less 1 GiB on the GPU.
+    pinned_budget : int, optional
+        Pinned host bytes for the GPU's staging buffers and cache of streamed shards (default:
+        min(memory budget, 8 GiB); see grstream/engine/memory.py).
+    progress : bool
+        Default of :meth:`run`'s ``progress``.
+    **options
+        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...).
+
+    Examples
+    --------
+    >>> import grstream as gr                                               # doctest: +SKIP
+    >>> with gr.Session("shards/g.h5") as s:                                # doctest: +SKIP
+    ...     depths = [s.run(gr.algorithms.BFS(source=v)).value for v in (0, 5, 9)]
+    """
+
+    def __init__(self, store, *, device="cpu", memory_budget=None, pinned_budget=None,
+                 progress=False, **options):
+        from ..devices import resolve
+        self.cls = resolve(device)
+        for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
+            if value is not None and int(value) < 0:
+                raise UsageError(f"{name} must be >= 0, not {value}")
+        self._own_store = isinstance(store, (str, bytes)) or hasattr(store, "__fspath__")
+        if self._own_store:
+            from ..store import open as open_store
+            store = open_store(store)
+        self.store = store
+        self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
+        self.progress = progress
+        self.options = options
+        self._prepared = {}
+        self.shared, self.loaded = {}, set()
+        self._facts, self._edge_init = {}, {}
+        self._pool = None
+        self.n = int(store.num_vertices)
+        self.sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
+
+    # ------------------------------------------------------------------ setup, once per class
+    def _prepare(self, cls, lanes=None):
+        key = (cls, lanes)
+        prep = self._prepared.get(key)
+        if prep is not None:
+            return prep
+        store, spec = self.store, cls.spec
+        check_edge_props(store, spec)
+        names = needed_arrays(spec)
+        if "in/eid" in names and store.num_shards and "in/eid" not in store.dataset_names(0):
+            raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
+                             f"edge ids in the store: rebuild it with --edge-ids")
+        ex_cls = self.cls
+        options = dict(self.options, **({"lanes": lanes} if lanes else {}))
+        opts = dict(options, memory_budget=self.memory_budget, store=store)
+        fp = ex_cls.footprint(store, spec, is_dense(spec), opts)
+        budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
+        held = sum(p.model.device_bytes for p in self._prepared.values())
+        mem_opts = ex_cls.memory_options(spec, opts)
+        try:
+            left = None if budget is None else int(budget) - held
+            if left is not None and left < 0:
+                raise MemoryBudgetError("no room left", minimum=held)
+            model = plan_memory(store, names, fp, left, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
+        except MemoryBudgetError:
+            if not self._prepared:
+                raise
+            self._evict()
+            model = plan_memory(store, names, fp, budget, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
+        ledger = Ledger(model)
+        executor = ex_cls(store, spec, model, ledger, self.shared, **options)
+        dirs = gather_directions(spec)
+        if dirs not in self._facts:
+            self._facts[dirs] = shard_facts(store, spec)
+        keys = [[residency_key(model, i, n) for n in model.names] for i in range(store.num_shards)]
+        planner = Planner(spec, store, model, ex_cls.capabilities(opts), facts=self._facts[dirs],
+                          loaded=lambda i: all(k in self.loaded for k in keys[i]),
+                          mark_loaded=lambda i: self.loaded.update(keys[i]))
+        prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
+        return prep
+
+    def _evict(self):
+        """Close every executor and drop the shard data they share."""
+        for prep in self._prepared.values():
+            prep.executor.close()
+        self._prepared = {}
+        release = getattr(self.cls, "release_shared", None)   # legacy backends share nothing
+        if release is not None:
+            release(self.shared)
+        self.loaded.clear()
+
+    # ------------------------------------------------------------------ one run
+    def run(self, program, *, max_iter=None, progress=None, callback=None) -> Result:
+        """Run ``program`` (a GASProgram instance) to convergence or ``max_iter`` iterations.
+
+        Returns a :class:`Result`; see :func:`grstream.run` for the meaning of the arguments.
+        """
+        from ..program import GASProgram
+        if not isinstance(program, GASProgram):
+            raise UsageError("run() needs an instance of a GASProgram subclass")
+        if max_iter is not None and max_iter < 0:
+            raise UsageError(f"max_iter must be >= 0, not {max_iter}")
+        progress = self.progress if progress is None else progress
+        if not (isinstance(self.cls, type) and issubclass(self.cls, Executor)):
+            from .legacy import run_backend
+            return run_backend(self, program, max_iter, progress, callback)
+        t_start = time.perf_counter()
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return self._run(program, max_iter, progress, callback, t_start)
+        except BaseException:
+            # an interrupted run may leave half-loaded shards: start the next one afresh
+            self._evict()
+            raise
+
+    def _run(self, program, max_iter, progress, callback, t_start):
+        store, spec = self.store, type(program).spec
+        prep = self._prepare(type(program))
+        ex, planner = prep.executor, prep.planner
+        _check_stops(program, max_iter)
+        program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
+        state, seed = initial_state(program, store)
+        ex.bind(program)
+        ex.load_state(state, initial_edge_state(store, spec, self._edge_init))
+        seeded = seed is not None and spec.activate != "all"
+        ex.set_frontier(seed if seeded else None)
+        counts = self.sizes
+        if seeded:
+            csum = np.concatenate(([0], np.cumsum(seed, dtype=np.int64)))
+            counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
+        rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
+        counts = rb.shard_active
+        _set_aggregates(program, rb.aggregates)
+        active, all_active = int(counts.sum()), not seeded
+        limit = default_limit(self.n, max_iter)
+        stats, converged, it, bar = [], False, 0, None
+        if progress:
+            bar = progress_bar(program, max_iter, limit)
+        try:
+            while active > 0 and it < limit:
+                if it > 0 and program.converged():
+                    converged = True
+                    break
+                it += 1
+                program.iteration = it
+                plan = planner.plan(it, counts, all_active)
+                st = IterationStats(iteration=it, active_vertices=active, plan=plan.summary(),
+                                    shards_processed=len(plan.shards), shards_skipped=len(plan.skipped))
+                t0 = time.perf_counter()
+                rb = self._execute(ex, plan, st)
+                counts, all_active = rb.shard_active, spec.activate == "all"
+                active = int(counts.sum())
+                st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
+                st.next_active_vertices, st.aggregates = active, rb.aggregates
+                st.time_total = time.perf_counter() - t0
+                _set_aggregates(program, rb.aggregates)
+                stats.append(st)
+                if callback is not None:
+                    callback(st)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(active=st.active_vertices, changed=st.changed_vertices)
+            else:
+                converged = active == 0 or (it > 0 and program.converged())
+        finally:
+            if bar is not None:
+                bar.close()
+        if not converged and max_iter is None:
+            warn_limit(program, limit, active)
+        info = dict(ex.info())
+        info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit})
+        return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
+                         time.perf_counter() - t_start)
+
+    def can_run_lanes(self, cls):
+        """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
+        spec = cls.spec
+        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state)
+
+    def run_lanes(self, programs, *, max_iter=None, callback=None):
+        """Run several instances of one program class at once ("lanes"), one Result each.
+
+        Every vertex field becomes an (n, lanes) array and each instance keeps its own frontier;
+        an iteration runs the union of the lanes' active vertices and masks each lane to its own,
+        so every lane's result equals its own :meth:`run`. A lane stops when its frontier is empty
+        or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
+        Parameters that differ between the instances reach the program's methods as (lanes,)
+        arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state, and executors
+        without lanes, use :meth:`run` per instance.
+        """
+        programs = list(programs)
+        if not programs:
+            return []
+        cls = type(programs[0])
+        spec = cls.spec
+        if any(type(p) is not cls for p in programs):
+            raise UsageError("run_lanes() needs instances of one GASProgram class")
+        if not self.can_run_lanes(cls):
+            raise UsageError(f"{spec.name} cannot run in lanes on {self.cls.name}: use run()")
+        if max_iter is not None and max_iter < 0:
+            raise UsageError(f"max_iter must be >= 0, not {max_iter}")
+        t_start = time.perf_counter()
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return self._run_lanes(programs, max_iter, callback, t_start)
+        except BaseException:
+            self._evict()
+            raise
+
+    def _run_lanes(self, programs, max_iter, callback, t_start):
+        from .lanes import lane_converged, lane_program, split_results
+        store, L = self.store, len(programs)
+        program = lane_program(programs)
+        spec = type(program).spec
+        # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
+        prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
+        ex, planner = prep.executor, prep.planner
+        _check_stops(program, max_iter)
+        program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
+        state, seed = initial_state(program, store, lanes=L)
+        ex.bind(program)
+        ex.load_state(state, {})
+        seeded = seed is not None and spec.activate != "all"
+        ex.set_frontier(seed if seeded else None)
+        union = seed.any(axis=1) if seeded else None
+        counts = self.sizes
+        if seeded:
+            csum = np.concatenate(([0], np.cumsum(union, dtype=np.int64)))
+            counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
+        rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
+        lane_active = rb.lane_active
+        limit = default_limit(self.n, max_iter)
+        alive = np.ones(L, dtype=bool)
+        iterations = np.zeros(L, dtype=np.int64)
+        converged = np.zeros(L, dtype=bool)
+        stats, it, all_active = [], 0, not seeded
+        while it < limit:
+            done = lane_active == 0
+            if it > 0:
+                done |= lane_converged(program, L) & alive
+            converged |= done & alive
+            alive &= ~done
+            if not alive.any():
+                break
+            counts = ex.set_lanes(alive)
+            it += 1
+            program.iteration = it
+            iterations[alive] += 1
+            plan = planner.plan(it, counts, all_active)
+            st = IterationStats(iteration=it, active_vertices=int(counts.sum()), plan=plan.summary(),
+                                shards_processed=len(plan.shards), shards_skipped=len(plan.skipped))
+            t0 = time.perf_counter()
+            rb = self._execute(ex, plan, st)
+            lane_active, all_active = rb.lane_active, spec.activate == "all"
+            st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
+            st.next_active_vertices = int(rb.shard_active.sum())
+            st.time_total = time.perf_counter() - t0
+            stats.append(st)
+            if callback is not None:
+                callback(st)
+        else:
+            converged |= (lane_active == 0) & alive
+        if not converged.all() and max_iter is None:
+            warn_limit(program, limit, int(lane_active[~converged].sum()))
+        info = dict(ex.info())
+        info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L,
+                     "max_iter": limit})
+        return split_results(programs, store, ex.state(), stats, iterations, converged, info,
+                             time.perf_counter() - t_start)
+
+    def _execute(self, ex, plan, st):
+        """Run one plan on ``ex`` (the order of grstream/engine/executor.py)."""
+        ex.begin(plan)
+        phases = [getattr(ex, p) for p in plan.phases]
+        items = ex.load(plan)
+        try:
+            if plan.workers <= 1:
+                for unit, data in items:
+                    for phase in phases:
+                        phase(plan, unit, data)
+                    ex.done(plan, unit)
+            else:
+                self._parallel(ex, plan, phases, items)
+        finally:
+            items.close()
+        if plan.apply_scope == "all":
+            ex.apply(plan, None, None)
+        ex.publish(plan)
+        ex.reduce(plan)
+        return ex.read_back(plan, st)
+
+    def _parallel(self, ex, plan, phases, items):
+        """Units on worker threads, at most ``plan.workers`` at once, finished in plan order."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(plan.workers, thread_name_prefix="grstream-unit")
+
+        def work(unit, data):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                for phase in phases:
+                    phase(plan, unit, data)
+            ex.done(plan, unit)
+
+        pending = []
+        try:
+            for unit, data in items:
+                pending.append(self._pool.submit(work, unit, data))
+                while len(pending) >= plan.workers:
+                    pending.pop(0).result()
+            while pending:
+                pending.pop(0).result()
+        finally:
+            for f in pending:  # an error stopped the loop: let running work end
+                f.cancel()
+            for f in pending:
+                if not f.cancelled():
+                    f.exception()
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self):
+        self._evict()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        if self._own_store:
+            self.store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def default_limit(n, max_iter):
+    """``max_iter``, or the safety net of 10 n + 10 iterations."""
+    return max_iter if max_iter is not None else max(1, 10 * int(n) + 10)
+
+
+def _check_stops(program, max_iter):
+    if max_iter is None and not type(program).spec.stops_itself:
+        raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
+                         f"so it never stops by itself: define converged(self) or pass max_iter")
+
+
+def progress_bar(program, max_iter, limit):
+    from tqdm import tqdm
+    # the default limit is a safety net, not an estimate: show it without an ETA
+    desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
+    return tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
+
+
+def warn_limit(program, limit, active):
+    warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
+                  f"{limit} iterations with {active} vertices still active; pass max_iter "
+                  f"or define converged()", RuntimeWarning, stacklevel=4)
+
+
+def _set_aggregates(program, aggs):
+    for k, v in aggs.items():
+        setattr(program, k, v)

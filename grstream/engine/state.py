@@ -1,0 +1,45 @@
+"""A run's initial state on the host: the program's ``init`` over every vertex, and edge state."""
+import numpy as np
+
+from ..program.views import VertexView
+
+
+def initial_state(program, store, lanes=None):
+    """Run the program's host-side init over every vertex: (state dict, seed mask or None).
+    With ``lanes`` the state and the seed are (n, lanes) arrays."""
+    spec = type(program).spec
+    n = int(store.num_vertices)
+    shape = (n,) if lanes is None else (n, lanes)
+    state = {f: np.zeros(shape, dtype=dt) for f, dt in spec.vertex_fields.items()}
+    builtins = {}
+    if "in_degree" in spec.vertex_reads:
+        builtins["in_degree"] = store.in_degree()
+    if "out_degree" in spec.vertex_reads:
+        builtins["out_degree"] = store.out_degree()
+    v = VertexView(state, builtins, slice(0, n), n, writable=True, lanes=lanes)
+    seed = program.init(v)
+    for f, val in v.assigned().items():
+        state[f][...] = val
+    if seed is not None:
+        seed = np.broadcast_to(np.asarray(seed, dtype=bool), shape)
+    return state, seed
+
+
+def initial_edge_state(store, spec, cache=None):
+    """Each of ``spec.edge_state`` in global CSR order: the stored property of the same name, or
+    zeros. ``cache`` (a dict) keeps stored properties between runs of a session."""
+    out = {}
+    m = int(store.num_edges)
+    for name, dtype in spec.edge_state.items():
+        if name in store.edge_props:
+            key = (name, np.dtype(dtype).str)
+            have = None if cache is None else cache.get(key)
+            if have is None:
+                parts = [store.read(i, f"out/{name}") for i in range(store.num_shards)]
+                have = (np.concatenate(parts) if parts else np.zeros(0)).astype(dtype)
+                if cache is not None:
+                    cache[key] = have
+            out[name] = have
+        else:
+            out[name] = np.zeros(m, dtype=dtype)
+    return out

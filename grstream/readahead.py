@@ -1,0 +1,118 @@
+"""The one read-ahead loop: items produced on a thread ahead of the consumer, with a buffer pool.
+
+Used by the partition engine (chunks read while the previous one is bucketed), the CPU executor
+(shards read into streaming buffers while the previous one computes) and the GPU executor (shards
+read into pinned staging buffers while the previous copy runs). File reads and numpy release the
+GIL, so the producer's work hides behind the consumer's.
+
+``read_ahead(iterable, depth)`` runs ``iter(iterable)`` on a daemon thread and yields its items
+at most ``depth`` items ahead. A producer that fills reusable buffers takes them from a
+:class:`BufferPool` (blocking until the consumer releases one), so memory stays bounded by the
+pool whatever ``depth`` is.
+"""
+import queue
+import threading
+
+_DONE = object()
+
+
+class PoolClosed(Exception):
+    """The consumer stopped: a producer waiting for a buffer gives up."""
+
+
+class BufferPool:
+    """Indices of reusable buffers: ``acquire`` blocks until one is free, ``release`` returns it.
+
+    ``close`` wakes every waiting ``acquire`` with :class:`PoolClosed`.
+    """
+
+    def __init__(self, count):
+        self._free = list(range(int(count)))
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def acquire(self, index=None):
+        """A free buffer index (the oldest freed), or wait until ``index`` itself is free."""
+        with self._cond:
+            while not (self._free if index is None else index in self._free):
+                if self._closed:
+                    raise PoolClosed()
+                self._cond.wait()
+            if self._closed:
+                raise PoolClosed()
+            if index is None:
+                return self._free.pop(0)
+            self._free.remove(index)
+            return index
+
+    def try_acquire(self):
+        """A free buffer index or None, without waiting."""
+        with self._cond:
+            return self._free.pop(0) if self._free and not self._closed else None
+
+    def release(self, index):
+        with self._cond:
+            self._free.append(index)
+            self._cond.notify_all()
+
+    def close(self):
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    @property
+    def free(self):
+        with self._cond:
+            return len(self._free)
+
+
+def read_ahead(iterable, depth=1, pool=None):
+    """Yield the items of ``iterable``, produced up to ``depth`` items ahead on a daemon thread.
+
+    An exception raised by ``iterable`` is re-raised here, at the item where it occurred.
+    Closing the generator early (an exception in the consumer) stops the thread: ``pool`` (the
+    BufferPool the producer waits on, if any) is closed so that a waiting producer wakes up.
+    """
+    depth = max(int(depth), 1)
+    items = queue.Queue()
+    stop = threading.Event()
+    ahead = threading.Semaphore(depth)  # a token per item the producer may run ahead
+
+    def produce():
+        try:
+            iterator = iter(iterable)
+            while True:
+                while not ahead.acquire(timeout=0.05):
+                    if stop.is_set():
+                        return
+                if stop.is_set():
+                    return
+                item = next(iterator, _DONE)
+                items.put((item, None))
+                if item is _DONE:
+                    return
+                del item
+        except PoolClosed:
+            items.put((_DONE, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            items.put((_DONE, exc))
+
+    thread = threading.Thread(target=produce, name="grstream-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = items.get()
+            ahead.release()
+            if error is not None:
+                raise error
+            if item is _DONE:
+                return
+            yield item
+            del item
+    finally:
+        stop.set()
+        if pool is not None:
+            pool.close()
+        thread.join()
+        while not items.empty():   # drop what the producer made ahead
+            items.get_nowait()

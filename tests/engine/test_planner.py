@@ -1,0 +1,128 @@
+"""Per-iteration plans as plain data: built and compared without running anything."""
+import numpy as np
+import pytest
+
+import grstream as gr
+from grstream.algorithms.bfs import BFS
+from grstream.algorithms.pagerank import PageRank
+from grstream.engine.executor import Capabilities
+from grstream.engine.memory import Footprint, plan_memory
+from grstream.engine.planner import Planner
+from grstream.engine.schedule import needed_arrays
+
+from ..algorithms.conftest import build
+
+
+@pytest.fixture
+def chain(tmp_path):
+    """A path 0 -> 1 -> ... -> 39 in 4 shards of 10 vertices."""
+    src = np.arange(39)
+    return build(tmp_path, 40, src, src + 1, num_shards=4)
+
+
+def planner(store, program, budget=None, caps=None, pinned_budget=None, **mem):
+    spec = type(program).spec
+    fp = Footprint(static={"state": 100}, alignment=64)
+    model = plan_memory(store, needed_arrays(spec), fp, budget, pinned_budget,
+                        pinned=caps is not None and caps.kind == "cuda", **mem)
+    return Planner(spec, store, model, caps or Capabilities("cpu")), model
+
+
+def test_frontier_plan_touches_only_active_shards_and_loads_once(chain):
+    p, _ = planner(chain, BFS(source=0))
+    counts = np.array([1, 0, 0, 0])
+    seed = p.seed(counts)
+    assert seed.seed and seed.phases == ("activate",) and seed.publish == "none"
+    assert [u.shards for u in seed.units] == [(0,)] and seed.units[0].transfer == "load"
+    assert seed.skipped == (1, 2, 3)
+    first = p.plan(1, np.array([1, 0, 0, 0]), all_active=False)
+    # BFS: gather over in-edges, apply, activation; shard 0 was loaded by the seeding pass
+    assert first.phases == ("gather", "apply", "activate")
+    assert first.units[0].transfer == "resident" and first.units[0].balance == ("select",)
+    assert first.publish == "copy" and first.publish_fields == ("level",)
+    assert not first.dense and first.apply_scope == "unit" and first.frontier
+    later = p.plan(2, np.array([1, 1, 0, 0]), all_active=False)
+    assert [(u.shards, u.transfer) for u in later.units] == [((0,), "resident"), ((1,), "load")]
+    # equal inputs give equal plans; plans print
+    again = Planner(p.spec, chain, p.memory, p.caps)
+    assert again.seed(counts) == seed
+    assert "iteration 2" in str(later) and "[1] pull load" in str(later)
+
+
+def test_dense_plan_swaps_and_applies_once(chain):
+    p, model = planner(chain, PageRank())
+    assert model.in_memory
+    plan = p.plan(1, np.zeros(4, np.int64), all_active=False)   # counts ignored: every vertex
+    assert plan.dense and plan.apply_scope == "all" and plan.all_active
+    assert plan.phases == ("gather",) and plan.publish == "swap" and plan.hoist
+    assert plan.reduce == ("dangling", "err") and not plan.frontier
+    assert plan.shards == (0, 1, 2, 3) and all(u.transfer == "load" for u in plan.units)
+    # once loaded, consecutive resident shards form one unit swept in full
+    second = p.plan(2, np.zeros(4, np.int64), all_active=True)
+    assert [(u.shards, u.transfer, u.balance[0]) for u in second.units] == [
+        ((0, 1, 2, 3), "resident", "full")]
+    assert second.summary()["transfer"] == {"resident": 4}
+
+
+def test_budget_streams_through_slots_in_turn(chain):
+    spec = type(BFS()).spec
+    region = max(plan_memory(chain, needed_arrays(spec), Footprint({"state": 100}, alignment=64))
+                 .regions)
+    p, model = planner(chain, BFS(source=0), budget=100 + 2 * region)
+    assert model.slots == 2 and model.resident == ()
+    plan = p.plan(1, np.array([1, 1, 1, 0]), all_active=False)
+    assert [(u.shards, u.transfer, u.slot, u.source) for u in plan.units] == [
+        ((0,), "copy", 0, "store"), ((1,), "copy", 1, "store"), ((2,), "copy", 0, "store")]
+    assert plan.bytes_copy == plan.bytes_store == sum(model.regions[:3])
+    assert plan.bytes_device == model.device_bytes <= 100 + 2 * region
+
+
+def test_gpu_caps_group_adjacent_pinned_copies(tmp_path):
+    src = np.arange(79)
+    chain = build(tmp_path, 80, src, src + 1, num_shards=8)
+    caps = Capabilities("cuda", batch_resident="dense")
+    region = max(plan_memory(chain, needed_arrays(PageRank.spec), Footprint({"state": 100},
+                                                                            alignment=64)).regions)
+    # just short of in-memory: slots grow towards slot_bytes, the rest is cached pinned
+    p, model = planner(chain, PageRank(), budget=100 + 8 * region - 1, caps=caps,
+                       slot_bytes=10_000, pinned_budget=10_000)
+    assert model.slots == 2 and model.slot_bytes > region and model.resident
+    assert set(model.pinned) == set(range(8)) - set(model.resident)
+    assert model.pinned_bytes <= 10_000 and model.device_bytes <= 100 + 8 * region - 1
+    streamed = [i for i in range(8) if i not in model.resident]
+    first = p.plan(1, np.zeros(8, np.int64), all_active=True)
+    copies = [u for u in first.units if u.transfer == "copy"]
+    assert [i for u in copies for i in u.shards] == streamed
+    assert all(u.source == "pinned" for u in copies)
+    assert len(copies) < len(streamed)   # adjacent in the pinned cache and within a slot: one copy
+    second = p.plan(2, np.zeros(8, np.int64), all_active=True)
+    assert second.bytes_store == 0 and first.bytes_store > 0   # the cache was filled once
+    # balance of a kind with no registered policy is left to the executor
+    assert {b for u in first.units for b in u.balance} == {"auto"}
+
+
+def test_workers_split_large_resident_runs(tmp_path):
+    rng = np.random.default_rng(0)
+    src, dst = rng.integers(0, 3000, 80_000), rng.integers(0, 3000, 80_000)
+    store = build(tmp_path, 3000, src, dst, num_shards=8)
+    p, _ = planner(store, PageRank(), caps=Capabilities("cpu", workers=2))
+    p.plan(1, np.zeros(8, np.int64), all_active=True)
+    plan = p.plan(2, np.zeros(8, np.int64), all_active=True)
+    assert plan.workers == 2 and len(plan.units) == 2
+    assert plan.units[0].shards + plan.units[1].shards == tuple(range(8))
+
+
+def test_plan_is_recorded_in_the_stats(chain):
+    r = gr.run(BFS(source=0), chain)
+    assert r.stats[0].plan["phases"] == ["gather", "apply", "activate"]
+    assert r.stats[-1].plan["transfer"] == {"resident": 1}
+    assert sum(s.plan["shards"] + s.plan["skipped"] == 4 for s in r.stats) == len(r.stats)
+
+
+def test_hoisting_follows_the_frontier_where_the_executor_allows(chain):
+    fixed, _ = planner(chain, BFS(source=0))
+    adaptive, _ = planner(chain, BFS(source=0), caps=Capabilities("cpu", adaptive_hoist=True))
+    one, every = np.array([1, 0, 0, 0]), np.array([10, 10, 10, 10])
+    assert fixed.plan(1, one, all_active=False).hoist        # GPU-like: kernels are hoisted
+    assert not adaptive.plan(1, one, all_active=False).hoist  # one vertex: per-edge messages
+    assert adaptive.plan(2, every, all_active=True).hoist

@@ -1,0 +1,151 @@
+"""Sessions: set up once, many runs; lanes run several instances of a program as one."""
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import grstream as gr
+from grstream.algorithms.bc import BrandesBackward, BrandesForward, betweenness
+from grstream.algorithms.bfs import BFS
+from grstream.algorithms.pagerank import PageRank
+from grstream.algorithms.sssp import SSSP
+from grstream.errors import UsageError
+
+from ..algorithms.conftest import build, minimum_budget, random_edges
+from ..algorithms.test_datasets import edges_of
+
+
+def count_reads(store, monkeypatch):
+    reads = []
+    original = store.read
+
+    def read(i, name, out=None):
+        reads.append((i, name))
+        return original(i, name, out=out)
+    monkeypatch.setattr(store, "read", read)
+    return reads
+
+
+@pytest.fixture
+def store(tmp_path):
+    src, dst, w = random_edges(np.random.default_rng(5), 120, 600, weighted=True)
+    return build(tmp_path, 120, src, dst, w, num_shards=5)
+
+
+def test_second_run_reads_no_resident_shard_again(store, monkeypatch):
+    reads = count_reads(store, monkeypatch)
+    with gr.Session(store) as s:
+        first = s.run(BFS(source=0))
+        n_first = len(reads)
+        second = s.run(BFS(source=7))
+        assert len(reads) == n_first          # every shard stayed resident
+        # another program needing a subset of the same datasets shares them too
+        s.run(PageRank(), max_iter=3)
+        assert all(name.startswith("in/") or name.startswith("out/") for _, name in reads)
+        assert len([r for r in reads[n_first:] if r[1] in ("in/indptr", "in/src")]) == 0
+    assert n_first > 0 and first.stats[0].bytes_read > 0
+    assert sum(st.bytes_read for st in second.stats) == 0
+    np.testing.assert_array_equal(second.value, gr.run(BFS(source=7), store).value)
+
+
+def test_session_under_a_budget_gives_every_program_room(store):
+    budget = max(minimum_budget(p, store) for p in (BFS(source=0), SSSP(source=0)))
+    with gr.Session(store, memory_budget=budget) as s:
+        for _ in range(2):   # the two programs do not fit together: they take turns
+            got = s.run(SSSP(source=3)).value
+            np.testing.assert_array_equal(got, gr.run(SSSP(source=3), store).value)
+            got = s.run(BFS(source=3)).value
+            np.testing.assert_array_equal(got, gr.run(BFS(source=3), store).value)
+            assert sum(p.model.device_bytes for p in s._prepared.values()) <= budget
+
+
+def test_session_arguments_are_checked(store):
+    with pytest.raises(UsageError, match="memory_budget"):
+        gr.Session(store, memory_budget=-1)
+    with gr.Session(store) as s:
+        with pytest.raises(UsageError, match="one GASProgram class"):
+            s.run_lanes([BFS(source=0), SSSP(source=0)])
+        with pytest.raises(UsageError, match="lanes"):
+            s.run_lanes([PageRank(), PageRank(damping=0.5)])   # aggregates: run() each
+        assert s.run_lanes([]) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 40), m=st.integers(0, 160), shards=st.integers(1, 5),
+       lanes=st.integers(1, 7), seed=st.integers(0, 5), budget=st.sampled_from(["all", "min"]))
+def test_lanes_equal_separate_runs(tmp_path_factory, n, m, shards, lanes, seed, budget):
+    rng = np.random.default_rng(seed)
+    src, dst, w = random_edges(rng, n, m, weighted=True)
+    store = build(tmp_path_factory.mktemp("lanes"), n, src, dst, w, num_shards=shards)
+    sources = [int(v) for v in rng.integers(0, n, lanes)]
+    for cls in (BFS, SSSP, BrandesForward):
+        programs = [cls(source=v) for v in sources]
+        low = None if budget == "all" else minimum_budget(programs[0], store) * (lanes + 1)
+        with gr.Session(store, memory_budget=low) as s:
+            got = s.run_lanes(programs)
+            want = [s.run(cls(source=v)) for v in sources]
+        for a, b in zip(got, want):
+            assert a.iterations == b.iterations and a.converged == b.converged
+            for f in b.values:
+                np.testing.assert_array_equal(a.values[f], b.values[f])
+        if cls is BrandesForward:
+            depth = max(int(r.values["level"].max()) for r in want)
+            backs = [BrandesBackward(level=r.values["level"], sigma=r.values["sigma"], depth=depth)
+                     for r in want]
+            with gr.Session(store) as s:
+                got = s.run_lanes(backs, max_iter=depth)
+                one = [s.run(p, max_iter=depth) for p in backs]
+            for a, b in zip(got, one):
+                np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+
+
+def test_exact_bc_in_lanes_matches_networkx_on_a_real_graph(datasets_dir, tmp_path):
+    path = datasets_dir / "dolphins.mtx"
+    n, src, dst, _ = edges_of(path)
+    G = nx.DiGraph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(zip(src.tolist(), dst.tolist()))
+    with gr.open(gr.build_shards(path, tmp_path / "d.h5", num_shards=7, progress=False)) as store:
+        values, results = betweenness(store)
+    want = nx.betweenness_centrality(G, normalized=False)
+    np.testing.assert_allclose(values, [want[v] for v in range(n)], atol=1e-9)
+    assert sum(r.info.get("lanes", 0) > 1 for r in results) > 0   # it did run in lanes
+
+
+def test_a_legacy_backend_runs_through_a_session(store, monkeypatch):
+    """Backends that still own iterate() (the CUDA one until it executes plans) run in the
+    engine's legacy loop, with the same results and the pinned bound passed as host_cache."""
+    from grstream import devices
+    from grstream.engine.backend import Backend
+
+    seen = {}
+    want = gr.run(BFS(source=2), store)
+
+    class Replay(Backend):
+        name = "replay"
+
+        def __init__(self, store, program, memory_budget=None, progress=False, **options):
+            super().__init__(store, program, memory_budget, progress)
+            seen.update(options)
+            self.done = want
+
+        def start(self, state, seed):
+            self.it = 0
+            return 1
+
+        def iterate(self, iteration):
+            st = self.done.stats[iteration - 1]
+            return st
+
+        def aggregates(self):
+            return {}
+
+        def state(self):
+            return self.done.values
+
+    monkeypatch.setattr(devices, "resolve", lambda device: Replay)
+    with gr.Session(store, device="cuda", pinned_budget=1 << 20) as s:
+        r = s.run(BFS(source=2))
+    np.testing.assert_array_equal(r.value, want.value)
+    assert r.iterations == want.iterations and seen == {"host_cache": 1 << 20} and r.info["backend"] == "replay"

@@ -1,0 +1,88 @@
+"""The one read-ahead loop (grstream/readahead.py)."""
+import threading
+
+import pytest
+
+from grstream.readahead import BufferPool, read_ahead
+
+
+def test_read_ahead_yields_everything_in_order():
+    assert list(read_ahead(iter(range(100)))) == list(range(100))
+    assert list(read_ahead([])) == []
+
+
+def test_read_ahead_produces_at_most_one_item_ahead():
+    produced = []
+
+    def source():
+        for k in range(10):
+            produced.append(k)
+            yield k
+
+    consumed = 0
+    for item in read_ahead(source()):
+        consumed += 1
+        threading.Event().wait(0.01)
+        assert len(produced) <= consumed + 1
+
+
+def test_read_ahead_raises_the_sources_error_where_it_occurred():
+    def source():
+        yield 1
+        yield 2
+        raise ValueError("bad row 7")
+
+    got = []
+    with pytest.raises(ValueError, match="bad row 7"):
+        for item in read_ahead(source()):
+            got.append(item)
+    assert got == [1, 2]
+
+
+def test_read_ahead_stops_its_thread_when_the_consumer_stops():
+    before = threading.active_count()
+    items = read_ahead(iter(range(1000)))
+    assert next(items) == 0
+    items.close()
+    assert threading.active_count() == before
+
+
+def test_read_ahead_runs_depth_items_ahead():
+    produced = []
+
+    def source():
+        for k in range(12):
+            produced.append(k)
+            yield k
+
+    for consumed, _ in enumerate(read_ahead(source(), depth=3), start=1):
+        threading.Event().wait(0.01)
+        assert len(produced) <= consumed + 3
+
+
+def test_buffer_pool_hands_out_each_buffer_once_and_waits_for_a_named_one():
+    pool = BufferPool(2)
+    assert {pool.acquire(), pool.acquire()} == {0, 1} and pool.try_acquire() is None
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(pool.acquire(1)))
+    waiter.start()
+    pool.release(0)            # not the one it waits for
+    threading.Event().wait(0.05)
+    assert got == [] and pool.free == 1
+    pool.release(1)
+    waiter.join(2)
+    assert got == [1]
+
+
+def test_a_producer_waiting_for_a_buffer_stops_with_the_consumer():
+    pool = BufferPool(1)
+    before = threading.active_count()
+
+    def source():
+        while True:
+            yield pool.acquire()     # the consumer never releases: the second acquire waits
+
+    items = read_ahead(source(), depth=2, pool=pool)
+    assert next(items) == 0
+    items.close()
+    assert threading.active_count() == before
