@@ -34,61 +34,62 @@ def steady(stats, skip=1):
     return float(np.median([s.time_total for s in rest]))
 
 
+#: pinned host budget of every run here: the graph stays in pinned host memory after its first
+#: read, as the peers' figures assume (the default is min(device budget, 8 GiB))
+PINNED = 8 << 30
+
+
 def run_cuda(program, store, **options):
-    """gr.run on the CUDA backend; options other than memory_budget / max_iter go to CudaBackend."""
+    """gr.run on the CUDA executor; options other than memory_budget / max_iter go to it."""
     budget = options.pop("memory_budget", None)
     max_iter = options.pop("max_iter", None)
-    return gr.run(program, store, device="cuda", memory_budget=budget, max_iter=max_iter,
-                  backend_options=options)
+    return gr.run(program, store, device="cuda", memory_budget=budget, pinned_budget=PINNED,
+                  max_iter=max_iter, backend_options=options)
+
+
+def unbounded_model(program, store):
+    """The memory model of ``program`` with everything resident (static bytes, shard regions)."""
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.engine.memory import plan_memory
+    from grstream.engine.planner import is_dense
+    from grstream.engine.schedule import needed_arrays
+    spec = type(program).spec
+    fp = CudaExecutor.footprint(store, spec, is_dense(spec), {})
+    return plan_memory(store, needed_arrays(spec), fp)
 
 
 def budget_quarter(program, store):
     """Vertex state + 1/4 of the shard bytes ``program`` moves, and the all-streamed minimum."""
-    from grstream.backends.cuda import CudaBackend
     from grstream.errors import MemoryBudgetError
     try:
-        CudaBackend(store, program, memory_budget=1).close()
+        gr.run(program, store, device="cuda", memory_budget=1)
     except MemoryBudgetError as exc:
         minimum = exc.minimum
-    b = CudaBackend(store, program, memory_budget=None)
-    plan = b.plan
-    b.close()
-    needed = sum(plan.shard_bytes.values())
-    return plan.vertex_bytes + needed // 4, minimum, needed
+    model = unbounded_model(program, store)
+    needed = sum(model.regions)
+    return model.static_bytes + model.scratch_bytes + needed // 4, minimum, needed
 
 
 def bfs_twice(store, source, budget, **options):
-    """BFS twice on one backend: the first run fills the pinned host cache from the store, the
+    """BFS twice in one Session: the first run fills the pinned host cache from the store, the
     second finds the graph in pinned host memory (as the peers' figures assume). Each run's time
-    covers start() (seed activation) and every iteration."""
-    from grstream.backends.cuda import CudaBackend
-    from grstream.engine.runner import initial_state
-    prog = gr.algorithms.bfs.BFS(source=source)
-    prog.num_vertices, prog.num_edges = int(store.num_vertices), int(store.num_edges)
+    covers start (state upload and seeding) and every iteration; the host-side init() is not
+    counted."""
     runs = []
-    with CudaBackend(store, prog, memory_budget=budget, **options) as backend:
+    with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED, **options) as session:
         for _ in range(2):
-            prog.iteration = 0
-            state, seed = initial_state(prog, store)
-            t0 = time.perf_counter()
-            active, stats, it = backend.start(state, seed), [], 0
-            while active > 0:
-                it += 1
-                st = backend.iterate(it)
-                stats.append(st)
-                active = st.next_active_vertices
-            runs.append((time.perf_counter() - t0, stats, backend.state()["level"]))
-        info = backend.info()
+            r = session.run(gr.algorithms.bfs.BFS(source=source))
+            start = r.info["start"]
+            starts = dict(start, start_s=start["state_s"] + start["seed_s"])
+            runs.append((starts["start_s"] + sum(s.time_total for s in r.stats), r.stats, r.values["level"], starts))
+        info = r.info
     return runs, info
 
 
 def stream_budget(program, store):
     """(static vertex bytes, largest shard region) of ``program`` on ``store``."""
-    from grstream.backends.cuda import CudaBackend
-    b = CudaBackend(store, program, memory_budget=None)
-    plan = b.plan
-    b.close()
-    return plan.vertex_bytes, max(plan.shard_bytes.values())
+    model = unbounded_model(program, store)
+    return model.static_bytes + model.scratch_bytes, max(model.regions)
 
 
 def cusparse_pagerank_ms(store, repeat=20):
@@ -123,6 +124,9 @@ def main(argv=None):
     ap.add_argument("--dir", default=None, help="where to write the store (default: a temp dir)")
     ap.add_argument("--json", default=None, help="write all numbers here")
     ap.add_argument("--skip-cpu", action="store_true", help="leave out the CPU BFS comparison")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
+                         "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -160,6 +164,9 @@ def main(argv=None):
     out["cusparse_spmv_ms"] = ms
     res = {}
     for lb in ("auto", "twc", "merge"):
+        if args.quick and lb != "auto":
+            res[lb] = res[lb + "_kernel"] = float("nan")
+            continue
         r = run_cuda(pr(), store, max_iter=args.pr_iters, load_balance=lb)
         res[lb] = steady(r.stats) * 1e3
         res[lb + "_kernel"] = float(np.median([s.time_kernel for s in r.stats[1:]])) * 1e3
@@ -196,10 +203,10 @@ def main(argv=None):
     # ---- streaming PageRank with 1/4 budget and all-streamed
     quarter, minimum, needed = budget_quarter(pr(), store)
     out.update(pr_budget_quarter=quarter, pr_budget_minimum=minimum, pr_needed_bytes=needed)
-    for label, b, opts in (("quarter", quarter, {}), ("quarter_one_shard_per_copy", quarter,
-                                                      {"slot_bytes": 0, "slots": 3}),
-                           ("quarter_128mb_slots", quarter, {"slot_bytes": 128 << 20}),
-                           ("minimum", minimum, {})):
+    variants = [("quarter", quarter, {}), ("quarter_64mb_slots", quarter, {"slot_bytes": 64 << 20}),
+                ("quarter_one_shard_per_copy", quarter, {"slot_bytes": 0, "slots": 3}),
+                ("quarter_128mb_slots", quarter, {"slot_bytes": 128 << 20}), ("minimum", minimum, {})]
+    for label, b, opts in variants[:2] if args.quick else variants:
         r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b, **opts)
         rest = r.stats[1:]
         t = float(np.median([s.time_total for s in rest]))
@@ -211,27 +218,41 @@ def main(argv=None):
                               "t_copy_ms": float(np.median([s.time_copy for s in rest])) * 1e3,
                               "t_kernel_ms": float(np.median([s.time_kernel for s in rest])) * 1e3, "gbps": gbps, "pct_link": 100 * gbps / link,
                               "copy_hidden_frac": hidden, "residency": r.info["residency"],
-                              "cached_shards": r.info["memory"]["cached_shards"],
+                              "cached_shards": r.info["memory"]["resident_shards"],
                               "first_iter_ms": r.stats[0].time_total * 1e3, "max_rel_diff_vs_inmem": err,
-                              "copy_gbps": float(np.median([s.copy_gbps for s in rest])),
+                              "copy_gbps": float(np.median([s.bytes_h2d / max(s.time_copy, 1e-9) / 1e9 for s in rest])),
                               "copy_units": float(np.median([s.copies for s in rest])),
                               "shards_copied": float(np.median([s.shards_copied for s in rest])),
                               "slot_bytes": r.info["slot_bytes"]}
         log(f"PageRank budget {label} ({b / 1e9:.2f} GB, {r.info['residency']}, {r.info['slots']} slots of "
             f"{r.info['slot_bytes'] / 1e6:.0f} MB, {out[f'pr_{label}']['shards_copied']:.0f} shards in "
             f"{out[f'pr_{label}']['copy_units']:.0f} copies, "
-            f"{r.info['memory']['cached_shards']}/{store.num_shards} resident): {t * 1e3:.2f} ms/iter, "
+            f"{r.info['memory']['resident_shards']}/{store.num_shards} resident): {t * 1e3:.2f} ms/iter, "
             f"{h2d / 1e9:.3f} GB copied -> {gbps:.1f} GB/s = {100 * gbps / link:.1f}% of pinned H2D; "
             f"copy busy {out[f'pr_{label}']['t_copy_ms']:.2f} ms, kernels {out[f'pr_{label}']['t_kernel_ms']:.2f} ms, "
             f"copy hidden {100 * hidden:.0f}%; max rel diff vs in-memory {err:.1e}")
+
+    # ---- deterministic PageRank (TWC only, no float atomics): in memory and at the 1/4 budget
+    det = {}
+    for label, b in (("inmem", None), ("quarter", quarter)):
+        r = run_cuda(pr(), store, max_iter=args.pr_iters, memory_budget=b, deterministic=True)
+        det[label] = (steady(r.stats) * 1e3, r.values["rank"])
+    out["pr_deterministic"] = {"inmem_ms": det["inmem"][0], "quarter_ms": det["quarter"][0],
+                               "bit_equal": bool(np.array_equal(det["inmem"][1].view(np.uint64),
+                                                                det["quarter"][1].view(np.uint64)))}
+    log(f"PageRank deterministic: in memory {det['inmem'][0]:.2f} ms/iter, 1/4 budget "
+        f"{det['quarter'][0]:.2f} ms/iter; ranks bit-equal: {out['pr_deterministic']['bit_equal']}")
 
     # ---- BFS with the 1/4 budget
     source = int(np.argmax(store.out_degree()))
     BFS = gr.algorithms.bfs.BFS
     bq, _, bneeded = budget_quarter(BFS(), store)
     runs, info = bfs_twice(store, source, bq)
-    for label, (secs, stats, _) in zip(("first", "second"), runs):
+    for label, (secs, stats, _, starts) in zip(("first", "second"), runs):
         out[f"bfs_{label}"] = {"ms": secs * 1e3, "iterations": len(stats),
+                               "start_ms": starts["start_s"] * 1e3,
+                               "start_state_ms": starts["state_s"] * 1e3,
+                               "start_seed_ms": starts["seed_s"] * 1e3,
                                "iter_ms": sum(s.time_total for s in stats) * 1e3,
                                "time_read_ms": sum(s.time_read for s in stats) * 1e3,
                                "bytes_h2d": sum(s.bytes_h2d for s in stats),
@@ -249,9 +270,23 @@ def main(argv=None):
             f"{b['iterations']} iterations, {b['ms']:.1f} ms (store reads waited {b['time_read_ms']:.1f} ms); "
             f"copied {b['bytes_h2d'] / 1e9:.3f} GB vs all shards x iterations "
             f"{b['all_shards_x_iters'] / 1e9:.2f} GB; {b['shards_skipped']} of "
-            f"{b['shards_skipped'] + b['shards_processed']} shard visits skipped")
+            f"{b['shards_skipped'] + b['shards_processed']} shard visits skipped; start() "
+            f"{b['start_ms']:.1f} ms (state upload {b['start_state_ms']:.1f}, seeding {b['start_seed_ms']:.2f})")
+    inmem, _ = bfs_twice(store, source, None)
+    for label, (secs, stats, lv, starts) in zip(("first", "second"), inmem):
+        out[f"bfs_inmem_{label}"] = {"ms": secs * 1e3, "iter_ms": sum(s.time_total for s in stats) * 1e3,
+                                     "start_ms": starts["start_s"] * 1e3,
+                                     "start_state_ms": starts["state_s"] * 1e3,
+                                     "start_seed_ms": starts["seed_s"] * 1e3,
+                                     "equal": bool(np.array_equal(lv, levels))}
+        b = out[f"bfs_inmem_{label}"]
+        log(f"BFS in GPU memory, {label} run: {b['ms']:.1f} ms ({b['iter_ms']:.1f} ms in iterations); start() "
+            f"{b['start_ms']:.1f} ms (state upload {b['start_state_ms']:.1f}, seeding {b['start_seed_ms']:.2f}); "
+            f"same levels: {b['equal']}")
+    if args.quick:
+        return finish(out, args)
     grouped, ginfo = bfs_twice(store, source, bq, slot_bytes=64 << 20, slots=2)
-    gsecs, gstats, glevels = grouped[1]
+    gsecs, gstats, glevels, _ = grouped[1]
     out["bfs_second_grouped"] = {"ms": gsecs * 1e3, "iter_ms": sum(s.time_total for s in gstats) * 1e3,
                                  "bytes_h2d": sum(s.bytes_h2d for s in gstats),
                                  "equal": bool(np.array_equal(glevels, levels))}
@@ -276,6 +311,10 @@ def main(argv=None):
                  "components": int(len(np.unique(r.values["label"])))}
     log(f"CC (budget {cq / 1e9:.2f} GB): {r.iterations} iterations, {out['cc']['iter_ms']:.1f} ms in "
         f"iterations, {out['cc']['bytes_h2d'] / 1e9:.2f} GB copied, {out['cc']['components']:,} components")
+    return finish(out, args)
+
+
+def finish(out, args):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1, default=str)

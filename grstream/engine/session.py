@@ -166,9 +166,9 @@ class Session:
         seeded = seed is not None and spec.activate != "all"
         ex.set_frontier(seed if seeded else None)
         counts = self.sizes
-        if seeded:
-            csum = np.concatenate(([0], np.cumsum(seed, dtype=np.int64)))
-            counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
+        if seeded:  # seeds per shard: one pass over the mask (a cumsum over n costs ~50 ms at 16M)
+            idx = np.flatnonzero(np.broadcast_to(seed, (self.n,)))
+            counts = np.diff(np.searchsorted(idx, np.asarray(store.intervals, dtype=np.int64)))
         rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
         counts = rb.shard_active
         _set_aggregates(program, rb.aggregates)

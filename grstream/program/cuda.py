@@ -509,8 +509,15 @@ class _Emitter:
         ct = common(a, b)
         if isinstance(ct, str):
             self.fail(node, ct)
+        op = _CMP[type(node.ops[0])]
+        ints = [v for v in (a, b) if not v.weak and v.dtype.kind in "iu"]
+        weak_int = [v for v in (a, b) if v.weak and v.pytype is int]
+        if len(ints) == 1 and len(weak_int) == 1:
+            # numpy compares an integer array with a Python int by value, even one outside the
+            # array's range (uint8 < -3 is False): never cast the literal to the array's type
+            return Val(_compare_by_value(a, b, op), np.dtype(bool), False)
         c = ctype(ct)
-        code = f"({cast(a, c)} {_CMP[type(node.ops[0])]} {cast(b, c)})"
+        code = f"({cast(a, c)} {op} {cast(b, c)})"
         return Val(code, np.dtype(bool), a.weak and b.weak)
 
     def call(self, node):
@@ -541,3 +548,16 @@ class _Emitter:
             code = f"{_FLOATFN[canon]}{sfx}({A[0]})"
         return Val(code, dt)
 
+
+
+def _compare_by_value(a, b, op):
+    """C code of ``a <op> b`` for an integer array value and a Python int, compared by value."""
+    strong = a if not a.weak else b
+    if strong.dtype != np.dtype(np.uint64):
+        return f"((long long)({a.code}) {op} (long long)({b.code}))"
+    # uint64 against a Python int: a negative int is below every uint64
+    w = b if strong is a else a
+    negative_true = {"<": strong is not a, "<=": strong is not a, ">": strong is a, ">=": strong is a,
+                     "==": False, "!=": True}[op]
+    return (f"((long long)({w.code}) < 0LL ? {'true' if negative_true else 'false'} : "
+            f"((unsigned long long)({a.code}) {op} (unsigned long long)({b.code})))")

@@ -6,6 +6,7 @@ is how CI checks the translation's semantics without a GPU. Atomics exist only o
 import numpy as np
 
 from ..errors import ProgramError
+from . import monoid as _monoid
 from .cuda_types import ctype
 
 HEADER = r"""
@@ -113,10 +114,10 @@ _NATIVE = {
 }
 _CUDA_NAME = {"sum": "atomicAdd", "min": "atomicMin", "max": "atomicMax"}
 _CAS_TYPES = ("int", "unsigned int", "long long", "unsigned long long", "float", "double")
-_COMBINE = {"sum": "(cur + val)", "prod": "(cur * val)",
-            # the CPU reduces with np.minimum/np.maximum, which keep a NaN once it appears
-            "min": "((val < cur || val != val) && cur == cur ? val : cur)",
-            "max": "((val > cur || val != val) && cur == cur ? val : cur)"}
+# the atomics combine exactly as the kernels' reductions do: the monoid's one C expression (min and
+# max keep a NaN once it appears, as np.minimum / np.maximum do on the CPU)
+_COMBINE = {m.name: m.cuda_combine.format(a="cur", b="val") for m in (_monoid.sum, _monoid.prod,
+                                                                      _monoid.min, _monoid.max)}
 
 
 def _cas(name, op, c):

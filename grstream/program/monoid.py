@@ -53,8 +53,14 @@ class Monoid:
 
 sum = Monoid("sum", np.add, False, "({a} + {b})", "grstream_atomic_add")  # noqa: A001
 prod = Monoid("prod", np.multiply, False, "({a} * {b})", "grstream_atomic_mul")
-min = Monoid("min", np.minimum, True, "(({b}) < ({a}) ? ({b}) : ({a}))", "grstream_atomic_min")  # noqa: A001
-max = Monoid("max", np.maximum, True, "(({b}) > ({a}) ? ({b}) : ({a}))", "grstream_atomic_max")  # noqa: A001
+# min/max propagate NaN as np.minimum / np.maximum do: once either operand is NaN the result is
+# NaN (the first one); for integers the NaN tests fold away
+min = Monoid("min", np.minimum, True,  # noqa: A001
+             "(((({b}) < ({a})) || (({b}) != ({b}))) && (({a}) == ({a})) ? ({b}) : ({a}))",
+             "grstream_atomic_min")
+max = Monoid("max", np.maximum, True,  # noqa: A001
+             "(((({b}) > ({a})) || (({b}) != ({b}))) && (({a}) == ({a})) ? ({b}) : ({a}))",
+             "grstream_atomic_max")
 logical_or = Monoid("or", np.logical_or, True, "(({a}) || ({b}))", "grstream_atomic_or")
 logical_and = Monoid("and", np.logical_and, True, "(({a}) && ({b}))", "grstream_atomic_and")
 any = logical_or  # noqa: A001

@@ -77,7 +77,10 @@ def test_budget_streams_through_slots_in_turn(chain):
     assert plan.bytes_device == model.device_bytes <= 100 + 2 * region
 
 
-def test_gpu_caps_group_adjacent_pinned_copies(tmp_path):
+def test_gpu_caps_group_adjacent_pinned_copies(tmp_path, monkeypatch):
+    from grstream.engine import balance
+    # the CUDA package registers a "cuda" policy when imported; this test wants none
+    monkeypatch.delitem(balance.POLICIES, "cuda", raising=False)
     src = np.arange(79)
     chain = build(tmp_path, 80, src, src + 1, num_shards=8)
     caps = Capabilities("cuda", batch_resident="dense")

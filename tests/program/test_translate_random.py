@@ -140,3 +140,18 @@ def test_transcendentals_within_rounding(tmp_path):
     inputs = random_inputs(mod.Random.spec, rng, n=200, m=4)
     inputs["cur"]["y"][:5] = [0.0, -1.0, np.inf, np.nan, 1e-30]
     assert_same(host.run(prog, inputs), numpy_reference(prog, inputs), exact=False, rtol=2e-6)
+
+
+@needs_gxx
+def test_integer_arrays_compare_with_out_of_range_ints_by_value(tmp_path):
+    # numpy (NEP 50) compares uint8 < -3 by value (always False); casting -3 to uint8 gave 253
+    exprs = ["(v.u < (-3))", "((-3) < v.u)", "(v.u >= (-300))", "(v.u == 300)", "(v.c > 200)",
+             "(v.w < (-1))", "((-1) <= v.w)", "(v.w != (-1))", "(v.w > self.k)"]
+    vertex = dict(FIELDS, w="uint64", **{f"o{i}": "bool" for i in range(len(exprs))})
+    body = "\n".join(f"        v.o{i} = {e}" for i, e in enumerate(exprs))
+    mod = load_module(tmp_path / "cmp.py", PROGRAM.format(vertex=vertex, body=body))
+    host = HostProgram(translate(mod.Random), tmp_path)
+    prog = mod.Random()
+    prog.num_vertices, prog.num_edges, prog.iteration = 40, 160, 2
+    inputs = random_inputs(mod.Random.spec, np.random.default_rng(5), n=40, m=4)
+    assert_same(host.run(prog, inputs), numpy_reference(prog, inputs))

@@ -3,14 +3,21 @@
 Importing this package never imports PyCUDA; :func:`available` says whether the GPU path can run
 here and :func:`require` raises :class:`~grstream.errors.DeviceError` naming what is missing.
 
-Modules: ``skeletons`` (kernel templates, source generation), ``compile`` (translation +
-compile + caches), ``loadbalance`` (per-shard gather strategy), ``schedule`` (budget, slots,
-residency; no CUDA calls), ``movement`` (pinned host buffers, streams, spray copies, overlap) and
-``backend`` (:class:`CudaBackend`).
+Modules: ``kernelargs`` (typed kernel argument lists), ``skeletons`` (kernel templates),
+``codegen`` (source generation), ``compile`` (translation + compile + caches), ``loadbalance``
+(the planner's gather policy), ``schedule`` (static device bytes; no CUDA calls), ``streams``
+(copy and compute streams, events), ``movement`` (each plan unit's data on the device),
+``device`` (context, module, static buffers, readback), ``gathers`` (gather launches) and
+``executor`` (:class:`CudaExecutor`, the engine's executor of plans on the GPU).
 """
-from .backend import CudaBackend, CudaIterationStats
 
-__all__ = ["CudaBackend", "CudaIterationStats", "available", "require"]
+__all__ = ["executor_class", "available", "require"]
+
+
+def executor_class():
+    """The engine executor of this package (imports PyCUDA only when it runs)."""
+    from .executor import CudaExecutor
+    return CudaExecutor
 
 
 def available():

@@ -3,7 +3,7 @@
 Source generation (:func:`module_source`) and the offline check (:func:`nvcc_check`) need no
 PyCUDA, so CI exercises them; :func:`load_module` needs PyCUDA and a current context.
 
-Caches: in memory per (context, key) and on disk through PyCUDA's own cubin cache (keyed by the
+Caches: in memory per (context handle, key) and on disk through PyCUDA's own cubin cache (keyed by the
 hash of the complete source and the nvcc options, the architecture included) under
 ``~/.cache/grstream/cuda`` (``GRSTREAM_CACHE_DIR`` overrides).
 """
@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 
 from ...errors import KernelCompileError
-from .skeletons import generate, skeleton_hash
+from .codegen import generate
+from .skeletons import skeleton_hash
 
 NVCC_OPTIONS = ["-O3"]
 _MODULES = {}
@@ -53,6 +54,16 @@ def device_arch(device):
     return f"sm_{major}{minor}"
 
 
+def context_key(ctx):
+    """The identity of a CUDA context: its ``CUcontext`` handle.
+
+    ``Context.get_current()`` returns a new wrapper at every call, so the wrapper's ``id()`` may be
+    reused by a wrapper of another context. A cached module holds a reference to its context
+    (PyCUDA's modules keep theirs alive), so the handle is not reused while the entry exists.
+    """
+    return int(ctx.handle)
+
+
 def load_module(ks, device=None):
     """Compile ``ks`` (or take it from a cache) for the current context's device.
 
@@ -68,7 +79,7 @@ def load_module(ks, device=None):
     ctx = cuda.Context.get_current()
     device = device or ctx.get_device()
     arch = device_arch(device)
-    key = (id(ctx), cache_key(ks, arch))
+    key = (context_key(ctx), cache_key(ks, arch))
     mod = _MODULES.get(key)
     if mod is not None:
         return mod

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...engine.balance import register
 from ...errors import UsageError
 from .skeletons import BLOCK_MIN
 
@@ -76,3 +77,73 @@ def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=
             and stats.skew >= SKEW_RATIO and stats.max_degree * TAIL_SHARE > edges):
         return "merge"
     return "twc"
+
+
+def merge_available(spec):
+    """Whether the merge split can run ``spec``'s gather: its monoid has a GPU atomic for the
+    message dtype (the translator's atomics prelude)."""
+    from ...errors import ProgramError
+    from ...program.cuda_prelude import atomic
+    if spec is None or spec.gather_reduce is None:
+        return spec is None
+    try:
+        atomic(spec.gather_reduce, spec.gather_dtype, None)
+    except (ProgramError, TypeError):
+        return False
+    return True
+
+
+_MEMO = {}
+
+
+def cuda_policy(facts, actives, spec=None, caps=None):
+    """The planner's load-balance policy for CUDA units (grstream/engine/balance.py): one strategy
+    per shard of a unit, :func:`choose` per gather direction over the shard's degree facts (a
+    shard takes the merge split when any direction needs it and the monoid has an atomic);
+    ``caps.balance`` forces one (``deterministic`` forces ``"twc"``)."""
+    forced = getattr(caps, "balance", "auto") or "auto"
+    if forced != "auto":
+        return (forced,) * len(facts)
+    if not merge_available(spec):
+        return ("twc",) * len(facts)
+    key = (tuple(facts), tuple(int(a) for a in actives))
+    if key not in _MEMO:
+        if len(_MEMO) > 4096:
+            _MEMO.clear()
+        _MEMO[key] = _auto(facts, actives)
+    return _MEMO[key]
+
+
+def _auto(facts, actives):
+    """Per shard: merge when any gather direction of it needs the merge split."""
+    launch = {}
+    for f in facts:
+        for d, edges in f.edges:
+            launch[d] = launch.get(d, 0) + int(edges)
+    out = []
+    for f, active in zip(facts, actives):
+        frac = int(active) / f.vertices if f.vertices else 0.0
+        tops = dict(f.max_degree)
+        pick = "twc"
+        for d, edges in f.edges:
+            stats = DegreeStats(f.vertices, int(edges), int(tops.get(d, 0)))
+            if choose(stats, frac, "auto", True, launch_edges=launch[d]) == "merge":
+                pick = "merge"
+        out.append(pick)
+    return tuple(out)
+
+
+def forced_strategy(load_balance="auto", deterministic=False):
+    """The strategy the executor options force on the planner (``Capabilities.balance``):
+    ``deterministic`` gathers without atomics, so TWC only."""
+    if deterministic:
+        if load_balance == "merge":
+            raise UsageError("deterministic=True gathers without atomics: load_balance must be "
+                             "'twc' or 'auto', not 'merge'")
+        return "twc"
+    if load_balance not in STRATEGIES:
+        raise UsageError(f"load_balance must be one of {', '.join(STRATEGIES)}, not {load_balance!r}")
+    return load_balance
+
+
+register("cuda", cuda_policy)

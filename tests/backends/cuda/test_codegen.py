@@ -7,7 +7,8 @@ import pytest
 import grstream as gr
 from grstream.algorithms import bc, bfs, cc, pagerank, predecessors, sssp
 from grstream.backends.cuda.compile import module_source, nvcc_check, nvcc_path
-from grstream.backends.cuda.skeletons import c_literal, can_hoist, generate
+from grstream.backends.cuda.codegen import can_hoist, generate
+from grstream.backends.cuda.skeletons import c_literal
 from grstream.errors import KernelCompileError
 
 

@@ -91,16 +91,29 @@ def skewed_graph(rng, n=3000, m=30000, hub_edges=5000):
 def cuda_run(gpu):
     """``cuda_run(fn, *args, load_balance=..., **kw)``: run with the CUDA backend and options."""
 
-    def call(fn, *args, load_balance="auto", host_cache=None, **kwargs):
-        return fn(*args, device="cuda", backend_options={"load_balance": load_balance,
-                                                         "host_cache": host_cache}, **kwargs)
+    def call(fn, *args, load_balance="auto", staging_only=None, **kwargs):
+        if staging_only is not None:   # no pinned cache: streamed shards are read every time
+            kwargs["pinned_budget"] = largest_region(staging_only, args[1] if fn is gr.run else args[0])
+        return fn(*args, device="cuda", backend_options={"load_balance": load_balance}, **kwargs)
     return call
 
 
+def largest_region(program, store):
+    """The pinned budget that holds one staging buffer and no cache."""
+    from grstream.engine.memory import Footprint, plan_memory
+    from grstream.engine.schedule import needed_arrays
+    model = plan_memory(store, needed_arrays(type(program).spec), Footprint({}, alignment=256))
+    return max(model.regions)
+
+
+def executor_of(session, cls):
+    """The executor a Session holds for program class ``cls`` (single-instance runs)."""
+    return next(p.executor for key, p in session._prepared.items() if key[0] is cls)
+
+
 def gpu_minimum(program, store):
-    from grstream.backends.cuda import CudaBackend
     try:
-        CudaBackend(store, program, memory_budget=1).close()
+        gr.run(program, store, device="cuda", memory_budget=1)
     except MemoryBudgetError as exc:
         return exc.minimum
     raise AssertionError("a 1-byte budget was accepted")
@@ -208,7 +221,7 @@ def test_dense_multi_shard_gather_matches_cpu(cuda_run, tmp_path, rng, lb, budge
     for f in cpu.values:
         np.testing.assert_array_equal(got.values[f], cpu.values[f], err_msg=f)
     assert [s.active_edges for s in got.stats] == [s.active_edges for s in cpu.stats]
-    resident = got.info["memory"]["cached_shards"]
+    resident = got.info["memory"]["resident_shards"]
     # the first iteration copies the resident shards; later ones gather them in one launch each
     assert got.stats[0].batched_shards == 0
     assert all(s.batched_shards == resident for s in got.stats[1:])
@@ -231,10 +244,9 @@ def test_shared_datasets_match_cpu(cuda_run, shared_datasets, tmp_path, name):
         cpu, _ = call(store)
         got, _ = cuda_run(call, store, memory_budget=None)
         assert_same(f"{name}/{algo}", cpu, got, rtol)
-        got_stream, res = cuda_run(call, store, memory_budget=budget(
-            "minimum", {"bfs": gr.algorithms.bfs.BFS(), "sssp": gr.algorithms.sssp.SSSP(),
-                        "pagerank": gr.algorithms.pagerank.PageRank(),
-                        "cc": gr.algorithms.cc.ConnectedComponents()}[algo], store), host_cache=0)
+        prog = {"bfs": gr.algorithms.bfs.BFS(), "sssp": gr.algorithms.sssp.SSSP(),
+                "pagerank": gr.algorithms.pagerank.PageRank(), "cc": gr.algorithms.cc.ConnectedComponents()}[algo]
+        got_stream, res = cuda_run(call, store, memory_budget=budget("minimum", prog, store), staging_only=prog)
         assert_same(f"{name}/{algo}/streamed", cpu, got_stream, rtol)
 
 
@@ -248,16 +260,16 @@ def test_residency_modes_and_copy_accounting(cuda_run, tmp_path, rng):
     assert full.info["residency"] == "in-memory"
     shard_bytes = full.stats[0].bytes_h2d
     assert shard_bytes > 0 and all(s.shards_copied == 0 for s in full.stats[1:])
-    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low)
+    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, pinned_budget=2 * store.nbytes())
     assert stream.info["residency"] in ("streaming", "partial")
-    assert all(s.shards_copied == s.shards_processed - stream.info["memory"]["cached_shards"]
+    assert all(s.shards_copied == s.shards_processed - stream.info["memory"]["resident_shards"]
                for s in stream.stats[1:])
     for s in stream.stats:
         assert s.bytes_h2d > 0 and s.time_copy > 0 and s.time_kernel > 0
         assert 0 <= s.copy_hidden <= min(s.time_copy, s.time_kernel) + 1e-6
     # pinned host cache: the store is read in the first iteration only
     assert stream.stats[0].bytes_read > 0 and all(s.bytes_read == 0 for s in stream.stats[1:])
-    nocache = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, host_cache=0)
+    nocache = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, staging_only=prog())
     assert all(s.bytes_read > 0 for s in nocache.stats)
     np.testing.assert_allclose(nocache.values["rank"], full.values["rank"], rtol=1e-12)
 
@@ -276,29 +288,31 @@ def test_bfs_skips_inactive_shards(cuda_run, tmp_path):
 
 @pytest.mark.parametrize("algo", ["pagerank", "bfs", "sssp", "cc"])
 def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo):
-    from grstream.backends.cuda.schedule import shard_region_bytes
+    from grstream.engine.memory import Footprint, plan_memory
     from grstream.engine.schedule import needed_arrays
     n, src, dst, w = skewed_graph(rng, n=3000, m=30000, hub_edges=1000)
     store = build(tmp_path, n, src, dst, w, num_shards=16)
     fn, rtol = ALGOS[algo]
     program = {"bfs": gr.algorithms.bfs.BFS(), "sssp": gr.algorithms.sssp.SSSP(),
                "pagerank": gr.algorithms.pagerank.PageRank(), "cc": gr.algorithms.cc.ConnectedComponents()}[algo]
-    region = shard_region_bytes(store, needed_arrays(program.spec))
+    region = np.asarray(plan_memory(store, needed_arrays(program.spec), Footprint({}, alignment=256)).regions)
     needed = int(region.sum())
-    # slots grow to about three shards each: consecutive streamed shards share copies
+    # slots grow to about three shards each: consecutive streamed shards share copies (a
+    # grouped unit lands in a different slot from one iteration to the next)
     mb = gpu_minimum(program, store) + needed * 3 // 4
     cpu, cpu_res = fn(store)
-    got, res = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": needed})
+    pinned = 2 * store.nbytes()   # every streamed shard in the pinned cache: consecutive ones can share a copy
+    got, res = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": needed})
     assert_same(algo, cpu, got, rtol)
     assert res.iterations == cpu_res.iterations
     assert res.info["residency"] == "partial" and res.info["slot_bytes"] > int(region.max())
     copied = [s for s in res.stats if s.shards_copied > 1]
     assert copied and any(s.copies < s.shards_copied for s in copied)
     assert all(s.copies <= s.shards_copied for s in res.stats)
-    single, _ = fn(store, device="cuda", memory_budget=mb, backend_options={"slot_bytes": 0})
+    single, _ = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": 0})
     assert_same(algo + " one shard per copy", cpu, single, rtol)
     # by default only dense programs group their shards; frontier programs keep three one-shard slots
-    default, dres = fn(store, device="cuda", memory_budget=mb)
+    default, dres = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned)
     assert_same(algo + " default slots", cpu, default, rtol)
     if algo == "pagerank":
         assert dres.info["slot_bytes"] > int(region.max()) and dres.info["slots"] == 2
@@ -308,23 +322,24 @@ def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo)
 
 # ---------------------------------------------------------------- errors
 def test_budget_below_minimum_names_it(gpu, tmp_path, rng):
-    from grstream.backends.cuda import CudaBackend
     n, src, dst, w = skewed_graph(rng, n=500, m=4000, hub_edges=100)
     store = build(tmp_path, n, src, dst, w, num_shards=4)
     low = gpu_minimum(gr.algorithms.bfs.BFS(), store)
     with pytest.raises(MemoryBudgetError, match=f"{low:,}") as info:
-        CudaBackend(store, gr.algorithms.bfs.BFS(), memory_budget=low - 1)
+        gr.run(gr.algorithms.bfs.BFS(), store, device="cuda", memory_budget=low - 1)
     assert info.value.minimum == low
-    CudaBackend(store, gr.algorithms.bfs.BFS(), memory_budget=low).close()
+    gr.run(gr.algorithms.bfs.BFS(), store, device="cuda", memory_budget=low)
 
 
 def test_out_of_memory_is_a_device_error(gpu, tmp_path, rng):
-    from grstream.backends.cuda import CudaBackend
     n, src, dst, w = skewed_graph(rng, n=200, m=1000, hub_edges=10)
     store = build(tmp_path, n, src, dst, w, num_shards=2)
-    with CudaBackend(store, gr.algorithms.bfs.BFS()) as backend:
+    with gr.Session(store, device="cuda") as session:
+        session.run(gr.algorithms.bfs.BFS())
+        dev = executor_of(session, gr.algorithms.bfs.BFS).dev
+        dev.ledger.limits["device"] = 1 << 62   # past the plan, so that the device refuses
         with pytest.raises(DeviceError, match="out of memory"):
-            backend._alloc(1 << 50, "a test buffer")
+            dev._alloc("a test buffer", 1 << 50, "device")
 
 
 def test_compile_failure_carries_numbered_source(gpu):

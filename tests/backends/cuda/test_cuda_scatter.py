@@ -23,9 +23,8 @@ def store_of(tmp_path, rng, n, m, shards, edge_ids=True):
 def gpu_budget(kind, program, store):
     if kind == "all":
         return None
-    from grstream.backends.cuda import CudaBackend
     try:
-        CudaBackend(store, program, memory_budget=1).close()
+        gr.run(program, store, device="cuda", memory_budget=1)
     except MemoryBudgetError as exc:
         low = exc.minimum
     return low if kind == "minimum" else low + store.nbytes() // 3

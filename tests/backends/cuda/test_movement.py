@@ -1,5 +1,7 @@
-"""The movement engine's scheduling, run with a synchronous stand-in executor (no GPU needed)."""
+"""The GPU executor's data movement over the engine's plans, run with a synchronous stand-in for
+the CUDA streams (no GPU needed)."""
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -7,11 +9,15 @@ import scipy.sparse as sp
 
 import grstream as gr
 from grstream.backends.cuda import loadbalance
-from grstream.backends.cuda.movement import Mover, busy_overlap
-from grstream.backends.cuda.schedule import (ALIGN, Residency, layout, plan_device, plan_host_cache,
-                                             shard_region_bytes, vertex_state_bytes)
+from grstream.backends.cuda.executor import CudaExecutor
+from grstream.backends.cuda.movement import Mover
+from grstream.backends.cuda.schedule import ALIGN, vertex_state_bytes
+from grstream.backends.cuda.streams import busy_overlap
+from grstream.engine.executor import Capabilities
+from grstream.engine.memory import Footprint, Ledger, plan_memory
+from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
-from grstream.errors import DeviceError, MemoryBudgetError, ShardStoreError
+from grstream.errors import DeviceError, ShardStoreError
 
 
 class Address(int):
@@ -89,93 +95,113 @@ def device_view(ex, store, dev, name):
     return ex.locate(dev[name], length * dt.itemsize).view(dt)
 
 
-def mover_for(store, names, budget_kind, host_cached="all"):
-    region = shard_region_bytes(store, names)
-    vbytes = 10_000
-    slot_bytes = 0
+def device_view(ex, store, dev, name):
+    dt = np.dtype(np.int64) if name.endswith("indptr") else (
+        np.dtype(store.id_dtype) if name.split("/")[1] in ("src", "dst") else np.dtype(np.float64))
+    length = dev.lengths[name]
+    return ex.locate(dev[name], length * dt.itemsize).view(dt)
+
+
+def model_for(store, names, budget_kind, pinned="all", slot_bytes=0, static=10_000):
+    """The engine's memory model for a stand-in footprint under one of the budget shapes."""
+    fp = Footprint(static={"vertex state": static}, alignment=ALIGN)
+    full = plan_memory(store, names, fp)
+    regions = np.asarray(full.regions)
     if budget_kind == "all":
         budget = None
     elif budget_kind == "one-slot":
-        budget = vbytes + int(region.max())
+        budget = static + int(regions.max())
     elif budget_kind == "grouped":  # two slots grown to hold several consecutive shards
-        budget = vbytes + int(region.sum()) - 1
-        slot_bytes = int(region.sum())
+        budget = static + int(regions.sum()) - 1
+        slot_bytes = int(regions.sum())
     else:  # two slots and about half the shards resident
-        budget = vbytes + 2 * int(region.max()) + int(region.sum()) // 2
-    plan = plan_device(region, vbytes, budget, slot_bytes=slot_bytes)
-    streamed = [i for i in range(store.num_shards) if i not in plan.cached]
-    cached = streamed if host_cached == "all" else []
-    ex = SyncExecutor()
-    return Mover(store, names, plan, ex, host_cached=cached, staging=2), ex, plan
+        budget = static + 2 * int(regions.max()) + int(regions.sum()) // 2
+    pinned_budget = None if pinned == "all" else int(regions.max())   # staging only
+    if pinned == "all":
+        pinned_budget = int(regions.sum()) + 3 * int(regions.max())
+    return plan_memory(store, names, fp, budget, pinned_budget, slots=2, slot_bytes=slot_bytes)
+
+
+def setup(store, spec, budget_kind, pinned="all", executor=None):
+    names = needed_arrays(spec)
+    model = model_for(store, names, budget_kind, pinned)
+    ex = executor or SyncExecutor()
+    ledger = Ledger(model)
+    mover = Mover(store, model, ex, ledger, {})
+    planner = Planner(spec, store, model, Capabilities("cuda", batch_resident="dense", batch_copies=True))
+    return mover, ex, model, planner, ledger
+
+
+def run_plan(mover, ex, plan, store=None, check=True):
+    stats, seen = {}, []
+    for unit, data in mover.deliver(plan, stats):
+        assert [a.shard for a in data] == list(unit.shards)
+        for arrays in data:
+            seen.append(arrays.shard)
+            if check:
+                for name in mover.names:
+                    np.testing.assert_array_equal(device_view(ex, store, arrays, name),
+                                                  store.read(arrays.shard, name))
+        ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+    return stats, seen
 
 
 @pytest.mark.parametrize("budget_kind", ["all", "partial", "one-slot", "grouped"])
-@pytest.mark.parametrize("host_cached", ["all", "none"])
-def test_stream_delivers_the_store_bytes_and_skips_inactive(tmp_path, budget_kind, host_cached):
+@pytest.mark.parametrize("pinned", ["all", "staging"])
+def test_units_arrive_with_the_store_bytes(tmp_path, budget_kind, pinned):
     store = make_store(tmp_path)
-    names = needed_arrays(gr.algorithms.sssp.SSSP.spec)  # in-edges + weights, out-edges
-    mover, ex, plan = mover_for(store, names, budget_kind, host_cached)
-    assert plan.num_buffers == {"all": 0, "partial": 2, "one-slot": 1, "grouped": 2}[budget_kind]
-    grouped = budget_kind == "grouped" and host_cached == "all"
-    iterations = [[0, 1, 5], [1, 4], [], [0, 5, 2, 3, 4], [0, 1, 2, 3, 4, 5]]
-
-    def nbytes(i):
-        return sum(store.shard_info(i).dataset_nbytes[n] for n in names)
-
-    copied_total, before = 0, set()
-    for active in iterations:
-        stats, seen = {}, []
-        for dev in mover.stream(active, stats):
-            seen.append(dev.shard)
-            for name in names:
-                np.testing.assert_array_equal(device_view(ex, store, dev, name), store.read(dev.shard, name))
-        assert sorted(seen) == sorted(active)  # inactive shards never appear
-        first = [i for i in active if i not in before]
-        moved = [i for i in active if i not in plan.cached or i in first]
-        assert stats["copied"] == len(moved)
-        if grouped:  # one range per unit: the alignment padding between arrays travels too
-            assert sum(nbytes(i) for i in moved) <= stats["bytes_h2d"] <= sum(mover.region[i] for i in moved)
-        else:
-            assert stats["bytes_h2d"] == sum(nbytes(i) for i in moved)
-            assert stats["copies"] == len(moved)
-        read = first if host_cached == "all" else moved
-        assert stats["bytes_read"] == sum(nbytes(i) for i in read)
-        copied_total += stats["bytes_h2d"]
-        before |= set(active)
-    assert copied_total == sum(ex.copies)
-    if grouped:  # consecutive streamed shards of the last iteration share copies
-        assert stats["copies"] < stats["copied"]
-    if budget_kind == "all":  # in-memory: every shard crossed the link exactly once
-        assert copied_total == sum(sum(store.shard_info(i).dataset_nbytes[n] for n in names)
-                                   for i in range(store.num_shards))
-    mover.close()
-    assert ex.mem == {}
+    spec = gr.algorithms.sssp.SSSP.spec   # in-edges + weights, out-edges
+    mover, ex, model, planner, ledger = setup(store, spec, budget_kind, pinned)
+    assert model.slots == {"all": 0, "partial": 2, "one-slot": 1, "grouped": 2}[budget_kind]
+    sizes = np.diff(np.asarray(store.intervals))
+    for it, active in enumerate([[0, 1, 5], [1, 4], [0, 5, 2, 3, 4], [0, 1, 2, 3, 4, 5]], 1):
+        counts = np.zeros(store.num_shards, np.int64)
+        counts[active] = sizes[active]
+        plan = planner.plan(it, counts, False)
+        stats, seen = run_plan(mover, ex, plan, store)
+        assert sorted(seen) == sorted(active)            # inactive shards never appear
+        moved = [u for u in plan.units if u.transfer in ("copy", "load")]
+        assert stats["copied"] == sum(len(u.shards) for u in moved) and stats["copies"] == len(moved)
+        exact = sum(store.shard_info(i).dataset_nbytes[n] for u in moved for i in u.shards for n in mover.names)
+        # single shards move their arrays exactly; a grouped unit moves its pinned range (padding too)
+        assert exact <= stats["bytes_h2d"] <= plan.bytes_copy
+    for kind in ("device", "pinned"):
+        assert ledger.peak[kind] <= ledger.limits[kind]
 
 
-def test_streamed_shards_reread_without_host_cache(tmp_path):
+def test_store_shards_reread_pinned_ones_not(tmp_path):
     store = make_store(tmp_path)
-    names = ["in/indptr", "in/src"]
-    mover, ex, plan = mover_for(store, names, "one-slot", host_cached="none")
-    one = sum(store.shard_info(0).dataset_nbytes[n] for n in names)
-    for _ in range(3):
-        stats = {}
-        list(mover.stream([0], stats))
-        assert stats["bytes_read"] == one and stats["bytes_h2d"] == one
+    spec = gr.algorithms.bfs.BFS.spec
+    for pinned, rereads in (("staging", True), ("all", False)):
+        mover, ex, model, planner, _ = setup(store, spec, "one-slot", pinned)
+        one = sum(store.shard_info(0).dataset_nbytes[n] for n in mover.names)
+        counts = np.zeros(store.num_shards, np.int64)
+        counts[0] = 1
+        for k in range(3):
+            stats, _ = run_plan(mover, ex, planner.plan(k + 1, counts, False), store)
+            assert stats["bytes_h2d"] == one
+            assert stats["bytes_read"] == (one if rereads or k == 0 else 0)
 
 
-def test_resident_shards_move_once(tmp_path):
+def test_resident_shards_move_once_and_are_shared(tmp_path):
     store = make_store(tmp_path)
-    names = ["in/indptr", "in/src"]
-    mover, ex, plan = mover_for(store, names, "all")
-    for _ in range(3):
-        list(mover.stream(range(store.num_shards)))
-    expect = sum(sum(store.shard_info(i).dataset_nbytes[n] for n in names) for i in range(store.num_shards))
+    spec = gr.algorithms.bfs.BFS.spec
+    mover, ex, model, planner, _ = setup(store, spec, "all")
+    counts = np.diff(np.asarray(store.intervals))
+    for it in range(3):
+        run_plan(mover, ex, planner.plan(it + 1, counts, False), store)
+    expect = sum(store.shard_info(i).dataset_nbytes[n] for i in range(store.num_shards) for n in mover.names)
     assert sum(ex.copies) == expect
+    # a second mover of the session finds the data through the shared dict
+    other = Mover(store, model, ex, Ledger(model), mover.shared)
+    for i in range(store.num_shards):
+        np.testing.assert_array_equal(device_view(ex, store, other.resident_arrays(i), "in/src"),
+                                      store.read(i, "in/src"))
 
 
 def test_store_failure_in_the_reader_reaches_the_caller(tmp_path, monkeypatch):
     store = make_store(tmp_path)
-    mover, ex, plan = mover_for(store, ["in/indptr", "in/src"], "one-slot", host_cached="none")
+    mover, ex, model, planner, _ = setup(store, gr.algorithms.pagerank.PageRank.spec, "one-slot", "staging")
     real = store.read
 
     def failing(i, name, out=None):
@@ -184,85 +210,27 @@ def test_store_failure_in_the_reader_reaches_the_caller(tmp_path, monkeypatch):
         return real(i, name, out=out)
 
     monkeypatch.setattr(store, "read", failing)
+    counts = np.zeros(store.num_shards, np.int64)
+    counts[[1, 2, 3, 4]] = 1
     with pytest.raises(ShardStoreError, match="shard 3"):
-        list(mover.stream([1, 2, 3, 4]))
+        run_plan(mover, ex, planner.plan(1, counts, False), store)
 
 
-# ---------------------------------------------------------------- planning
-def test_layout_aligns_every_array():
-    offsets, total = layout({"a": 10, "b": 0, "c": 300})
-    assert offsets == {"a": 0, "b": ALIGN, "c": 2 * ALIGN}
-    assert total == 2 * ALIGN + 512
-    assert all(o % ALIGN == 0 for o in offsets.values())
-
-
-def test_plan_device_modes_and_minimum():
-    sizes = np.array([100, 300, 200, 300])
-    plan = plan_device(sizes, 50, None)
-    assert plan.all_cached and plan.num_buffers == 0
-    plan = plan_device(sizes, 50, 50 + 900)
-    assert plan.all_cached
-    plan = plan_device(sizes, 50, 50 + 2 * 300 + 150)
-    assert plan.num_buffers == 2 and plan.cached == [0]
-    plan = plan_device(sizes, 50, 50 + 300)
-    assert plan.num_buffers == 1 and plan.cached == []
-    # three slots asked, room for two: two, not the single slot plan_memory would fall back to
-    plan = plan_device(sizes, 50, 50 + 2 * 300 + 150, slots=3)
-    assert plan.num_buffers == 2 and plan.cached == [0]
-    plan = plan_device(np.append(sizes, 300), 50, 50 + 3 * 300 + 100, slots=3)
-    assert plan.num_buffers == 3 and plan.cached == [0]
-    with pytest.raises(MemoryBudgetError, match="350") as info:
-        plan_device(sizes, 50, 349)
-    assert info.value.minimum == 350
-
-
-def test_vertex_state_counts_what_stays_resident():
-    base = vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, False)
-    assert vertex_state_bytes(1000, [np.float64, np.int64], 0, 8, 100, 4, False) >= base + 2 * 8000
-    assert vertex_state_bytes(1000, [np.float64], 1, 8, 100, 4, False) >= base + 8000
-    assert vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, True) >= base + 8000
-    # a per-vertex accumulator (dense programs) instead of one interval's
-    assert vertex_state_bytes(1000, [np.float64], 0, 8, 100, 4, False, acc_vertices=1000) >= base + 8 * 800
-
-
-def test_plan_device_grows_slots_for_grouped_copies():
-    sizes = np.full(10, 4 * ALIGN)
-    one = 4 * ALIGN
-    base = plan_device(sizes, 50, 50 + 6 * one, slots=2)
-    assert base.buffer_bytes == one and len(base.cached) == 4
-    # slots grow by at most half of what largest-shard slots leave: (6 - 2) shards / 2 / 2 slots
-    grown = plan_device(sizes, 50, 50 + 6 * one, slots=2, slot_bytes=4 * one)
-    assert grown.num_buffers == 2 and grown.buffer_bytes == 2 * one and len(grown.cached) == 2
-    part = plan_device(sizes, 50, 50 + 6 * one, slots=2, slot_bytes=one + 2 * ALIGN)
-    assert part.buffer_bytes == one + 2 * ALIGN and len(part.cached) == 3
-    # no room left over, or everything resident: no growth
-    assert plan_device(sizes, 50, 50 + 2 * one, slots=2, slot_bytes=5 * one).buffer_bytes == one
-    assert plan_device(sizes, 50, None, slot_bytes=5 * one).all_cached
-
-
-def test_residency_units_join_consecutive_streamed_shards():
-    r = Residency([0], num_slots=2)
-    units = r.units([0, 1, 2, 3, 5, 6], join=lambda unit, j: j == unit[-1] + 1 and len(unit) < 2)
-    assert [[s.shard for s in u] for u in units] == [[0], [1, 2], [3], [5, 6]]
-    assert [[s.slot for s in u] for u in units] == [[None], [0, 0], [1], [0, 0]]
-
-
-def test_residency_interleaves_and_rotates_slots():
-    r = Residency([0, 2], num_slots=2)
-    steps = r.steps([0, 1, 2, 3, 4])
-    assert [s.shard for s in steps] == [0, 1, 2, 3, 4]
-    assert [s.slot for s in steps] == [None, 0, None, 1, 0]
-    assert [s.copy for s in steps] == [True, True, True, True, True]
-    again = r.steps([2, 4, 5])
-    assert [(s.shard, s.copy) for s in again] == [(2, False), (4, True), (5, True)]
-    assert r.steps([]) == []
-
-
-def test_host_cache_limit():
-    region = np.array([10, 20, 30, 40])
-    assert plan_host_cache(region, [1, 2, 3], None) == [1, 2, 3]
-    assert plan_host_cache(region, [1, 2, 3], 50) == [1, 2]
-    assert plan_host_cache(region, [1, 2, 3], 0) == []
+def test_footprint_counts_the_static_buffers_and_tables(tmp_path):
+    store = make_store(tmp_path)
+    for cls, dense in ((gr.algorithms.pagerank.PageRank, True), (gr.algorithms.bfs.BFS, False)):
+        fp = CudaExecutor.footprint(store, cls.spec, dense, {})
+        assert all(v % ALIGN == 0 and v > 0 for v in fp.static.values())
+        assert ("shard tables" in fp.scratch) == dense
+        assert fp.static["readback block"] >= 8 * (2 + store.num_shards)
+    opts = CudaExecutor.memory_options(gr.algorithms.pagerank.PageRank.spec, {})
+    assert opts["slots"] == 2 and opts["slot_bytes"] > 0
+    assert CudaExecutor.memory_options(gr.algorithms.bfs.BFS.spec, {})["slots"] == 3
+    with pytest.raises(gr.errors.UsageError, match="pinned_budget"):
+        CudaExecutor.capabilities({"host_cache": 0})
+    assert CudaExecutor.capabilities({"deterministic": True}).balance == "twc"
+    with pytest.raises(gr.errors.UsageError, match="deterministic"):
+        CudaExecutor.capabilities({"deterministic": True, "load_balance": "merge"})
 
 
 def test_busy_overlap():
@@ -306,3 +274,96 @@ def test_missing_pycuda_is_named(monkeypatch, tmp_path):
         gr.run(gr.algorithms.bfs.BFS(), store, device="cuda")
     result = gr.run(gr.algorithms.bfs.BFS(), store, device="auto")
     assert result.info["backend"] == "cpu"
+
+
+def test_the_planner_takes_the_cuda_policy():
+    from grstream.engine import balance
+    facts = [balance.ShardFacts(0, 10001, (("in", 300000),), (("in", 200000),)),
+             balance.ShardFacts(1, 1000, (("in", 16000),), (("in", 16),))]
+    pr = gr.algorithms.pagerank.PageRank.spec
+    caps = CudaExecutor.capabilities({})
+    assert balance.choose("cuda", facts, [10001, 1000], pr, caps) == ("merge", "twc")
+    assert balance.choose("cuda", facts, [100, 1000], pr, caps) == ("twc", "twc")   # sparse frontier
+    det = CudaExecutor.capabilities({"deterministic": True})
+    assert det.balance == "twc" and not det.adaptive_hoist
+    assert balance.choose("cuda", facts, [10001, 1000], pr, det) == ("twc", "twc")
+    forced = CudaExecutor.capabilities({"load_balance": "merge"})
+    assert balance.choose("cuda", facts, [1, 1], pr, forced) == ("merge", "merge")
+
+
+def test_the_policy_knows_when_the_merge_split_exists():
+    """The planner's view of the merge split agrees with the generated module's."""
+    from grstream.backends.cuda.compile import module_source
+    from grstream.backends.cuda.loadbalance import merge_available
+    from .test_codegen import PROGRAMS, NoAtomic
+    for cls in PROGRAMS + [NoAtomic]:
+        ks = module_source(cls.spec, np.int32, {p: np.float64 for p in cls.spec.edge_reads})
+        assert merge_available(cls.spec) == ks.merge_ok, cls.__name__
+
+
+class TokenExecutor(SyncExecutor):
+    """Each copy returns its own token; records which tokens the mover waited for."""
+
+    def __init__(self):
+        super().__init__()
+        self.issued, self.waited = [], set()
+
+    def end_copy(self):
+        super().end_copy()
+        self.issued.append(object())
+        return self.issued[-1]
+
+    def done(self, token):
+        return False   # copies "in flight" until waited for
+
+    def wait(self, token):
+        self.waited.add(id(token))
+
+
+def test_failed_launch_closes_the_stream(tmp_path):
+    """A launch raising mid-stream: the read-ahead thread ends and every copy is waited for before
+    the exception leaves the loop (while the traceback still holds the loop's frame)."""
+    store = make_store(tmp_path, shards=8)
+    ex = TokenExecutor()
+    mover, ex, model, planner, _ = setup(store, gr.algorithms.bfs.BFS.spec, "one-slot", "staging", ex)
+    counts = np.ones(store.num_shards, np.int64)
+    items = mover.deliver(planner.plan(1, counts, False), {})
+    with pytest.raises(RuntimeError, match="launch failed") as info:
+        try:
+            for k, (unit, data) in enumerate(items):
+                if k == 2:
+                    raise RuntimeError("launch failed")
+                ex.shard_done(unit.slot)
+        finally:
+            items.close()   # what the engine's Session does
+    assert info.traceback
+    assert not [t for t in threading.enumerate() if t.name == "grstream-read-ahead" and t.is_alive()]
+    assert ex.issued and {id(t) for t in ex.issued} <= ex.waited
+
+
+def test_static_buffers_count_each_buffer_once():
+    from grstream.backends.cuda.schedule import static_buffers
+    from grstream.backends.cuda.skeletons import AGG_BLOCKS
+    for S in (1, 4, 64):
+        b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
+        # the shard counts live in the readback block only (once), after 2 counters and 2 aggregates
+        assert b["readback block"] == 8 * (2 + 2 + S)
+        assert b["intervals"] == 8 * (S + 1)
+        assert [k for k, v in b.items() if "shard" in k or "count" in k] == []
+        assert b["aggregate partials 0"] == b["aggregate partials 1"] == 8 * AGG_BLOCKS
+        assert vertex_state_bytes(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4]) == \
+            sum(-(-max(v, 1) // ALIGN) * ALIGN for v in b.values())
+    grow = [vertex_state_bytes(1000, [np.float64], 0, 8, 100, S, False) for S in (32, 32 + 4096)]
+    assert grow[1] - grow[0] == 2 * 8 * 4096   # intervals + readback: twice per shard, not three times
+
+
+def test_seed_ids_match_flatnonzero():
+    from grstream.backends.cuda.executor import seed_ids
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 7, 8, 9, 1000, 4099):
+        for density in (0.0, 0.001, 0.05, 0.9):
+            mask = rng.random(n) < density
+            got = seed_ids(mask)
+            np.testing.assert_array_equal(got, np.flatnonzero(mask))
+            assert got.dtype == np.int64
+        np.testing.assert_array_equal(seed_ids(np.broadcast_to(np.True_, (n,))), np.arange(n))

@@ -1,0 +1,244 @@
+"""Splice a translated GAS program into the kernel skeletons: one CUDA module per program.
+
+Every kernel is declared by a :class:`~.kernelargs.KernelArgs` (``kernel_args``); its C
+parameter list in the source, its prepared signature and its launch checking come from that one
+list. Importable without PyCUDA.
+"""
+import hashlib
+from dataclasses import dataclass, field
+from typing import Dict, List
+
+import numpy as np
+
+from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
+from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
+                        MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
+
+I32, I64 = np.int32, np.int64
+#: element C types of the permute kernels, by element size
+PERMUTE_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+
+
+def V(c, name, const=True):
+    return VectorArg(c, name, const)
+
+
+def S(dtype, name):
+    return ScalarArg(dtype, name)
+
+
+def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
+    """The typed parameter list of the kernel ``kernel`` (C name) of ``phase``.
+
+    ``props`` are the edge properties the kernel reads per edge (gather_map's or scatter's),
+    ``prop_ctypes`` their C types; ``aggregates`` maps aggregate name -> C type.
+    """
+    prop_ctypes = prop_ctypes or {}
+    edge = [V(prop_ctypes.get(p, "double"), f"e_{p}") for p in props]
+    shard = [V("long long", "indptr"), V("gr_id_t", "nbr")]
+    if phase == "fill":
+        args = [V("gr_msg_t", "acc", False), S(I64, "nv")]
+    elif phase == "apply":
+        args = [S(I64, "lo"), S(I64, "nv"), V("unsigned", "frontier"), V("gr_msg_t", "acc"),
+                V("unsigned char", "changed", False), V("long long", "ptr_a"), V("long long", "ptr_b"),
+                V("unsigned long long", "counters", False)]
+    elif phase == "activate":
+        args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "next", False)]
+    elif phase == "mark":
+        args = [V("gr_id_t", "nbr"), S(I64, "first"), S(I64, "count"), V("unsigned", "next", False)]
+    elif phase == "count":
+        args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
+                V("unsigned long long", "counts", False)]
+    elif phase.startswith("gather_twc_multi") or phase.startswith("gather_merge_multi"):
+        last = S(I32, "accumulate") if "twc" in phase else S(I64, "per_thread")
+        args = [V("long long", "tab"), S(I32, "num_shards"), V("gr_msg_t", "hmsg"), V("unsigned", "frontier"),
+                V("gr_msg_t", "acc_all", False), last]
+    elif phase.startswith("gather_twc"):
+        args = shard + edge + [V("gr_msg_t", "hmsg"), S(I64, "lo"), S(I64, "nv"), V("unsigned", "frontier"),
+                               V("gr_msg_t", "acc", False), S(I32, "accumulate")]
+    elif phase.startswith("gather_merge"):
+        args = shard + edge + [V("gr_msg_t", "hmsg"), S(I64, "lo"), S(I64, "nv"), S(I64, "ne"),
+                               V("unsigned", "frontier"), V("gr_msg_t", "acc", False), S(I64, "per_thread")]
+    elif phase == "hoist":
+        args = [S(I64, "n"), V("gr_msg_t", "hmsg", False)]
+    elif phase == "aggregates":
+        args = [S(I64, "n")] + [V(c, f"p_{a}", False) for a, c in aggregates.items()]
+    elif phase == "aggfinal":
+        args = [S(I32, "count"), V("unsigned char", "out", False)] + [V(c, f"p_{a}") for a, c in aggregates.items()]
+    elif phase == "scatter":
+        args = shard + edge + [S(I64, "lo"), S(I64, "nv"), S(I64, "ebase"), V("unsigned char", "changed")]
+    elif phase.startswith("permute"):
+        t = PERMUTE_TYPES[int(phase[len("permute"):])]
+        args = [V("long long", "eid"), V(t, "state"), V(t, "out", False), S(I64, "ne")]
+    else:
+        raise KeyError(f"no kernel phase {phase!r}")
+    return KernelArgs(kernel, tuple(args))
+
+
+@dataclass
+class KernelSource:
+    """A complete CUDA module for one program: its source, kernels and layout facts."""
+
+    source: str
+    name: str                      # the program's C identifier (kernel name suffix)
+    kernels: Dict[str, str]        # phase -> kernel name, e.g. "gather_twc_in" -> grstream_...
+    gather_props: List[str]        # edge properties gather_map takes, in argument order
+    hoisted: bool                  # gather reads hmsg[] instead of calling gather_map per edge
+    merge_ok: bool                 # the merge-path gather is available (the monoid has an atomic)
+    msg_dtype: np.dtype = None
+    id_dtype: np.dtype = None
+    aggregates: Dict[str, np.dtype] = field(default_factory=dict)
+    translated: object = None      # the TranslatedProgram (args layout, pack_args)
+    args: Dict[str, KernelArgs] = field(default_factory=dict)   # phase -> parameter list
+
+    @property
+    def key(self):
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    def numbered_source(self):
+        return "\n".join(f"{i + 1:5d}  {line}" for i, line in enumerate(self.source.splitlines()))
+
+
+def _c_name(name):
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+def can_hoist(spec):
+    """True when gather_map reads only the source vertex: one message per vertex, not per edge."""
+    if not spec.has_gather:
+        return False
+    uses = getattr(spec.analysis, "gather_uses", None)
+    return uses is not None and uses <= {"src"}
+
+
+def _aggregate_bodies(aggs):
+    """Bodies of the fused two-pass reduction of every aggregate (``aggregates``, ``aggfinal``)."""
+    tags = list(aggs)
+    c = {a: ctype(aggs[a]) for a in tags}
+    first = AGGREGATE_BODY.substitute(
+        INIT="\n".join(f"  {c[a]} a_{a} = gr_identity_agg_{a}();" for a in tags),
+        TERMS="\n".join(f"    a_{a} = gr_combine_agg_{a}(a_{a}, ({c[a]})grstream_aggregate_{a}(v));"
+                        for a in tags),
+        REDUCE="\n".join(f"  a_{a} = gr_block_reduce_agg_{a}(a_{a});\n"
+                         f"  if (threadIdx.x == 0) p_{a}[blockIdx.x] = a_{a};" for a in tags))
+    final = "\n".join(f"  {{\n    {c[a]} a = gr_identity_agg_{a}();\n"
+                      f"    for (int i = threadIdx.x; i < count; i += GR_BLOCK) a = gr_combine_agg_{a}(a, p_{a}[i]);\n"
+                      f"    a = gr_block_reduce_agg_{a}(a);\n"
+                      f"    if (threadIdx.x == 0) *({c[a]}*)(out + {8 * k}) = a;\n  }}"
+                      for k, a in enumerate(tags))
+    return first, final
+
+
+class _Module:
+    """Collects kernels: each one's source is KERNEL around its body with its KernelArgs' params."""
+
+    def __init__(self, name, prop_ctypes, aggregates):
+        self.name, self.prop_ctypes, self.aggregates = name, prop_ctypes, aggregates
+        self.parts, self.kernels, self.args = [], {}, {}
+
+    def add(self, phase, body, props=()):
+        kname = f"grstream_{phase}_{self.name}"
+        args = kernel_args(kname, phase, props, self.prop_ctypes, self.aggregates)
+        self.parts.append(KERNEL.substitute(KNAME=kname, PARAMS=args.c_params(), BODY=body.strip("\n")))
+        self.kernels[phase], self.args[phase] = kname, args
+
+
+def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
+    """Splice a translated program into the skeletons.
+
+    Parameters
+    ----------
+    translated : TranslatedProgram
+        ``grstream.program.cuda.translate(spec)``'s result.
+    spec : ProgramSpec
+        The program's spec (gather direction, monoid, aggregates, activation).
+    id_dtype : numpy dtype
+        The store's vertex-id dtype (``int32`` or ``int64``).
+    edge_dtypes : dict, optional
+        Edge property name -> dtype, as the store declares them (for the array parameters).
+    hoist : bool, optional
+        Force (or forbid) hoisting of source-only messages; default :func:`can_hoist`.
+
+    Returns
+    -------
+    KernelSource
+    """
+    edge_dtypes = {k: np.dtype(v) for k, v in (edge_dtypes or {}).items()}
+    edge_dtypes.update({k: np.dtype(v) for k, v in spec.edge_state.items()})
+    name = _c_name(spec.name)
+    msg_dt = np.dtype(spec.gather_dtype)
+    hoist = can_hoist(spec) if hoist is None else (hoist and can_hoist(spec))
+    props = list(getattr(translated, "edge_props", {}).get("gather_map", [])) if spec.has_gather else []
+    if hoist and props:
+        hoist = False
+    aggs = {a: spec.aggregate_dtype[a] for a in spec.aggregates}
+    prop_ctypes = {p: ctype(edge_dtypes.get(p, np.float64)) for p in edge_dtypes}
+    mod = _Module(name, prop_ctypes, {a: ctype(dt) for a, dt in aggs.items()})
+    parts = [translated.source, PRELUDE.substitute(MSG_T=ctype(msg_dt), ID_T=ctype(id_dtype), BLOCK=BLOCK,
+                                                   WARP_MIN=WARP_MIN, BLOCK_MIN=BLOCK_MIN)]
+    monoid = spec.gather_reduce
+    if monoid is not None:
+        parts.append(_reducers("msg", ctype(msg_dt), monoid.cuda_combine, c_literal(monoid.identity(msg_dt), msg_dt)))
+    else:  # no gather: apply still receives an accumulator (zero, as on the CPU)
+        parts.append(_reducers("msg", ctype(msg_dt), "({a})", c_literal(0, msg_dt)))
+    for agg, m in spec.aggregates.items():
+        dt = spec.aggregate_dtype[agg]
+        parts.append(_reducers("agg_" + agg, ctype(dt), m.cuda_combine, c_literal(m.identity(dt), dt)))
+
+    mod.add("fill", FILL_BODY)
+    mod.add("apply", APPLY_BODY)
+    # activation walks the edges of changed vertices; TWC keeps one hub from serialising a warp
+    mod.add("activate", TWC.substitute(BID="blockIdx.x", SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="",
+                                       WARP_BEGIN="", WARP_END="", THREAD_BEGIN="", THREAD_END="",
+                                       EDGE="gr_mark(next, (long long)nbr[j]);"))
+    mod.add("mark", MARK_BODY)
+    mod.add("count", COUNT_BODY)
+
+    atomic = monoid.cuda_atomic if monoid is not None else None
+    merge_ok = bool(atomic) and atomic in translated.source
+    if spec.has_gather:
+        prop_args = "".join(f", e_{p}[j]" for p in props)
+        width = tab_width(len(props))
+        pc = {p: prop_ctypes.get(p, "double") for p in props}
+        multi_props = "\n".join(f"  const {pc[p]}* __restrict__ e_{p} = (const {pc[p]}*)row[{2 + k}];"
+                                for k, p in enumerate(props))
+        directions = ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges]
+        for d in directions:
+            if hoist:
+                gmap = "hmsg[nbr[j]]" if d == "in" else "hmsg[v]"
+            elif d == "in":
+                gmap = f"grstream_gather_map((long long)nbr[j], v{prop_args})"
+            else:
+                gmap = f"grstream_gather_map(v, (long long)nbr[j]{prop_args})"
+            store = "acc[kk] = accumulate ? gr_combine_msg(acc[kk], x) : x;"
+            twc = dict(
+                SELECT="gr_active(frontier, lo + k)", EDGE=f"x = gr_combine_msg(x, {gmap});",
+                BLOCK_BEGIN="gr_msg_t x = gr_identity_msg();",
+                BLOCK_END=f"x = gr_block_reduce_msg(x);\n    if (threadIdx.x == 0) {store}",
+                WARP_BEGIN="gr_msg_t x = gr_identity_msg();",
+                WARP_END=f"x = gr_warp_reduce_msg(x);\n    if (lane == 0) {store}",
+                THREAD_BEGIN="gr_msg_t x = gr_identity_msg();", THREAD_END=store)
+            mod.add(f"gather_twc_{d}", TWC.substitute(BID="blockIdx.x", **twc), props)
+            mod.add(f"gather_twc_multi_{d}", MULTI_BODY.substitute(W=width, PROPS=multi_props,
+                                                                  BODY=TWC.substitute(BID="bid", **twc)))
+            if merge_ok:
+                merge = dict(GMAP=gmap, ATOMIC=atomic)
+                mod.add(f"gather_merge_{d}", MERGE_BODY.substitute(BID="blockIdx.x", **merge), props)
+                mod.add(f"gather_merge_multi_{d}", MULTI_BODY.substitute(
+                    W=width, PROPS=multi_props, BODY=MERGE_BODY.substitute(BID="bid", **merge)))
+        if hoist:
+            mod.add("hoist", HOIST_BODY)
+    if spec.has_scatter:
+        sprops = list(getattr(translated, "edge_props", {}).get("scatter", []))
+        mod.add("scatter", SCATTER_BODY.substitute(ARGS="".join(f", e_{p}[j]" for p in sprops)), sprops)
+    if spec.edge_state:
+        for size in PERMUTE_TYPES:
+            mod.add(f"permute{size}", PERMUTE_BODY)
+    if aggs:
+        first, final = _aggregate_bodies(aggs)
+        mod.add("aggregates", first)
+        mod.add("aggfinal", final)
+    return KernelSource(source="\n".join(parts + mod.parts), name=name, kernels=mod.kernels, gather_props=props,
+                        hoisted=hoist, merge_ok=merge_ok, msg_dtype=msg_dt, id_dtype=np.dtype(id_dtype),
+                        aggregates=aggs, translated=translated, args=mod.args)

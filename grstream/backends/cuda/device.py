@@ -1,0 +1,226 @@
+"""The GPU executor's device state: context, compiled module, static buffers, readback block.
+
+Everything here is allocated once per executor, through the executor's ledger under the names of
+:func:`.schedule.static_buffers` (the memory model's ``static`` and ``scratch``); kernels are
+launched through their typed argument lists (:mod:`.kernelargs`).
+"""
+import numpy as np
+
+from ...errors import DeviceError, UsageError
+from .compile import load_module
+from .kernelargs import PreparedKernel
+from .skeletons import AGG_BLOCKS, BLOCK
+from .streams import Streams
+
+_COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
+_CONTEXT = []   # [context, users] of the primary context this module pushed
+
+
+def ensure_context():
+    """Make device 0's primary context current (once per process); returns pycuda.driver."""
+    from . import require
+    require()
+    import pycuda.driver as cuda
+    cuda.init()
+    if _CONTEXT:
+        _CONTEXT[1] += 1
+    elif cuda.Context.get_current() is None:
+        ctx = cuda.Device(0).retain_primary_context()
+        ctx.push()
+        _CONTEXT[:] = [ctx, 1]
+    return cuda
+
+
+def release_context():
+    """Undo one :func:`ensure_context`; the last user pops the context it pushed."""
+    if _CONTEXT:
+        _CONTEXT[1] -= 1
+        if _CONTEXT[1] == 0:
+            import pycuda.driver as cuda
+            cuda.Context.pop()
+            _CONTEXT.clear()
+
+
+class DeviceState:
+    """Static device state of one executor (GraphReduce Eq. 1) and the kernels that use it.
+
+    Parameters
+    ----------
+    store, spec : the store and the program spec
+    ks : KernelSource
+    buffers : dict
+        name -> bytes of every static and scratch buffer (:func:`.schedule.static_buffers`).
+    scratch : set of str
+        Names among ``buffers`` the ledger counts as scratch.
+    ledger : Ledger
+    streams : int
+        Copy streams.
+    """
+
+    def __init__(self, store, spec, ks, buffers, scratch, ledger, streams):
+        cuda = self.cuda = ensure_context()
+        self._mem = []
+        self.ledger, self.buffers = ledger, dict(buffers)
+        try:
+            self._setup(store, spec, ks, scratch, streams)
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, store, spec, ks, scratch, streams):
+        cuda = self.cuda
+        self.device = cuda.Context.get_device()
+        self.spec, self.ks, self.translated = spec, ks, ks.translated
+        n = self.n = int(store.num_vertices)
+        self.S = int(store.num_shards)
+        self.intervals = np.asarray(store.intervals, dtype=np.int64)
+        mod = load_module(ks, self.device)
+        # each kernel prepared from, and launched through, its typed argument list
+        self.fn = {phase: PreparedKernel(mod.get_function(kname), ks.args[phase])
+                   for phase, kname in ks.kernels.items()}
+        self.g_ptr, g_size = mod.get_global("g")
+        if g_size != self.translated.args_dtype.itemsize:
+            raise DeviceError(f"GasArgs layout mismatch: device {g_size} B, host "
+                              f"{self.translated.args_dtype.itemsize} B")
+        self.ex = Streams(streams)
+        self.mem = {name: self._alloc(name, nbytes, "scratch" if name in scratch else "device")
+                    for name, nbytes in self.buffers.items()}
+        get = self.mem.get
+        self.cur = {f: get(f"cur {f}") for f in spec.vertex_fields}
+        self.nxt = {f: get(f"nxt {f}") for f in spec.vertex_fields}
+        self.deg = {d: get(d) for d in ("in_degree", "out_degree") if d in self.mem}
+        self.front = [get("frontier 0"), get("frontier 1")]
+        self.acc, self.changed, self.hmsg = get("accumulator"), get("changed flags"), get("hoisted messages")
+        self.estate = dict(spec.edge_state)
+        self.ecur = {p: get(f"edge state {p}") for p in self.estate}
+        self.enxt = {p: get(f"edge state {p} (next)") for p in self.estate}
+        self.escratch = {p: self.mem[k] for p in self.estate for k in [f"edge state {p} (CSC)"] if k in self.mem}
+        self.m_edges = int(store.num_edges)
+        cuda.memcpy_htod(self.mem["intervals"], self.intervals)
+        for d, mem in self.deg.items():
+            cuda.memcpy_htod(mem, np.ascontiguousarray(getattr(store, d)(), dtype=np.int64))
+        self.agg_names = list(ks.aggregates)
+        self.counts_word = _COUNTERS + len(self.agg_names)
+        self.rb_dev = self.mem["readback block"]
+        # small host buffers stay pageable: the memory model bounds pinned memory to the cache
+        # and the staging buffers, and these copies are a few hundred bytes
+        self.rb_host = np.zeros(self.counts_word + max(self.S, 1), np.uint64)
+        self.agg_partials = [self.mem[f"aggregate partials {k}"] for k in range(len(self.agg_names))]
+        self.aggregates = {}
+
+    def _alloc(self, name, nbytes, kind):
+        cuda = self.cuda
+        self.ledger.take(kind, name, nbytes)
+        try:
+            mem = cuda.mem_alloc(max(int(nbytes), 256))
+        except cuda.MemoryError:
+            self.ledger.give(kind, name, nbytes)
+            free, total = cuda.mem_get_info()
+            raise DeviceError(f"CUDA out of memory allocating {int(nbytes):,} B for {name} "
+                              f"({free:,} of {total:,} B free); lower memory_budget") from None
+        self._mem.append((kind, name, int(nbytes), mem))
+        return mem
+
+    # ------------------------------------------------------------------ launches
+    def launch(self, phase, count, *args):
+        """One thread per item of ``count``; arguments checked against the kernel's list."""
+        if count <= 0:
+            return
+        self.fn[phase].launch((int((count + BLOCK - 1) // BLOCK), 1), (BLOCK, 1, 1), self.ex.compute, *args)
+
+    def upload_args(self, program):
+        """The program's parameters and the current array pointers into the ``g`` constant."""
+        pointers = {}
+        members = set(self.translated.pointer_members)
+        for f in self.spec.vertex_fields:
+            pointers["cur_" + f] = int(self.cur[f])
+            pointers["nxt_" + f] = int(self.nxt[f])
+        for d, mem in self.deg.items():
+            pointers[d] = int(mem)
+        for p in self.estate:
+            pointers["ecur_" + p] = int(self.ecur[p])
+            pointers["enxt_" + p] = int(self.enxt[p])
+        pointers = {k: v for k, v in pointers.items() if k in members}
+        buf = np.frombuffer(self.translated.pack_args(program, pointers), np.uint8).copy()
+        self.cuda.memcpy_htod_async(self.g_ptr, buf, self.ex.compute)
+        return buf.nbytes
+
+    def count_frontier(self):
+        """Active vertices per shard of the current frontier (device popcounts, into the readback)."""
+        counts = int(self.rb_dev) + 8 * self.counts_word
+        self.cuda.memset_d32_async(counts, 0, 2 * max(self.S, 1), self.ex.compute)
+        self.launch("count", (self.n + 31) // 32, self.front[0], self.n, self.mem["intervals"], self.S, counts)
+
+    def reduce_aggregates(self):
+        if not self.agg_names:
+            return
+        s = self.ex.compute
+        blocks = max(1, min(AGG_BLOCKS, (self.n + BLOCK - 1) // BLOCK))
+        parts = [int(p) for p in self.agg_partials]
+        self.fn["aggregates"].launch((blocks, 1), (BLOCK, 1, 1), s, self.n, *parts)
+        self.fn["aggfinal"].launch((1, 1), (BLOCK, 1, 1), s, blocks, int(self.rb_dev) + 8 * _COUNTERS, *parts)
+
+    def clear_counters(self, everything=False):
+        words = 2 * (self.rb_host.size if everything else _COUNTERS)
+        self.cuda.memset_d32_async(self.rb_dev, 0, words, self.ex.compute)
+
+    def readback(self):
+        """The iteration's one device -> host copy (counters, aggregates, shard counts); syncs."""
+        self.cuda.memcpy_dtoh_async(self.rb_host, self.rb_dev, self.ex.compute)
+        self.ex.sync()
+        raw = self.rb_host.view(np.uint8)
+        self.aggregates = {}
+        for k, a in enumerate(self.agg_names):
+            dt = self.ks.aggregates[a]
+            off = 8 * (_COUNTERS + k)
+            self.aggregates[a] = raw[off:off + dt.itemsize].view(dt)[0].item()
+        return self.rb_host.nbytes
+
+    def shard_counts(self):
+        return self.rb_host[self.counts_word:self.counts_word + self.S].astype(np.int64)
+
+    # ------------------------------------------------------------------ state in and out
+    def load_state(self, state, edge_state):
+        cuda, n, s = self.cuda, self.n, self.ex.compute
+        for f, dt in self.spec.vertex_fields.items():
+            host = np.ascontiguousarray(state[f], dtype=dt)
+            if host.shape != (n,):
+                raise UsageError(f"initial state of {f!r} has shape {host.shape}, expected ({n},)")
+            if n:  # one upload; nxt takes it on the device
+                cuda.memcpy_htod(self.cur[f], host)
+                cuda.memcpy_dtod_async(self.nxt[f], self.cur[f], host.nbytes, s)
+        for p, dt in self.estate.items():
+            host = np.ascontiguousarray(edge_state[p], dtype=dt)
+            if self.m_edges:
+                cuda.memcpy_htod(self.ecur[p], host)
+                cuda.memcpy_dtod_async(self.enxt[p], self.ecur[p], host.nbytes, s)
+
+    def _download(self, arrays, dtypes, length):
+        out = {}
+        for k, dt in dtypes.items():
+            out[k] = np.empty(length, dtype=dt)
+            if length:
+                self.cuda.memcpy_dtoh(out[k], arrays[k])
+        return out
+
+    def state(self):
+        return self._download(self.cur, self.spec.vertex_fields, self.n)
+
+    def edge_state(self):
+        return self._download(self.ecur, self.estate, self.m_edges)
+
+    def close(self):
+        try:
+            self.ex.sync() if hasattr(self, "ex") else None
+        except Exception:  # a failed launch already poisoned the context: still free
+            pass
+        for kind, name, nbytes, mem in self._mem:
+            try:
+                mem.free()
+            except Exception:
+                pass
+            self.ledger.give(kind, name, nbytes)
+        self._mem = []
+        if getattr(self, "cuda", None) is not None:
+            self.cuda = None
+            release_context()

@@ -1,0 +1,427 @@
+"""The CUDA executor: runs the engine's plans (grstream/engine/executor.py) with generated kernels.
+
+It makes no scheduling decision: the shards of each unit, their transfer, slot and load-balance
+strategy, dense or per-unit apply, hoisting, the publish rule and every byte come from the
+:class:`~grstream.engine.plan.IterationPlan` and the :class:`~grstream.engine.memory.MemoryModel`.
+It executes them on the device: :mod:`.movement` delivers each unit's arrays, :mod:`.gathers`
+and :class:`.device.DeviceState` launch the kernels, one readback per iteration reports the
+counters, aggregates and the next frontier's active vertices per shard.
+
+Options (``gr.run(..., backend_options=...)`` / ``gr.Session(..., **options)``):
+
+load_balance : {"auto", "twc", "merge"}
+    The planner's gather policy (:func:`.loadbalance.policy`): ``auto`` chooses per shard.
+deterministic : bool
+    Gather without floating-point atomics (TWC only: one owner per destination, reductions in a
+    fixed tree order): results are bit-identical from run to run and under every budget.
+    Default False: the merge split combines the parts of a vertex cut by a thread boundary with
+    atomics, whose order varies in the last bits (docs/GPU.md).
+streams : int
+    Copy streams a unit's arrays are sprayed over (default 4).
+slots, slot_bytes
+    Streaming slots and their target size (:meth:`CudaExecutor.memory_options`).
+merge_items : int
+    Edges per thread of the merge-path gather.
+"""
+import time
+
+import numpy as np
+
+from ...engine.executor import Capabilities, Executor
+from ...engine.memory import Footprint
+from ...engine.plan import Readback
+from ...engine.planner import gather_directions, is_dense
+from ...engine.schedule import activation_arrays, needed_arrays
+from ...errors import DeviceError, UsageError
+from . import loadbalance
+from .compile import module_source
+from .device import DeviceState, ensure_context, release_context
+from .gathers import Gathers
+from .movement import Mover, release_shared
+from .schedule import ALIGN, DEFAULT_MARGIN, align, static_buffers
+from .skeletons import MERGE_PER_THREAD, tab_width
+
+#: default slot target of dense programs (or two of the largest shards, when larger): consecutive
+#: streamed shards travel as one copy (each copy step costs a fixed gap of event hops and host
+#: work; grouping took PageRank at RMAT 24 from 76% to 91% of the link); frontier programs keep
+#: one shard per slot (0)
+DENSE_SLOT_BYTES = 64 << 20
+#: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
+SEED_LIST = 64
+OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items")
+_SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
+
+
+def kernel_source(store, spec):
+    key = (id(spec), str(store.id_dtype), tuple(sorted((k, str(v)) for k, v in store.edge_props.items())))
+    hit = _SOURCES.get(key)
+    if hit is None or hit[0] is not spec:
+        hit = _SOURCES[key] = (spec, module_source(spec, store.id_dtype, store.edge_props))
+    return hit[1]
+
+
+def seed_ids(mask):
+    """Sorted ids of the True entries of a bool mask (``np.flatnonzero``). A seed of at most
+    SEED_LIST vertices is found by successive ``argmax`` scans, which stop at the first True (a
+    memchr-speed pass over the mask instead of numpy's full nonzero pass: 0.2 against 3.5 ms at
+    16M vertices on the development host)."""
+    m = np.asarray(mask)
+    if m.dtype != np.bool_ or m.ndim != 1 or m.strides != (1,):
+        return np.flatnonzero(m)
+    out, pos = [], 0
+    while pos < m.size:
+        k = pos + int(m[pos:].argmax())
+        if not m[k]:
+            break
+        out.append(k)
+        if len(out) > SEED_LIST:
+            return np.flatnonzero(m)
+        pos = k + 1
+    return np.asarray(out, dtype=np.int64)
+
+
+def _largest_region(store, spec):
+    """Bytes of the largest shard's arrays ``spec`` reads (0 without a store)."""
+    if store is None or not store.num_shards:
+        return 0
+    names = needed_arrays(spec)
+    return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
+               for i in range(store.num_shards))
+
+
+def _check(options):
+    unknown = set(options) - set(OPTIONS) - {"memory_budget", "store"}
+    if "host_cache" in unknown:
+        raise UsageError("host_cache is gone: the pinned host cache is bounded by pinned_budget "
+                         "(gr.run / gr.Session argument, --pinned-budget)")
+    if unknown:
+        raise UsageError(f"unknown CUDA option(s) {', '.join(sorted(unknown))}; "
+                         f"choose from {', '.join(OPTIONS)}")
+
+
+class CudaExecutor(Executor):
+    """GAS plans on an NVIDIA GPU through PyCUDA (see the module docstring for the options)."""
+
+    name = "cuda"
+    pinned = True
+
+    # ------------------------------------------------------------------ class-level facts
+    @classmethod
+    def _buffers(cls, store, spec, dense):
+        ks = kernel_source(store, spec)
+        n, S = int(store.num_vertices), int(store.num_shards)
+        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
+        dirs = gather_directions(spec)
+        estate = dict(spec.edge_state)
+        permuted = [p for p in ks.gather_props if p in estate] if "in" in dirs else []
+        max_in = max((store.shard_info(i).num_in_edges for i in range(S)), default=0)
+        # multi-shard gather tables: a row per resident shard and direction (dense plans only)
+        tables = 8 * tab_width(len(ks.gather_props)) * S * len(dirs) if dense else 0
+        degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
+        static = static_buffers(n, dict(spec.vertex_fields), degrees, ks.msg_dtype.itemsize,
+                                int(sizes.max()) if S else 0, S, ks.hoisted,
+                                [dt.itemsize for dt in ks.aggregates.values()],
+                                acc_vertices=n if dense else None, edge_state=estate,
+                                num_edges=int(store.num_edges), permuted=permuted, max_in=max_in)
+        static = {k: align(max(v, 1)) for k, v in static.items()}
+        scratch = {"shard tables": align(tables)} if tables else {}
+        return ks, static, scratch
+
+    @classmethod
+    def footprint(cls, store, spec, dense, options):
+        _, static, scratch = cls._buffers(store, spec, dense)
+        return Footprint(static=static, scratch=scratch, alignment=ALIGN)
+
+    @classmethod
+    def default_budget(cls, options):
+        cuda = ensure_context()
+        try:
+            free, _ = cuda.mem_get_info()
+        finally:
+            release_context()
+        return max(free - DEFAULT_MARGIN, 0)
+
+    @classmethod
+    def memory_options(cls, spec, options):
+        slot_bytes = options.get("slot_bytes")
+        if slot_bytes is None:
+            slot_bytes = 0
+            if is_dense(spec):
+                # at least two of the largest shards per copy, whatever the shard count
+                slot_bytes = max(DENSE_SLOT_BYTES, 2 * _largest_region(options.get("store"), spec) + ALIGN)
+        if int(slot_bytes) < 0:
+            raise UsageError(f"slot_bytes must be >= 0, not {slot_bytes}")
+        slots = options.get("slots")
+        if slots is None:
+            # grouped copies keep two slots busy; one-shard units take a third so that a copy can
+            # start while two shards' kernels are still queued
+            slots = 2 if slot_bytes else 3
+        if int(slots) < 1:
+            raise UsageError(f"slots must be >= 1, not {slots}")
+        return {"slots": int(slots), "slot_bytes": int(slot_bytes), "staging": 3}
+
+    @classmethod
+    def capabilities(cls, options):
+        _check(options)
+        forced = loadbalance.forced_strategy(options.get("load_balance", "auto"), bool(options.get("deterministic")))
+        # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off)
+        return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
+                            adaptive_hoist=False)
+
+    @classmethod
+    def release_shared(cls, shared):
+        if not shared:
+            return
+        ensure_context()
+        try:
+            release_shared(shared, lambda mem: mem.free())
+        finally:
+            release_context()
+
+    # ------------------------------------------------------------------ setup
+    def __init__(self, store, spec, memory, ledger, shared, **options):
+        super().__init__(store, spec, memory, ledger, shared)
+        _check(options)
+        self.load_balance = options.get("load_balance", "auto")
+        self.deterministic = bool(options.get("deterministic", False))
+        loadbalance.forced_strategy(self.load_balance, self.deterministic)
+        merge_items = int(options.get("merge_items", MERGE_PER_THREAD))
+        if merge_items < 1:
+            raise UsageError(f"merge_items must be >= 1, not {merge_items}")
+        self.streams = int(options.get("streams", 4))
+        dense = is_dense(spec)
+        ks, static, scratch = self._buffers(store, spec, dense)
+        self.ks = ks
+        loadbalance.check_strategy(self.load_balance, ks.merge_ok)
+        self.dev = self.mover = None
+        try:
+            self.dev = DeviceState(store, spec, ks, {**static, **scratch}, set(scratch), ledger, self.streams)
+            self.mover = Mover(store, memory, self.dev.ex, ledger, shared)
+        except BaseException:
+            self.close()
+            raise
+        self.dirs = gather_directions(spec)
+        self.gathers = Gathers(self.dev, store, spec, ks, self.dirs, merge_items, scratch.get("shard tables", 0))
+        act = activation_arrays(spec)
+        self.act_pairs = [(act[k], act[k + 1]) for k in range(0, len(act), 2)]
+        self.sizes = np.diff(self.dev.intervals)
+        # gathered edges of every shard (dense plans count them on the host)
+        infos = [store.shard_info(i) for i in range(store.num_shards)]
+        self.shard_edges = np.array([sum(x.num_in_edges if d == "in" else x.num_out_edges for d in self.dirs)
+                                     for x in infos], dtype=np.int64)
+        self.seed_idx = None
+        self.start_times = {}
+
+    # ------------------------------------------------------------------ per run
+    def load_state(self, state, edge_state):
+        t0 = time.perf_counter()
+        self.dev.load_state(state, edge_state)
+        self.dev.ex.sync()
+        self.start_times = {"state_s": time.perf_counter() - t0}
+
+    def set_frontier(self, mask):
+        t0 = time.perf_counter()
+        self.seed_idx = None if mask is None else seed_ids(mask)
+        self._seed_host = time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ per iteration
+    def begin(self, plan):
+        dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        self._t0 = time.perf_counter()
+        self._origin = cuda.Event()
+        self._origin.record(s)
+        self._mstats = {}
+        self._gcounts = dict(self.gathers.counts)
+        self._h2d = dev.upload_args(self.program)
+        dev.clear_counters(everything=plan.seed)
+        if plan.frontier:
+            cuda.memset_d32_async(dev.front[1], 0, (dev.n + 31) // 32, s)
+        if plan.hoist:
+            if not self.ks.hoisted:   # the planner and the code generator agree on hoisting
+                raise DeviceError(f"{self.spec.name}: the plan hoists but the kernels read per edge")
+            dev.launch("hoist", dev.n, dev.n, dev.hmsg)
+        elif self.ks.hoisted and plan.units and "gather" in plan.phases:
+            raise DeviceError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
+                              f"does not hoist them")
+        if plan.dense:
+            dev.launch("fill", dev.n, dev.acc, dev.n)
+        self._front = 0 if plan.all_active else int(dev.front[0])
+        self._hmsg = 0 if dev.hmsg is None else int(dev.hmsg)
+
+    def load(self, plan):
+        yield from self.mover.deliver(plan, self._mstats)
+
+    def done(self, plan, unit):
+        self.dev.ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+
+    def _fused(self, plan, unit, data, phase):
+        """Whether ``phase`` of ``unit`` is already done. The accumulator and the changed flags hold
+        one interval, so a frontier plan's unit of several shards (streamed shards sharing a copy)
+        runs every phase shard by shard, all at its first phase; its later phases are done."""
+        if plan.dense or len(data) <= 1:
+            return False
+        if phase != plan.phases[0]:
+            return True
+        for arrays in data:
+            for name in plan.phases:
+                getattr(self, "_" + name)(plan, unit, [arrays])
+        return True
+
+    def gather(self, plan, unit, data):
+        if not self._fused(plan, unit, data, "gather"):
+            self._gather(plan, unit, data)
+
+    def apply(self, plan, unit, data):
+        if unit is None or not self._fused(plan, unit, data, "apply"):
+            self._apply(plan, unit, data)
+
+    def activate(self, plan, unit, data):
+        if plan.seed or not self._fused(plan, unit, data, "activate"):
+            self._activate(plan, unit, data)
+
+    def scatter(self, plan, unit, data):
+        if not self._fused(plan, unit, data, "scatter"):
+            self._scatter(plan, unit, data)
+
+    def _gather(self, plan, unit, data):
+        if plan.dense and unit.transfer == "resident" and len(data) > 1:
+            # batched resident shards: their addresses never change, so the table is built once
+            # (grouped streamed shards land in a different slot each time: one launch per shard)
+            self.gathers.resident(data, unit.balance, self._hmsg)
+            return
+        for arrays, wanted in zip(data, unit.balance):
+            self.gathers.shard(arrays, wanted, self._front, self._hmsg, plan.dense)
+
+    def _apply(self, plan, unit, data):
+        dev, spec = self.dev, self.spec
+        if unit is None:   # dense: every vertex, one launch over the per-vertex accumulator
+            dev.launch("apply", dev.n, 0, dev.n, 0, dev.acc, 0, 0, 0, dev.rb_dev)
+            return
+        for arrays in data:
+            i = arrays.shard
+            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
+            indptrs = [arrays[f"{d}/indptr"] for d in self.dirs] + [0, 0]
+            dev.launch("apply", nv, lo, nv, self._front, dev.acc if spec.has_gather else 0,
+                       dev.changed if plan.frontier or spec.has_scatter else 0,
+                       indptrs[0], indptrs[1], dev.rb_dev)
+
+    def _activate(self, plan, unit, data):
+        dev = self.dev
+        for arrays in data:
+            i = arrays.shard
+            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
+            if plan.seed:
+                self._seed(arrays, lo, nv)
+                continue
+            for ptr, ids in self.act_pairs:
+                dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
+
+    def _seed(self, arrays, lo, nv):
+        """Mark the neighbours of the seed vertices of one shard. Up to SEED_LIST seeds in all mark
+        their edges directly, a thread per edge (their edge ranges come from the degree arrays on
+        the host, so a hub does not serialise on one block); more become the shard's changed
+        flags for the ordinary activation kernel."""
+        dev, store = self.dev, self.store
+        idx = self.seed_idx
+        local = idx[np.searchsorted(idx, lo):np.searchsorted(idx, lo + nv)] - lo
+        if idx.size <= SEED_LIST:
+            degree = {"out/indptr": store.out_degree, "in/indptr": store.in_degree}
+            for ptr, ids in self.act_pairs:
+                deg = np.asarray(degree[ptr]())[lo:lo + nv]
+                # each seed's row start in the shard's CSR / CSC
+                first = ([int(deg[:k].sum()) for k in local] if len(local) <= 4
+                         else np.concatenate(([0], np.cumsum(deg)))[local])
+                for k, f in zip(local, first):
+                    dev.launch("mark", int(deg[k]), arrays[ids], int(f), int(deg[k]), dev.front[1])
+            return
+        flags = np.zeros(nv, np.uint8)
+        flags[local] = 1
+        # synchronous copy: the previous shard's activation has read the flags before
+        dev.cuda.memcpy_htod(dev.changed, flags)
+        for ptr, ids in self.act_pairs:
+            dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
+
+    def _scatter(self, plan, unit, data):
+        dev = self.dev
+        props = list(self.ks.translated.edge_props.get("scatter", []))
+        for arrays in data:
+            i = arrays.shard
+            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
+            dev.launch("scatter", nv, arrays["out/indptr"], arrays["out/dst"],
+                       *[arrays[f"out/{p}"] for p in props], lo, nv, int(self.gathers.out_offset[i]),
+                       dev.changed)
+
+    def publish(self, plan):
+        dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        if plan.publish_edges and dev.m_edges:
+            for p, dt in dev.estate.items():
+                cuda.memcpy_dtod_async(dev.ecur[p], dev.enxt[p], dev.m_edges * dt.itemsize, s)
+        if plan.publish == "swap":
+            for f in plan.publish_fields:
+                dev.cur[f], dev.nxt[f] = dev.nxt[f], dev.cur[f]
+            self._h2d += dev.upload_args(self.program)   # aggregates read the new cur
+        elif plan.publish == "copy":
+            for f in plan.publish_fields:
+                nbytes = dev.n * self.spec.vertex_fields[f].itemsize
+                if nbytes:
+                    cuda.memcpy_dtod_async(dev.cur[f], dev.nxt[f], nbytes, s)
+        if plan.frontier:
+            dev.front.reverse()
+            dev.count_frontier()
+
+    def reduce(self, plan):
+        if plan.reduce:
+            self.dev.reduce_aggregates()
+
+    def read_back(self, plan, stats):
+        dev = self.dev
+        dev.ex.shard_done(None)
+        d2h = dev.readback()
+        t_copy, t_kernel, hidden = dev.ex.timeline(self._origin)
+        m = self._mstats
+        stats.bytes_h2d += self._h2d + int(m.get("bytes_h2d", 0))
+        stats.bytes_read += int(m.get("bytes_read", 0))
+        stats.time_read += float(m.get("time_read", 0.0))
+        stats.bytes_d2h += d2h
+        stats.time_copy, stats.time_kernel, stats.copy_hidden = t_copy, t_kernel, hidden
+        # GPU-only figures, as attributes (the bench reads them; to_dict keeps the common ones)
+        stats.shards_copied, stats.copies = int(m.get("copied", 0)), int(m.get("copies", 0))
+        counts_now = dict(self.gathers.counts)
+        for k, attr in (("twc", "gather_twc"), ("merge", "gather_merge"), ("batched", "batched_shards")):
+            setattr(stats, attr, counts_now[k] - self._gcounts[k])
+        counts = dev.shard_counts() if plan.frontier else self.sizes.copy()
+        edges = int(self.shard_edges[list(plan.shards)].sum()) if plan.dense else int(dev.rb_host[1])
+        if plan.seed:
+            self.start_times["seed_s"] = time.perf_counter() - self._t0 + getattr(self, "_seed_host", 0.0)
+        return Readback(shard_active=counts, changed_vertices=int(dev.rb_host[0]), active_edges=edges,
+                        aggregates=dict(dev.aggregates))
+
+    # ------------------------------------------------------------------ results
+    def state(self):
+        return self.dev.state()
+
+    def edge_state(self):
+        return self.dev.edge_state()
+
+    def info(self):
+        dev, mem = self.dev, self.memory
+        return {"backend": self.name, "device_name": dev.device.name(),
+                "arch": "sm_%d%d" % dev.device.compute_capability(), "residency": mem.mode,
+                "slots": mem.slots, "slot_bytes": mem.slot_bytes, "streams": self.streams,
+                "pinned_host_bytes": self.mover.host_bytes(), "pinned_cached_shards": len(mem.pinned),
+                "load_balance": self.load_balance, "deterministic": self.deterministic,
+                "gather_strategies": {k: self.gathers.counts[k] for k in ("twc", "merge")},
+                "batched_shards": self.gathers.counts["batched"], "start": dict(self.start_times),
+                "kernel_key": self.ks.key[:16]}
+
+    def close(self):
+        if self.mover is not None:
+            try:
+                self.dev.ex.sync()
+            except Exception:  # a failed launch already poisoned the context: still free
+                pass
+            self.mover.close()
+            self.mover = None
+        if self.dev is not None:
+            self.dev.close()
+            self.dev = None

@@ -1,0 +1,151 @@
+"""The PyCUDA side of data movement: copy streams, the compute stream, events, pinned memory.
+
+All CUDA calls of the movement go through this object (tests use a synchronous stand-in with the
+same methods), so :class:`~.movement.Mover` runs without a GPU.
+"""
+import numpy as np
+
+
+class Streams:
+    """The PyCUDA side of the movement engine: streams, events, pinned memory, async copies.
+
+    Copies go round-robin over ``num_streams`` copy streams ("spray"); kernels run on
+    ``self.compute``. A shard's copies start only after the previous shard's finished: copies of two
+    shards in flight together share the link and finish together, so the first one's kernels (and
+    the slot refill waiting on them) would start late and the copy engine would idle. Every copy and every shard's kernels are bracketed by timing events, so
+    :meth:`timeline` can report copy busy time, kernel busy time and their overlap.
+    """
+
+    def __init__(self, num_streams=4):
+        import pycuda.driver as cuda
+        self.cuda = cuda
+        self.copy_streams = [cuda.Stream() for _ in range(max(1, num_streams))]
+        self.compute = cuda.Stream()
+        self._rr = 0
+        self._prev_copy = []          # (stream index, event) ending the previous shard's copies
+        self._slot_free = {}          # slot -> event recorded after the kernels that read it
+        self._copy_events = []        # events the compute stream waits on before the next kernels
+        self._used_streams = set()
+        self.copy_spans = []          # (start event, end event) per array copy
+        self.kernel_spans = []        # (start event, end event) per shard's kernels
+        self._pool = []
+        self._kernel_start = None
+
+    def _event(self):
+        return self._pool.pop() if self._pool else self.cuda.Event()
+
+    # memory
+    def pinned_empty(self, nbytes):
+        return self.cuda.pagelocked_empty(int(nbytes), np.uint8)
+
+    def device_alloc(self, nbytes):
+        return self.cuda.mem_alloc(int(nbytes))
+
+    def device_free(self, mem):
+        mem.free()
+
+    # copies
+    def begin_copy(self, slot):
+        # each unit starts on stream 0: a single-range unit then follows the previous one on the
+        # same stream, with no cross-stream event hop
+        self._used_streams = set()
+        self._slot = slot
+        self._rr = 0
+
+    def copy_array(self, host, dev_addr):
+        s = self._rr % len(self.copy_streams)
+        self._rr += 1
+        stream = self.copy_streams[s]
+        if s not in self._used_streams:
+            self._used_streams.add(s)
+            free = self._slot_free.get(self._slot)
+            if free is not None:
+                stream.wait_for_event(free)
+            for other, e in self._prev_copy:
+                if other != s:
+                    stream.wait_for_event(e)
+        start, end = self._event(), self._event()
+        start.record(stream)
+        self.cuda.memcpy_htod_async(dev_addr, host, stream)
+        end.record(stream)
+        self.copy_spans.append((start, end))
+
+    def end_copy(self):
+        ends, self._prev_copy = [], []
+        for s in sorted(self._used_streams):
+            e = self._event()
+            e.record(self.copy_streams[s])
+            self.compute.wait_for_event(e)
+            ends.append(e)
+            self._prev_copy.append((s, e))
+        self._kernel_start = self._event()
+        self._kernel_start.record(self.compute)
+        return ends
+
+    def done(self, token):
+        return all(e.query() for e in token)
+
+    def wait(self, token):
+        for e in token:
+            e.synchronize()
+
+    def begin_kernels(self):
+        if self._kernel_start is None:
+            self._kernel_start = self._event()
+            self._kernel_start.record(self.compute)
+
+    def shard_done(self, slot):
+        self.begin_kernels()
+        end = self._event()
+        end.record(self.compute)
+        self.kernel_spans.append((self._kernel_start, end))
+        self._kernel_start = None
+        if slot is not None:
+            self._slot_free[slot] = end
+
+    def sync(self):
+        self.compute.synchronize()
+        for s in self.copy_streams:
+            s.synchronize()
+
+    def reset(self):
+        """Forget the spans recorded so far (after a sync), e.g. those of ``start``."""
+        for s, e in self.copy_spans + self.kernel_spans:
+            self._pool += [s, e]
+        self.copy_spans, self.kernel_spans = [], []
+        self._slot_free = {}
+        self._prev_copy = []
+
+    def timeline(self, origin):
+        """(copy busy s, kernel busy s, overlap s) of the spans since the last call; resets them.
+
+        Needs every span finished (call :meth:`sync` first). ``origin`` is an event recorded
+        before any of them.
+        """
+        def spans(pairs):
+            return [(s.time_since(origin) / 1e3, e.time_since(origin) / 1e3) for s, e in pairs]
+        copies, kernels = spans(self.copy_spans), spans(self.kernel_spans)
+        self.reset()
+        return busy_overlap(copies, kernels)
+
+
+def _union(intervals):
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def busy_overlap(copies, kernels):
+    """(busy time of the copies, of the kernels, time both were busy) from (start, end) spans."""
+    cu, ku = _union(copies), _union(kernels)
+    overlap = 0.0
+    for a, b in cu:
+        for c, d in ku:
+            lo, hi = max(a, c), min(b, d)
+            if hi > lo:
+                overlap += hi - lo
+    return (sum(b - a for a, b in cu), sum(b - a for a, b in ku), overlap)
