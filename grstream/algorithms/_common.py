@@ -10,8 +10,15 @@ from ..engine import Session, run
 from ..errors import UsageError
 
 
+def _check_not_empty(store, what):
+    if int(store.num_vertices) == 0:
+        # "out of range (0..-1)" would not say why no vertex can be given
+        raise UsageError(f"the graph has no vertices: there is no {what} vertex to start from")
+
+
 def internal_source(store, source, what="source"):
     """The internal id of the vertex labelled ``source``; UsageError when there is none."""
+    _check_not_empty(store, what)
     if source is None:
         raise UsageError(f"a {what} vertex is required (--{what} V)")
     try:
@@ -36,8 +43,7 @@ def internal_sources(store, sources, what="source"):
 
 def default_source(store):
     """The label of internal vertex 0: the source when none is given (bfs, sssp)."""
-    if store.num_vertices == 0:
-        raise UsageError("the graph has no vertices: there is no source vertex")
+    _check_not_empty(store, "source")
     return store.labels()[0]
 
 

@@ -97,7 +97,8 @@ def _sorted_layout(key, weight, count, pbits, sbits, ibits, inline, id_dtype, de
     if ibits:
         key, positions = _sort_indexed(key, pbits, sbits, ibits, inline)
         if weight is not None:
-            weight = weight[positions]
+            # take beats fancy indexing for this random gather
+            weight = np.take(weight, positions)
     else:
         key.sort()
     if dedup:
@@ -148,37 +149,38 @@ def _sort_indexed(key, pbits, sbits, ibits, inline=False):
         key >>= np.uint64(ibits)
         return key, positions
     shift = pbits + sbits - xbits
-    block = _leading_bits(key, shift)
+    # one radix pass instead of two when the block numbers fit a byte
+    block = _leading_bits(key, shift, np.uint8 if xbits <= 8 else np.uint16)
     members = np.argsort(block, kind="stable")
     bounds = _offsets(np.bincount(block, minlength=1 << xbits))
     del block
     positions = np.empty(len(key), dtype=np.int64)
-    # per-block buffers, reused: fresh large temporaries cost a page fault per 4 KiB
+    # one reused block buffer: fresh large temporaries cost a page fault per 4 KiB
     longest = int(np.diff(bounds).max())
-    part_buffer, local_buffer = np.empty(longest, np.uint64), np.empty(longest, np.uint64)
-    ramp = np.arange(longest, dtype=np.uint64)
+    part_buffer = np.empty(longest, np.uint64)
     for b, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
         if start == stop:
             continue
         index = members[start:stop]
-        part, local = part_buffer[:stop - start], local_buffer[:stop - start]
+        part = part_buffer[:stop - start]
         np.take(key, index, out=part)
-        # a block's keys share their leading bits: drop them to make room for the index
+        # a block's keys share their leading bits: dropping them leaves exactly ``ibits`` for
+        # the edge's global index (ascending within the block: the stable radix sort), so the
+        # sort yields positions directly, with no gather through a block-local index
         part &= np.uint64((1 << shift) - 1)
         part <<= np.uint64(ibits)
-        part |= ramp[:stop - start]
+        part |= index.view(np.uint64)
         part.sort()
-        np.bitwise_and(part, mask, out=local)
-        np.take(index, local.view(np.int64), out=positions[start:stop])
+        np.bitwise_and(part, mask, out=positions[start:stop].view(np.uint64))
         part >>= np.uint64(ibits)
         part |= np.uint64(b << shift)
         members[start:stop] = part.view(np.int64)    # the block's indices are used up
     return members.view(np.uint64), positions
 
 
-def _leading_bits(key, shift, step=1 << 20):
-    """``key >> shift`` as uint16, a slice at a time (no temporary the size of ``key``)."""
-    out = np.empty(len(key), dtype=np.uint16)
+def _leading_bits(key, shift, dtype, step=1 << 20):
+    """``key >> shift`` as ``dtype``, a slice at a time (no temporary the size of ``key``)."""
+    out = np.empty(len(key), dtype=dtype)
     scratch = np.empty(min(step, len(key)), dtype=np.uint64)
     for start in range(0, len(key), step):
         piece = scratch[:len(key[start:start + step])]

@@ -96,6 +96,18 @@ def test_renumbered_store_writes_original_ids(tmp_path):
     np.testing.assert_array_equal(np.load(out)["value"], [2, 0, 1])
 
 
+@pytest.mark.parametrize("algorithm,args", [("bfs", ["--source", "0"]), ("bfs", [])])
+def test_source_on_a_graph_without_vertices_says_so(tmp_path, capsys, algorithm, args):
+    # it said "out of range ... (0..-1)"
+    path = gr.build_shards(np.empty((0, 2), dtype=np.int64), tmp_path / "empty.h5",
+                           progress=False)
+    assert gr.open(path).num_vertices == 0
+    assert main(["run", algorithm, str(path), "--quiet"] + args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "the graph has no vertices" in err, err
+    assert "0..-1" not in err
+
+
 def test_bc_says_how_many_sources(store_path, capsys):
     assert main(["run", "bc", store_path, "--sources", "5", "--quiet"]) == 0
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith(", 5 sources")

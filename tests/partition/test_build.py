@@ -167,7 +167,7 @@ def test_shard_size_picks_shard_count(tmp_path):
 def test_tiny_shards_are_capped_with_a_warning(tmp_path, caplog, request_kwargs):
     # 3000 vertices and 6000 in+out edges: 100000 shards (or 64-byte ones) would hold a few
     # edges each and cost a millisecond per shard to build and to open
-    from grstream.partition.build import MIN_SHARD_EDGES, UNCAPPED_SHARDS
+    from grstream.partition.plan import MIN_SHARD_EDGES, UNCAPPED_SHARDS
     rng = np.random.default_rng(4)
     src, dst = rng.permutation(3000)[:3000], rng.permutation(3000)[:3000]
     with caplog.at_level(logging.WARNING, logger="grstream.partition"):
@@ -181,12 +181,12 @@ def test_tiny_shards_are_capped_with_a_warning(tmp_path, caplog, request_kwargs)
 
 
 def test_shard_cap_follows_the_edge_count():
-    from grstream.partition.build import MIN_SHARD_EDGES, UNCAPPED_SHARDS, _capped_shard_count
-    assert _capped_shard_count(UNCAPPED_SHARDS, 10) == UNCAPPED_SHARDS
+    from grstream.partition.plan import MIN_SHARD_EDGES, UNCAPPED_SHARDS, capped_shard_count
+    assert capped_shard_count(UNCAPPED_SHARDS, 10) == UNCAPPED_SHARDS
     # a 2M-edge graph (4M in+out edges) asked for 100000 shards gets 4M / 16384 = 245
     total = 2 * 2_000_000
-    assert _capped_shard_count(100000, total) == -(-total // MIN_SHARD_EDGES) == 245
-    assert _capped_shard_count(200, total) == 200
+    assert capped_shard_count(100000, total) == -(-total // MIN_SHARD_EDGES) == 245
+    assert capped_shard_count(200, total) == 200
 
 
 def test_memory_limit_forces_enough_shards(tmp_path):
@@ -196,7 +196,7 @@ def test_memory_limit_forces_enough_shards(tmp_path):
     path = build_shards(array_source(src, dst, chunk=5000), tmp_path / "m.h5", memory_limit=limit,
                         progress=False)
     with gr.open(path) as store:
-        from grstream.partition.build import KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES
+        from grstream.partition.plan import KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES
         sortable = (limit - SORT_VERTEX_BYTES * 2000) // KEY_SORT_BYTES_PER_EDGE
         for i in range(store.num_shards):
             info = store.shard_info(i)
@@ -286,7 +286,7 @@ def test_overwrite_false_keeps_existing(tmp_path):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
     from grstream.errors import MemoryBudgetError
-    from grstream.partition.build import (KEY_SORT_BYTES_PER_EDGE, SORT_BYTES_PER_EDGE,
+    from grstream.partition.plan import (KEY_SORT_BYTES_PER_EDGE, SORT_BYTES_PER_EDGE,
                                           SORT_VERTEX_BYTES)
     src = np.zeros(5000, dtype=np.int64)
     dst = np.arange(1, 5001)
@@ -304,3 +304,20 @@ def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
         build_shards(array_source(src, dst, w), tmp_path / "hub.h5", memory_limit=100_000,
                      progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+def test_build_refuses_to_write_over_its_input(tmp_path, link):
+    # issue 9 item 4, API side: build_shards(p, p) used to replace the input with the store
+    src = tmp_path / "edges.npy"
+    np.save(src, np.array([[0, 1], [1, 2]], dtype=np.int64))
+    before = src.read_bytes()
+    target = {"same": src, "symlink": tmp_path / "sym.npy", "hardlink": tmp_path / "hard.npy"}[link]
+    if link == "symlink":
+        target.symlink_to(src)
+    elif link == "hardlink":
+        target.hardlink_to(src)
+    with pytest.raises(UsageError, match="is the input"):
+        build_shards(str(src), target, progress=False)
+    assert src.read_bytes() == before
+    assert target.exists() and target.read_bytes() == before

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import grstream as gr
 import grstream.partition.build as build
+import grstream.partition.external_keys as external_keys
 import grstream.partition.runs as runs_module
 from grstream.partition import build_shards
 from grstream.partition.runs import KeyRuns
@@ -57,10 +58,10 @@ def test_wide_ids_fall_back_to_edge_records(tmp_path, monkeypatch):
     keyed = build_shards(array_source(src, dst, chunk=500), tmp_path / "k.h5", num_shards=5,
                          memory_limit=1 << 22, progress=False)
     # as if the ids did not fit a key's 32-bit half: the build must switch to edge records
-    monkeypatch.setattr(build, "KEY_ID_LIMIT", 100)
+    monkeypatch.setattr(external_keys, "KEY_ID_LIMIT", 100)
     calls = []
-    monkeypatch.setattr(build, "_build_records",
-                        lambda *a, _f=build._build_records: calls.append(1) or _f(*a))
+    monkeypatch.setattr(build, "build_records",
+                        lambda *a, _f=build.build_records: calls.append(1) or _f(*a))
     wide = build_shards(array_source(src, dst, chunk=500), tmp_path / "w.h5", num_shards=5,
                         memory_limit=1 << 22, progress=False)
     assert calls == [1]

@@ -1,0 +1,96 @@
+"""The in-memory build: the whole edge list sorted into CSR and CSC at once, then cut into shards."""
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..store import format as fmt
+from .edges import DegreeCounter
+from .layout import compress, compress_pieces
+from . import renumber as renumbering
+from .plan import plan_intervals, set_renumbering, vertex_count
+from .shard_output import Result, finish_shard, write_part, write_vertex_data
+
+
+def build_in_memory(plan, writer):
+    if plan.renumber_requested:
+        set_renumbering(plan)
+    with plan.bar("reading") as bar:
+        parts = list(plan.prepared_chunks(bar))
+    top = max((int(max(p[0].max(), p[1].max())) + 1 for p in parts if len(p[0])), default=0)
+    if renumbering.auto_applies(plan):
+        ids = renumbering.sparse_ids_in_parts(parts, top)
+        if ids is not None:
+            renumbering.renumber_by_default(plan, ids, top)
+            parts, top = renumbering.renumber_parts(parts, ids), len(ids)
+    n = vertex_count(plan, top)
+    plan.vertices.check(n)
+    id_dtype = fmt.id_dtype_for(n)
+    if plan.dedup:
+        # intervals are balanced on the counts before repeated pairs are dropped
+        counter = DegreeCounter(n)
+        for src, dst, _ in parts:
+            counter.add(src, dst)
+        in_degree, out_degree = counter.in_degree, counter.out_degree
+        del counter
+    # numpy's sort and most array passes release the GIL: CSC on a second thread, CSR here
+    with ThreadPoolExecutor(1) as pool:
+        if n > 1 << 32:
+            src = _concat([p[0] for p in parts], np.int64)
+            dst = _concat([p[1] for p in parts], np.int64)
+            weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
+                if plan.options.weighted else None
+            del parts
+            pending = pool.submit(compress, dst, src, weight, 0, n, n, id_dtype, plan.dedup,
+                                  plan.edge_ids)
+            csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup, plan.edge_ids)
+            del src, dst, weight
+        else:
+            # keys straight from the chunks: no concatenated id arrays at all
+            srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
+            weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
+                if plan.options.weighted else None
+            del parts
+            pending = pool.submit(compress_pieces, dsts, srcs, n, id_dtype, plan.dedup, weight,
+                                  plan.edge_ids)
+            csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup, weight, plan.edge_ids)
+            del srcs, dsts, weight
+        csc = pending.result()
+    if not plan.dedup:
+        in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
+    eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None
+    intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
+    del in_degree, out_degree
+    result = Result(n, intervals, heavy, id_dtype)
+    result.mode = "in-memory"
+    with plan.bar("writing", total=len(intervals) - 1, unit="shards") as bar:
+        for i in range(len(intervals) - 1):
+            lo, hi = int(intervals[i]), int(intervals[i + 1])
+            in_parts = _slice(csc, lo, hi)
+            extra = None
+            if eid is not None:
+                extra = {fmt.EDGE_ID: eid[int(csc[0][lo]):int(csc[0][hi])]}
+            out_nbytes = write_part(writer, result, plan, i, lo, hi, "out", _slice(csr, lo, hi))
+            in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", in_parts, extra)
+            finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes)
+            bar.update(1)
+    write_vertex_data(writer, result, plan)
+    return result
+
+
+def _global_edge_ids(out_positions, in_positions):
+    """Global CSR position of each in-edge, from both layouts' input indices of their edges."""
+    csr_position = np.empty(max(len(out_positions), int(in_positions.max(initial=-1)) + 1),
+                            dtype=np.int64)
+    csr_position[out_positions] = np.arange(len(out_positions), dtype=np.int64)
+    return csr_position[in_positions]
+
+
+def _concat(arrays, dtype):
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
+
+
+def _slice(compressed, lo, hi):
+    indptr, ids, weights = compressed[:3]
+    start, stop = int(indptr[lo]), int(indptr[hi])
+    local = indptr[lo:hi + 1] - start
+    return local, ids[start:stop], None if weights is None else weights[start:stop]

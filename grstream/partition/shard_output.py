@@ -1,0 +1,48 @@
+"""Writing a build's shards and vertex arrays, and the totals its summary reports."""
+import numpy as np
+
+from ..store import format as fmt
+from ..store.labels import write_labels
+from .renumber import store_labels
+
+
+class Result:
+    def __init__(self, n, intervals, heavy, id_dtype):
+        self.num_vertices = n
+        self.intervals = intervals
+        self.heavy = heavy
+        self.id_dtype = id_dtype
+        self.in_degree = np.zeros(n, dtype=np.int64)
+        self.out_degree = np.zeros(n, dtype=np.int64)
+        self.shard_edges = []
+        self.nbytes = 0
+        self.mode = None
+
+
+def write_part(writer, result, plan, i, lo, hi, direction, parts, extra=None):
+    edge_data = {"weight": parts[2]} if plan.options.weighted else {}
+    edge_data.update(extra or {})
+    nbytes = writer.shard_part(i, direction, parts[0], parts[1], edge_data)
+    degree = result.in_degree if direction == "in" else result.out_degree
+    degree[lo:hi] = np.diff(parts[0])
+    return nbytes
+
+
+def finish_shard(writer, result, i, lo, hi, nbytes):
+    num_in = int(result.in_degree[lo:hi].sum())
+    num_out = int(result.out_degree[lo:hi].sum())
+    writer.shard_attrs(i, lo, hi, num_in, num_out, nbytes)
+    result.nbytes += nbytes
+    result.shard_edges.append((num_in, num_out))
+
+
+def write_vertex_data(writer, result, plan):
+    writer.dataset(fmt.INTERVALS, result.intervals)
+    writer.dataset(fmt.IN_DEGREE, result.in_degree)
+    writer.dataset(fmt.OUT_DEGREE, result.out_degree)
+    labels = store_labels(plan, result.num_vertices)
+    result.label_kind = "int" if labels is None else labels[0]
+    result.labelled = labels is not None
+    result.renumbered = plan.renumber
+    if labels is not None:
+        write_labels(writer, *labels)
