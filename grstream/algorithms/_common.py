@@ -1,4 +1,9 @@
-"""Shared plumbing of the algorithm modules: checking a source vertex and running a program."""
+"""Shared plumbing of the algorithm modules: mapping user ids to internal ids, running a program.
+
+Every algorithm entry point takes vertex **labels** (the ids as the input wrote them: 1-based
+for ``.mtx``/KONECT/DIMACS, original ids of a renumbered store, names) and returns arrays in
+**internal order**; ``store.labels()`` / ``store.by_label(values)`` key them (README "Vertex ids").
+"""
 import numpy as np
 
 from ..engine import Session, run
@@ -11,36 +16,35 @@ def _check_not_empty(store, what):
         raise UsageError(f"the graph has no vertices: there is no {what} vertex to start from")
 
 
-def check_source(store, source, what="source"):
-    n = int(store.num_vertices)
+def internal_source(store, source, what="source"):
+    """The internal id of the vertex labelled ``source``; UsageError when there is none."""
     _check_not_empty(store, what)
     if source is None:
-        raise UsageError(f"a {what} vertex is required (--source V)")
+        raise UsageError(f"a {what} vertex is required (--{what} V)")
     try:
-        s = int(source)
-    except (TypeError, ValueError):
-        raise UsageError(f"{what} vertex must be an integer, not {source!r}") from None
-    if s != source:
-        raise UsageError(f"{what} vertex must be an integer, not {source!r}")
-    if not 0 <= s < n:
-        raise UsageError(f"{what} vertex {s} is out of range: the graph has {n} vertices (0..{n - 1})")
-    return s
+        return int(store.to_internal(source))
+    except UsageError as exc:
+        raise UsageError(f"{what} {exc}") from None
 
 
-def internal_source(store, source):
-    """Map a user-given source id to the store's id (original ids when the store was renumbered)."""
+#: the name this helper had before labels: algorithms written against it keep working
+check_source = internal_source
+
+
+def internal_sources(store, sources, what="source"):
+    """Internal ids (int64 array) of a sequence of vertex labels."""
+    if isinstance(sources, (str, bytes)) or np.ndim(sources) != 1:
+        raise UsageError(f"{what}s must be a sequence of vertex ids, not {sources!r}")
+    try:
+        return store.to_internal(list(sources)).astype(np.int64)
+    except UsageError as exc:
+        raise UsageError(f"{what} {exc}") from None
+
+
+def default_source(store):
+    """The label of internal vertex 0: the source when none is given (bfs, sssp)."""
     _check_not_empty(store, "source")
-    original = store.original_ids()
-    if original is None:
-        return check_source(store, source)
-    try:
-        s = int(source)
-    except (TypeError, ValueError):
-        raise UsageError(f"source vertex must be an integer, not {source!r}") from None
-    pos = int(np.searchsorted(original, s))
-    if pos >= len(original) or original[pos] != s:
-        raise UsageError(f"source vertex {s} does not occur in the graph (store was renumbered)")
-    return pos
+    return store.labels()[0]
 
 
 def execute(program, store, run_options):

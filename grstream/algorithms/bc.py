@@ -19,7 +19,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import internal_source, open_session
+from ._common import internal_sources, open_session
 from ._params import check_count
 from ._simple import has_parallel_edges, simple_graph
 from .sssp import SSSP, FromDistances
@@ -294,7 +294,7 @@ def betweenness(store, k=None, seed=0, sources=None, normalized=False, endpoints
     if sources is not None:
         if k is not None or endpoints:
             raise UsageError("give sources or k, and no endpoints with explicit sources")
-        chosen = np.array([internal_source(store, s) for s in sources], dtype=np.int64)
+        chosen = internal_sources(store, sources)
         sampled = None
     elif k is None or check_count("k", k, minimum=1, maximum=n) == n:
         chosen, sampled = np.arange(n, dtype=np.int64), None

@@ -31,6 +31,8 @@ def describe(store):
         "balance": max(edges) / mean if mean else 1.0,
         "directed": store.directed,
         "renumbered": store.renumbered,
+        "label_kind": store.label_kind,
+        "id_base": store.id_base,
         "id_dtype": store.id_dtype.name,
         "edge_props": {k: v.name for k, v in store.edge_props.items()},
         "nbytes": store.nbytes(),
@@ -56,8 +58,17 @@ def main(args):
         f"balance:      max {info['max_shard_edges']} / mean {info['mean_shard_edges']:.1f} edges "
         f"per shard (in + out) = {info['balance']:.2f}",
         f"properties:   {props}",
-        f"ids:          {info['id_dtype']}",
+        f"ids:          {info['id_dtype']}; {_labels(info)}",
         f"size:         {info['nbytes']} bytes in shards, largest shard {info['max_shard_nbytes']} bytes",
     ]
     print("\n".join(lines))
     return 0
+
+
+def _labels(info):
+    """How users name the vertices (README "Vertex ids")."""
+    if info["label_kind"] == "str":
+        return "vertices are named (string labels)"
+    if info["renumbered"]:
+        return "vertices answer to the input's original ids"
+    return f"vertices answer to ids {info['id_base']}..{info['num_vertices'] - 1 + info['id_base']}"

@@ -13,6 +13,9 @@ from ..io.atomic import check_distinct, check_output
 from ..io.write import save_npy, save_text
 from ..units import format_bytes, parse_bytes
 
+#: what ``-o`` writes: per-vertex values as .npy, or a labelled text table
+OUTPUT_SUFFIXES = (".npy", ".tsv", ".csv")
+
 
 def add_parser(sub):
     from ..algorithms import ALGORITHMS
@@ -21,7 +24,8 @@ def add_parser(sub):
                                    "the embedded default graph (built under shards/ on first use).")
     p.add_argument("algorithm", metavar="ALGO", help="one of: " + ", ".join(ALGORITHMS))
     p.add_argument("store", metavar="STORE", nargs="?", help="shard store (.h5); default: embedded graph")
-    p.add_argument("--source", type=int, default=None, help="source vertex (bfs, sssp; default 0)")
+    p.add_argument("--source", default=None, metavar="ID",
+                   help="source vertex as the input names it (bfs, sssp; default: the first vertex)")
     p.add_argument("--sources", type=int, default=None, metavar="K",
                    help="bc: sample K sources (seeded) instead of all vertices")
     p.add_argument("--seed", type=int, default=None, help="bc: seed of the source sample (default 0)")
@@ -36,7 +40,9 @@ def add_parser(sub):
                    help="iteration limit (bfs, sssp, pagerank, cc)")
     p.add_argument("--tol", type=non_negative, default=None, help="pagerank tolerance (default 1e-6)")
     p.add_argument("--damping", type=damping, default=None, help="pagerank damping (default 0.85)")
-    p.add_argument("-o", "--output", metavar="OUT.npy", help="write per-vertex values to a .npy file")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write per-vertex values: .npy, or .tsv/.csv with an id column "
+                        "(README \"Vertex ids\")")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -47,8 +53,9 @@ def add_parser(sub):
 #: the algorithm-specific options each algorithm takes; the others are refused, never ignored
 TAKES = {"bfs": ("source", "max_iter"), "sssp": ("source", "max_iter"),
          "pagerank": ("damping", "tol", "max_iter"), "cc": ("max_iter",), "bc": ("sources", "seed")}
-#: option dest -> (flag, default filled in when the algorithm takes it and it was not given)
-SPECIFIC = {"source": ("--source", 0), "sources": ("--sources", None), "seed": ("--seed", 0),
+#: option dest -> (flag, default filled in when the algorithm takes it and it was not given;
+#: --source's is the store's first vertex, filled in once the store is open)
+SPECIFIC = {"source": ("--source", None), "sources": ("--sources", None), "seed": ("--seed", 0),
             "damping": ("--damping", 0.85), "tol": ("--tol", None), "max_iter": ("--max-iter", None)}
 
 
@@ -96,12 +103,13 @@ def _finite(text):
 def main(args):
     from .. import store as store_mod
     from ..algorithms import ALGORITHMS
+    from ..algorithms._common import default_source
     algo = ALGORITHMS.get(args.algorithm)
     if algo is None:
         raise UsageError(f"unknown algorithm {args.algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
-    for path, suffix in ((args.output, ".npy"), (args.plot, ".png")):
-        if path is not None and not path.endswith(suffix):
-            raise UsageError(f"{path}: expected a {suffix} file name")
+    for path, suffixes in ((args.output, OUTPUT_SUFFIXES), (args.plot, (".png",))):
+        if path is not None and not path.endswith(suffixes):
+            raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
     check_options(algo.NAME, args)
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
@@ -123,6 +131,8 @@ def main(args):
                        "progress": not args.quiet, "max_iter": args.max_iter}
         if args.pinned_budget is not None:
             run_options["pinned_budget"] = args.pinned_budget
+        if args.source is None and algo.NAME in ("bfs", "sssp"):
+            args.source = default_source(store)
         values, results = algo.from_args(store, args, run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
@@ -195,14 +205,30 @@ def summary(name, store, values, results, seconds):
 
 
 def write_values(path, store, name, values):
-    """Write values indexed by vertex id; for renumbered stores an (id, value) record array in
-    original ids (labels of cc are original ids too)."""
-    original = store.original_ids()
-    if original is not None:
-        if name == "cc":
-            values = original[values]
-        rec = np.empty(len(values), dtype=[("id", np.int64), ("value", values.dtype)])
-        rec["id"] = original
+    """Write per-vertex values keyed by vertex label (README "Vertex ids").
+
+    ``.npy``: the values in vertex order when labels are the ids ``0..n-1``, else a record array
+    with fields ``id`` (the label: int64, or unicode for names) and ``value``. ``.tsv``/``.csv``:
+    a header ``id<sep>value`` and one line per vertex. cc's component labels are vertex labels.
+    """
+    if name == "cc":
+        values = _unpickled(store.to_labels(values))
+    text = path.endswith((".tsv", ".csv"))
+    if store.has_labels or text:
+        ids = _unpickled(store.labels())
+        rec = np.empty(len(values), dtype=[("id", ids.dtype), ("value", values.dtype)])
+        rec["id"] = ids
         rec["value"] = values
         values = rec
-    save_npy(path, values)
+    if text:
+        sep = "\t" if path.endswith(".tsv") else ","
+        rows = "".join(f"{key}{sep}{value}\n"
+                       for key, value in zip(values["id"].tolist(), values["value"].tolist()))
+        save_text(path, f"id{sep}value\n" + rows)
+    else:
+        save_npy(path, values)
+
+
+def _unpickled(array):
+    # names are an object array; a .npy of them would need pickle to load: fixed-width unicode
+    return array.astype(str) if array.dtype == object else array

@@ -1,4 +1,6 @@
 """``grstream shard``: build a shard store from an edge list."""
+import argparse
+
 from ..errors import UsageError
 from ..io.atomic import check_folder, check_output
 from ..units import parse_bytes
@@ -26,8 +28,10 @@ def add_parser(sub):
     p.add_argument("--drop-self-loops", action="store_true", help="drop edges (v, v)")
     p.add_argument("--drop-duplicates", action="store_true",
                    help="keep one edge per (src, dst), the one with the smallest weight")
-    p.add_argument("--renumber", action="store_true",
-                   help="map the ids that occur to 0..n-1 (the mapping is kept in the store)")
+    p.add_argument("--renumber", action=argparse.BooleanOptionalAction, default=None,
+                   help="map the ids that occur to 0..n-1, keeping the input's ids as labels "
+                        "(default: when ids are sparse, max id + 1 > 2 x distinct ids, and the "
+                        "input declares no vertex count; README \"Vertex ids\")")
     p.add_argument("--edge-ids", action="store_true",
                    help="also store each in-edge's global CSR position (in/eid), for programs "
                         "whose scatter writes edge state that gather reads")

@@ -56,8 +56,13 @@ def verify_store(path, progress=False):
         report["errors"].append(_error(exc))
         return report
     with store:
-        # opening checked the store-wide datasets (intervals, degrees, original ids)
-        report["datasets"] = 3 + bool(store.renumbered)
+        # opening checked the store-wide datasets (intervals, degrees, original ids); string
+        # labels are read, and so checked, on first use: here
+        report["datasets"] = 3 + (2 if store.label_kind == "str" else int(store.renumbered))
+        try:
+            store.labels()
+        except ShardStoreError as exc:
+            report["errors"].append(_error(exc))
         report["shards"] = store.num_shards
         with tqdm(total=store.nbytes(), unit="B", unit_scale=True, unit_divisor=1024,
                   file=sys.stderr, disable=not progress, desc="verify") as bar:

@@ -54,7 +54,8 @@ def read_arrays(edges, *, weighted=None, chunk_edges=None, name="<array>"):
     edges : ndarray or tuple
         An ``(m, 2)`` / ``(m, 3)`` array (third column = weight) or ``(src, dst[, weight])``
         of equal-length 1-D arrays. Ids are 0-based non-negative integers (integer-valued
-        floats are accepted).
+        floats are accepted), or names: str, bytes or object columns get ids in order of first
+        appearance and the source keeps the names as labels.
     weighted : bool or None
         None: use weights when given; True: require them; False: drop them.
     chunk_edges : int, optional
@@ -72,7 +73,12 @@ def read_arrays(edges, *, weighted=None, chunk_edges=None, name="<array>"):
     >>> [c[1].tolist() for c in src.chunks()]
     [[1, 2]]
     """
-    if isinstance(edges, np.ndarray):
+    if isinstance(edges, np.ndarray) and edges.dtype.kind in NAMES and edges.ndim == 2:
+        src, dst = edges[:, 0], edges[:, 1]
+        weight = _real(edges[:, 2], name) if edges.shape[1] == 3 else None
+        if edges.shape[1] not in (2, 3):
+            columns_of_table(edges, name)  # raises the shape error
+    elif isinstance(edges, np.ndarray):
         src, dst, weight = columns_of_table(edges, name)
     else:
         cols = [np.asarray(c) for c in edges]
@@ -84,5 +90,33 @@ def read_arrays(edges, *, weighted=None, chunk_edges=None, name="<array>"):
                                    f"shapes {[c.shape for c in cols]}", name)
         src, dst = cols[:2]
         weight = cols[2] if len(cols) == 3 else None
-    return array_source(src, dst, weight, name=name, weighted=weighted, chunk_edges=chunk_edges,
-                        fmt="numpy")
+    labels = None
+    if src.dtype.kind in NAMES or dst.dtype.kind in NAMES:
+        src, dst, labels = named_ids(src, dst)
+    source = array_source(src, dst, weight, name=name, weighted=weighted, chunk_edges=chunk_edges,
+                          fmt="numpy")
+    if labels is not None:
+        source.labels = lambda: labels
+    return source
+
+
+#: dtype kinds of vertex names: str, bytes, Python objects (any hashable)
+NAMES = "USO"
+
+
+def named_ids(src, dst):
+    """Ids in order of first appearance (source before destination, edge by edge) for columns
+    of names, and the name of every id (README "Vertex ids")."""
+    index = {}
+    ids = np.empty((len(src), 2), dtype=np.int64)
+    for k, pair in enumerate(zip(src.tolist(), dst.tolist())):
+        ids[k, 0] = index.setdefault(pair[0], len(index))
+        ids[k, 1] = index.setdefault(pair[1], len(index))
+    return ids[:, 0], ids[:, 1], list(index)
+
+
+def _real(column, name):
+    try:
+        return column.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputFormatError(f"an edge weight is not a number ({exc})", name) from None

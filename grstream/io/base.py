@@ -5,7 +5,7 @@ partition engine can make several passes over an input larger than memory (degre
 bucketing) without ever holding the whole edge list.
 """
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Tuple
+from typing import Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -24,6 +24,10 @@ class EdgeSource:
     ``symmetric``: the input is undirected and the chunks already hold both directions of each
     of its edges (Matrix Market ``symmetric``, KONECT ``sym``, an undirected networkx graph), so
     an undirected build stores them as they are instead of adding reverses again.
+    ``id_base`` is 1 when the input numbers its vertices from 1 (``.mtx``, KONECT, DIMACS): chunks
+    are still 0-based and the store keeps the base, so users see the file's ids.
+    ``labels``, when set, returns the label of every source id (names of a text edge list, nodes
+    of a networkx graph); it is complete once ``chunks()`` has been iterated through once.
     """
 
     name: str
@@ -34,6 +38,8 @@ class EdgeSource:
     format: str = "memory"
     meta: dict = field(default_factory=dict)
     symmetric: bool = False
+    id_base: int = 0
+    labels: Optional[Callable[[], Sequence]] = None
 
     def chunks(self) -> Iterator[Chunk]:
         return self.make_chunks()

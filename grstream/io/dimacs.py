@@ -71,10 +71,11 @@ def read_dimacs(path, *, weighted=None, chunk_edges=None):
             raise InputFormatError(f"header declares {m} arcs but the file has 0", path, p_line)
         if not n:
             refuse_empty(path, "the problem line declares no nodes")
-        return EdgeSource(path, lambda: iter(()), use_weight, n, file_size(path), "dimacs", meta)
+        return EdgeSource(path, lambda: iter(()), use_weight, n, file_size(path), "dimacs", meta,
+                          id_base=1)
     line = first[2].lstrip()
     prefix = line[:2] if line[1:2] in (b" ", b"\t") else b"a "
     table = TextTable(path, first, 3, use_weight=use_weight, base=1, limits=(n, n),
                       comments=(b"c",), prefix=prefix, expected=(m, "arcs", p_line))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, n, file_size(path),
-                      "dimacs", meta)
+                      "dimacs", meta, id_base=1)

@@ -1,4 +1,5 @@
 """``open_source``: pick the reader for a file name, an in-memory object or an explicit format."""
+import dataclasses
 import os
 
 import numpy as np
@@ -72,8 +73,7 @@ def _reweight(source, weighted):
         for src, dst, _ in source.chunks():
             yield src, dst, None
 
-    return EdgeSource(source.name, chunks, False, source.num_vertices, source.size_bytes,
-                      source.format, dict(source.meta), source.symmetric)
+    return dataclasses.replace(source, make_chunks=chunks, weighted=False, meta=dict(source.meta))
 
 
 def open_source(source, format=None, *, weighted=None, chunk_edges=None):

@@ -1,11 +1,15 @@
 """Plain and SNAP edge lists: ``src dst [weight]`` per line, 0-based ids as written.
 
+A list whose first data line names a vertex with a token that is not a number (``Napoleon Valjean``)
+is read as a list of names (:mod:`grstream.io.labelled`).
+
 Lines starting with ``#`` or ``%`` and blank lines are skipped anywhere. Columns are separated by
 spaces or tabs (commas for CSV). Every data line must have the column count of the first one:
 2, or 3 with a weight. gzip-compressed files are read transparently.
 """
 from ..errors import InputFormatError
 from .base import EdgeSource
+from .labelled import LabelTable, check_not_header, is_named
 from .chunking import check_chunk_edges
 from .texttable import TextTable, file_size, find_first_data, is_data_line
 from .validate import refuse_empty, resolve_weighted
@@ -51,11 +55,20 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
     if first is None:
         refuse_empty(path)
     line_no, _, line = first
-    ncol = len(line.split(delim) if delim else line.split())
+    tokens = [t.strip() for t in line.split(delim)] if delim else line.split()
+    ncol = len(tokens)
     if ncol not in (2, 3):
         raise InputFormatError(f"expected 2 or 3 columns (src dst [weight]), found {ncol}",
                                path, line_no)
     use_weight = resolve_weighted(ncol == 3, weighted, path)
+    if is_named(tokens):
+        check_not_header(path, first, tokens, is_data_line(COMMENTS),
+                         (lambda t: t.split(delim)) if delim else bytes.split)
+        named = LabelTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
+                           delimiter=delim)
+        return EdgeSource(path, lambda: named.chunks(chunk_edges), use_weight,
+                          size_bytes=file_size(path), format=fmt,
+                          meta={"columns": ncol, "names": True}, labels=named.labels)
     table = TextTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
                       delimiter=delim)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight,

@@ -2,9 +2,10 @@
 
 The edges stream shard by shard from the out-edge CSR (``out/indptr``, ``out/dst``,
 ``out/weight``), so memory holds one shard's out-edges at a time, and every dataset read is
-checksum-verified like any store read. Ids are the ones the store was built from: a renumbered
-store yields its original ids (pass ``--renumber`` again for the compact numbering), and a store
-that is not renumbered declares its vertex count, so trailing isolated vertices are kept.
+checksum-verified like any store read. The source declares the store's vertex count (isolated
+vertices are kept) and carries its vertex labels (README "Vertex ids"): original ids or names
+of a renumbered store as labels, the id base of a 1-based one, so the new store answers to the
+same ids.
 """
 import numpy as np
 
@@ -44,8 +45,10 @@ def read_store(path, *, weighted=None, chunk_edges=None):
     path = str(path)
     with open_store(path) as store:
         use_weight = resolve_weighted("weight" in store.edge_props, weighted, path)
-        declared = None if store.renumbered else int(store.num_vertices)
+        declared = int(store.num_vertices)
         num_edges, size = int(store.num_edges), int(store.nbytes())
+        labels = store.labels().tolist() if store.renumbered else None
+        id_base = store.id_base
         # an undirected store holds both directions already: --undirected adds none again
         symmetric = not store.directed
     chunk_edges = check_chunk_edges(chunk_edges)
@@ -54,21 +57,19 @@ def read_store(path, *, weighted=None, chunk_edges=None):
         return _stream(path, use_weight, chunk_edges)
 
     return EdgeSource(path, chunks, use_weight, declared, size, "store", {"edges": num_edges},
-                      symmetric)
+                      symmetric, id_base=id_base,
+                      labels=None if labels is None else (lambda: labels))
 
 
 def _stream(path, use_weight, chunk_edges):
     from ..store import open as open_store
     with open_store(path) as store:
-        original = store.original_ids()
         for i in range(store.num_shards):
             info = store.shard_info(i)
             indptr = store.read(i, "out/indptr")
             local = np.repeat(np.arange(info.lo, info.hi, dtype=np.int64), np.diff(indptr))
             dst = store.read(i, "out/dst").astype(np.int64)
             weight = store.read(i, "out/weight").astype(np.float64) if use_weight else None
-            if original is not None:
-                local, dst = original[local], original[dst]
             for start in range(0, len(dst), chunk_edges):
                 stop = start + chunk_edges
                 yield (local[start:stop], dst[start:stop],

@@ -4,7 +4,8 @@ The first header line names the kind (``sym``, ``asym`` or ``bip``) and the opti
 ``% edges n1 n2`` gives the sizes. Columns after the weight (KONECT's timestamps) are ignored.
 ``sym`` graphs list each undirected edge once: both directions are returned. ``bip`` graphs
 number both sides from 1; right-side ids are shifted by ``n1`` into one id space, which needs
-the size line.
+the size line. The store keeps the 1-based ids (README "Vertex ids"): the right side's vertex
+``j`` answers to ``n1 + j``.
 """
 import contextlib
 
@@ -85,7 +86,7 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
             refuse_empty(path)
         use_weight = resolve_weighted(False, weighted, path)
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
-                          "konect", meta, kind == "sym")
+                          "konect", meta, kind == "sym", id_base=1)
     ncol = len(first[2].split())
     if ncol < 2:
         raise InputFormatError(f"expected at least 2 columns, found {ncol}", path, first[0])
@@ -93,4 +94,4 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
     table = TextTable(path, first, ncol, use_weight=use_weight, base=1, limits=limits,
                       transform=transform, comments=(b"%",))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "konect", meta, kind == "sym")
+                      file_size(path), "konect", meta, kind == "sym", id_base=1)

@@ -103,10 +103,11 @@ def read_mtx(path, *, weighted=None, chunk_edges=None):
         if not num_vertices:
             refuse_empty(path, "the size line declares an empty matrix")
         return EdgeSource(path, lambda: iter(()), use_weight, num_vertices, file_size(path),
-                          "mtx", meta, symmetry == "symmetric")
+                          "mtx", meta, symmetry == "symmetric",
+                          id_base=1)
     table = TextTable(path, first, _FIELDS[field], use_weight=use_weight, base=1,
                       limits=(rows, cols), comments=(b"%",),
                       transform=mirror if symmetry == "symmetric" else None,
                       expected=(entries, "entries", size_line_no))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "mtx", meta, symmetry == "symmetric")
+                      file_size(path), "mtx", meta, symmetry == "symmetric", id_base=1)

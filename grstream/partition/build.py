@@ -17,6 +17,7 @@ from .external_keys import WideIds, build_keyed
 from .external_records import build_records
 from .in_memory import build_in_memory
 from .memory import IN_MEMORY_VERTEX_BYTES, VertexBudget
+from . import renumber as renumbering
 from .plan import VERTEX_BYTES, Plan, set_renumbering
 from .writer import StoreWriter
 
@@ -37,7 +38,7 @@ MAX_HEAVY_RECORDED = 1000
 
 def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
                  undirected=False, weighted=None, self_loops=True, duplicates=True,
-                 renumber=False, weight_dtype="float64", format=None, progress=False,
+                 renumber=None, weight_dtype="float64", format=None, progress=False,
                  overwrite=True, tmp_dir=None, edge_ids=False):
     """Partition a graph into a shard store (docs/FORMAT.md).
 
@@ -71,9 +72,12 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     duplicates : bool
         False keeps one edge per (src, dst) pair, the one with the minimum weight. Intervals are
         still balanced on the counts before dropping.
-    renumber : bool
-        Map the ids that occur to ``0..n-1`` in increasing order and store ``/vertex/original_id``.
-        Otherwise ``n = max(declared vertex count, largest id + 1)``.
+    renumber : bool or None
+        True: map the ids that occur to ``0..n-1`` in increasing order and keep the input's ids
+        as labels (``/vertex/original_id``). False: ``n = max(declared vertex count, largest
+        id + 1)``. None (default): renumber when the input declares no vertex count and its
+        ids are sparse (``largest id + 1 > 2 * distinct ids``; :mod:`grstream.partition.renumber`).
+        Sources with labels of their own (names) always keep them (README "Vertex ids").
     weight_dtype : str or numpy dtype
         Floating dtype of the stored weights.
     format : str, optional
@@ -111,7 +115,8 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
     inputs = [source] if isinstance(source, (str, os.PathLike)) else []
     check_output(path, inputs=inputs, what="store", create_parents=True)
     _check_options(num_shards, shard_size, memory_limit, weight_dtype)
-    chunk_edges = _chunk_edges(memory_limit, undirected, renumber, self_loops)
+    # the default may renumber (renumber=None): chunks leave room for it
+    chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops)
     edges = _open(source, format, weighted, chunk_edges)
     is_weighted = edges.weighted if weighted is None else bool(weighted)
     if is_weighted and not edges.weighted:
@@ -120,7 +125,7 @@ def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit
                           weight_dtype=np.dtype(weight_dtype), both_ways_in_input=edges.symmetric)
     plan = Plan(edges, options, num_shards, shard_size, memory_limit, not duplicates,
                  chunk_edges, progress, tmp_dir)
-    plan.renumber_requested = bool(renumber)
+    plan.renumber_requested = None if renumber is None else bool(renumber)
     plan.edge_ids = bool(edge_ids)
     plan.vertices = VertexBudget(
         edges.name, IN_MEMORY_VERTEX_BYTES if memory_limit is None else VERTEX_BYTES,
@@ -175,14 +180,19 @@ def _open(source, format, weighted, chunk_edges):
 
 
 def _build_external(plan, writer):
-    if plan.renumber_requested:
+    if plan.renumber_requested and not plan.renumber:
         set_renumbering(plan)
-    if not plan.options.weighted and not plan.edge_ids:
-        try:
-            return build_keyed(plan, writer)
-        except WideIds:
-            log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
-    return build_records(plan, writer)
+    try:
+        if not plan.options.weighted and not plan.edge_ids:
+            try:
+                return build_keyed(plan, writer)
+            except WideIds:
+                log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
+        return build_records(plan, writer)
+    except renumbering.SparseIds as sparse:
+        # found during the first pass: build again, over renumbered ids when they are sparse
+        renumbering.decide_after_pass(plan, sparse)
+        return _build_external(plan, writer)
 
 
 def _root_attrs(plan, result):
@@ -214,7 +224,9 @@ def _root_attrs(plan, result):
         "id_dtype": result.id_dtype.name,
         "edge_props": props,
         "directed": not plan.options.undirected,
-        "renumbered": bool(renumber),
+        "renumbered": result.labelled,
+        "label_kind": result.label_kind,
+        "id_base": np.int64(plan.edges.id_base),
         "edge_ids": bool(plan.edge_ids),
         "build": build,
     }
@@ -226,4 +238,5 @@ def _summary(path, result, seconds):
     balance = (max(edges) / mean) if mean else 1.0
     return (f"{path}: {result.num_vertices} vertices, {int(result.in_degree.sum())} edges, "
             f"{len(edges)} shards (max/mean edges {balance:.2f}), {format_bytes(result.nbytes)}, "
-            f"{seconds:.2f} s")
+            f"{seconds:.2f} s" + (", ids renumbered (the input's ids kept as labels)"
+                                  if result.renumbered else ""))

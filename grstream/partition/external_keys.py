@@ -8,7 +8,8 @@ from ..readahead import read_ahead
 from ..store import format as fmt
 from .edges import DegreeCounter
 from .layout import compress_keys, count_into, pack_keys
-from .plan import plan_intervals, vertex_count
+from . import renumber as renumbering
+from .plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .runs import KeyRuns
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
@@ -32,6 +33,7 @@ def build_keyed(plan, writer):
                 if len(src) == 0:
                     continue
                 top = int(max(src.max(), dst.max())) + 1
+                renumbering.check_id_range(plan, VERTEX_BYTES, top)
                 if top > KEY_ID_LIMIT:
                     raise WideIds()
                 counter.grow(top)
@@ -40,6 +42,7 @@ def build_keyed(plan, writer):
                 _run(runs, "in", dst, src, counter.in_degree)
                 pending.result()
                 del src, dst, pending
+        renumbering.check_sparse(plan, counter)
         n = vertex_count(plan, len(counter.in_degree))
         if n > KEY_ID_LIMIT:
             raise WideIds()

@@ -8,7 +8,8 @@ from .buckets import BucketFiles
 from .edges import DegreeCounter
 from .intervals import shard_of
 from .layout import compress
-from .plan import plan_intervals, vertex_count
+from . import renumber as renumbering
+from .plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 
@@ -16,8 +17,12 @@ def build_records(plan, writer):
     counter = DegreeCounter()
     with plan.bar("reading") as bar:
         for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
+            if len(src):
+                top = int(max(src.max(), dst.max())) + 1
+                renumbering.check_id_range(plan, VERTEX_BYTES, top)
             counter.add(src, dst)
         num_input = bar.n
+    renumbering.check_sparse(plan, counter)
     n = vertex_count(plan, len(counter.in_degree))
     counter.grow(n)
     id_dtype = fmt.id_dtype_for(n)

@@ -6,6 +6,7 @@ import numpy as np
 from ..store import format as fmt
 from .edges import DegreeCounter
 from .layout import compress, compress_pieces
+from . import renumber as renumbering
 from .plan import plan_intervals, set_renumbering, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
@@ -16,7 +17,13 @@ def build_in_memory(plan, writer):
     with plan.bar("reading") as bar:
         parts = list(plan.prepared_chunks(bar))
     top = max((int(max(p[0].max(), p[1].max())) + 1 for p in parts if len(p[0])), default=0)
+    if renumbering.auto_applies(plan):
+        ids = renumbering.sparse_ids_in_parts(parts, top)
+        if ids is not None:
+            renumbering.renumber_by_default(plan, ids, top)
+            parts, top = renumbering.renumber_parts(parts, ids), len(ids)
     n = vertex_count(plan, top)
+    plan.vertices.check(n)
     id_dtype = fmt.id_dtype_for(n)
     if plan.dedup:
         # intervals are balanced on the counts before repeated pairs are dropped

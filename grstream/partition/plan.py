@@ -10,6 +10,7 @@ from tqdm import tqdm
 from ..errors import MemoryBudgetError
 from .edges import check_chunk, occurring_ids, prepare_chunk, split_chunks
 from .intervals import choose_intervals
+from .renumber import auto_applies
 
 log = logging.getLogger("grstream.partition")
 
@@ -74,8 +75,9 @@ class Plan:
             if bar is not None:
                 bar.update(len(src))
             src, dst, w = prepare_chunk(src, dst, w, self.options)
-            if len(src):
-                # before any array of one entry per vertex grows to the largest id
+            if len(src) and not auto_applies(self):
+                # before any array of one entry per vertex grows to the largest id (the
+                # default rule looks at sparse ids first: it may renumber them)
                 self.vertices.check(int(max(src.max(), dst.max())) + 1)
             yield src, dst, w
 
@@ -90,7 +92,9 @@ def set_renumbering(plan):
 def vertex_count(plan, counted):
     if plan.renumber:
         return len(plan.options.original_ids)
-    return max(plan.edges.num_vertices or 0, counted)
+    # every labelled vertex is a vertex, even one whose only edges were dropped (self-loops)
+    labelled = len(plan.edges.labels()) if plan.edges.labels is not None else 0
+    return max(plan.edges.num_vertices or 0, counted, labelled)
 
 
 def shard_count(plan, edges_per_vertex, id_dtype):

@@ -2,6 +2,8 @@
 import numpy as np
 
 from ..store import format as fmt
+from ..store.labels import write_labels
+from .renumber import store_labels
 
 
 class Result:
@@ -38,5 +40,9 @@ def write_vertex_data(writer, result, plan):
     writer.dataset(fmt.INTERVALS, result.intervals)
     writer.dataset(fmt.IN_DEGREE, result.in_degree)
     writer.dataset(fmt.OUT_DEGREE, result.out_degree)
-    if plan.renumber:
-        writer.dataset(fmt.ORIGINAL_ID, plan.options.original_ids.astype(np.int64))
+    labels = store_labels(plan, result.num_vertices)
+    result.label_kind = "int" if labels is None else labels[0]
+    result.labelled = labels is not None
+    result.renumbered = plan.renumber
+    if labels is not None:
+        write_labels(writer, *labels)

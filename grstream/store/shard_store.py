@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreNotFoundError,
                       UsageError)
 from . import format as fmt
+from .labels import LabelledStore
 
 VERIFY_MODES = ("first", "always", "never")
 
@@ -47,8 +48,8 @@ class _Dataset:
         return self.size * self.dtype.itemsize
 
 
-class ShardStore:
-    """An open shard store; see :func:`open`.
+class ShardStore(LabelledStore):
+    """An open shard store; see :func:`open`; vertex labels: :mod:`grstream.store.labels`.
 
     Reads of shard datasets go straight into the caller's buffer with ``os.preadv`` at the
     dataset's file offset (contiguous storage), which also lets a read-ahead thread run while
@@ -115,6 +116,7 @@ class ShardStore:
         self.edge_props = {name: np.dtype(dt) for name, dt in self._json_attr(attrs, "edge_props").items()}
         self.directed = bool(attrs["directed"])
         self.renumbered = bool(attrs["renumbered"])
+        self._init_labels(attrs)
         self.build = self._json_attr(attrs, "build")
         # optional (added within version 1): stores written before it have no edge ids
         self.edge_ids = bool(attrs.get(fmt.EDGE_ID_ATTR, False))
@@ -128,7 +130,7 @@ class ShardStore:
         self._in_degree = self._read_small(fmt.IN_DEGREE, np.int64, n)
         self._out_degree = self._read_small(fmt.OUT_DEGREE, np.int64, n)
         self._original_ids = (self._read_small(fmt.ORIGINAL_ID, np.int64, n)
-                              if self.renumbered else None)
+                              if self.renumbered and self.label_kind == "int" else None)
         self._shards = []
         self._datasets = []
         for i in range(s):
@@ -360,7 +362,7 @@ class ShardStore:
         return self._out_degree
 
     def original_ids(self):
-        """Input id of every vertex when the store was renumbered, else None."""
+        """Input id of every vertex when integer ids were renumbered, else None (see labels())."""
         return self._original_ids
 
     def nbytes(self):

@@ -52,7 +52,7 @@ def test_bfs(dataset):
     ref = np.where(np.isinf(ref), -1, ref).astype(np.int64)
     for store in stores.values():
         for b in budgets(bfs.BFS(), store):
-            np.testing.assert_array_equal(bfs.bfs(store, 0, memory_budget=b)[0], ref)
+            np.testing.assert_array_equal(bfs.bfs(store, store.labels()[0], memory_budget=b)[0], ref)
 
 
 def test_sssp(dataset):
@@ -69,7 +69,7 @@ def test_sssp(dataset):
         ref[k] = d
     for store in stores.values():
         for b in budgets(sssp.SSSP(), store):
-            np.testing.assert_allclose(sssp.sssp(store, 0, memory_budget=b)[0], ref, rtol=1e-12)
+            np.testing.assert_allclose(sssp.sssp(store, store.labels()[0], memory_budget=b)[0], ref, rtol=1e-12)
 
 
 def test_pagerank(dataset):
@@ -114,5 +114,5 @@ def test_bc(dataset):
     else:  # exact all-sources BC on the larger graphs is left to the small ones: use 12 sources
         sources = np.random.default_rng(0).choice(n, 12, replace=False).tolist()
         want = nx.betweenness_centrality_subset(g, sources, list(g), normalized=False)
-        got, _ = bc.betweenness(store, sources=sources)
+        got, _ = bc.betweenness(store, sources=store.to_labels(sources))
     np.testing.assert_allclose(got, [want[i] for i in range(n)], rtol=1e-9, atol=1e-9)

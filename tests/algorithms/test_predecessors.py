@@ -35,7 +35,8 @@ def csr_lists(indptr, indices):
 
 def check_bfs(store, g, source, budget):
     n = g.number_of_nodes()
-    parent, result = bfs_predecessors(store, source,
+    # the functions take the vertex's label (rome99's ids are 1-based), arrays are internal
+    parent, result = bfs_predecessors(store, store.labels()[source],
                                       memory_budget=budget_for(budget, BFSTree(), store))
     level = result.values["level"]
     want = nx.single_source_shortest_path_length(g, source)
@@ -63,7 +64,7 @@ def test_bfs_predecessors_match_networkx(tmp_path_factory, n, m, seed, shards, b
 def check_sssp(store, g, source, budget):
     n = g.number_of_nodes()
     low = budget_for(budget, ShortestPathTree(), store)
-    parent, result = sssp_predecessors(store, source, memory_budget=low)
+    parent, result = sssp_predecessors(store, store.labels()[source], memory_budget=low)
     dist, hops = result.values["dist"], result.values["hops"]
     pred, want = nx.dijkstra_predecessor_and_distance(g, source)
     np.testing.assert_array_equal(dist, [want.get(v, np.inf) for v in range(n)])

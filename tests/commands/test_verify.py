@@ -2,6 +2,7 @@
 import json
 
 import h5py
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -88,3 +89,13 @@ def test_missing_and_foreign_files(tmp_path, capsys):
     (tmp_path / "bad.h5").write_bytes(b"not hdf5 at all")
     code, _, err = verify(tmp_path / "bad.h5", capsys)
     assert code == EXIT_CORRUPT and "not a readable HDF5 file" in err
+
+
+def test_damaged_vertex_names_are_found(tmp_path, capsys):
+    # names are read on first use, not on open: verify reads them
+    path = gr.build_shards(nx.DiGraph([("Napoleon", "Myriel")]),
+                           tmp_path / "n.h5", progress=False)
+    corrupt(path, "vertex/label_bytes", index=2)
+    code, out, _ = verify(path, capsys, "--json")
+    report = json.loads(out)
+    assert code == 3 and [e["dataset"] for e in report["errors"]] == ["vertex/label_bytes"]

@@ -60,7 +60,7 @@ def test_weights_follow_the_option(weighted, tmp_path, rng):
         read_store(plain.path, weighted=True)
 
 
-def test_renumbered_store_yields_its_original_ids(tmp_path):
+def test_renumbered_store_keeps_its_original_ids(tmp_path):
     edges = np.array([[10, 700], [700, 35], [35, 10], [10, 35]])
     np.save(tmp_path / "sparse.npy", edges)
     first = tmp_path / "r.h5"
@@ -73,7 +73,22 @@ def test_renumbered_store_yields_its_original_ids(tmp_path):
     plain = tmp_path / "r3.h5"
     assert main(["shard", str(first), "-o", str(plain), "--quiet"]) == 0
     with gr.open(plain) as c:
-        assert c.num_vertices == 701 and c.num_edges == 4
+        # the labels travel with the store: the same vertices answer to the same ids
+        assert c.num_vertices == 3 and c.num_edges == 4
+        assert c.labels().tolist() == [10, 35, 700] and c.to_internal(700) == 2
+
+
+def test_named_and_one_based_stores_keep_their_labels(tmp_path, datasets_dir):
+    names = tmp_path / "names.txt"
+    names.write_text("Napoleon Myriel\nMyriel Valjean\n")
+    for source, labels in ((names, ["Napoleon", "Myriel", "Valjean"]),
+                           (datasets_dir / "karate.mtx", list(range(1, 35)))):
+        first, again = tmp_path / "a.h5", tmp_path / "b.h5"
+        gr.build_shards(source, first, progress=False)
+        gr.build_shards(first, again, num_shards=3, progress=False)
+        with gr.open(first) as a, gr.open(again) as b:
+            assert b.labels().tolist() == labels and b.id_base == a.id_base
+            same_graph(a, b)
 
 
 def test_detected_by_extension_and_signature(weighted, tmp_path):

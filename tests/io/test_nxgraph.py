@@ -47,14 +47,26 @@ def test_karate_matches_networkx_adjacency():
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("graph, message", [
-    (nx.Graph([("a", "b")]), "node 'a' is not a non-negative integer"),
-    (nx.Graph([(0, -1)]), "node -1"),
-    (nx.Graph([(True, 1)]), "node True"),
+@pytest.mark.parametrize("graph, labels", [
+    (nx.Graph([("a", "b")]), ["a", "b"]),                 # names, in node order
+    (nx.Graph([(0, -1)]), [0, -1]),                        # not ids: node order
+    (nx.Graph([(True, 1)]), [True]),                       # True == 1: one node
+    (nx.DiGraph([(10, 900), (900, 4)]), [4, 10, 900]),      # sparse ints: increasing
 ])
-def test_non_integer_nodes(graph, message):
-    with pytest.raises(InputFormatError, match=message):
-        read_networkx(graph)
+def test_any_hashable_nodes_become_labels(graph, labels):
+    # today: "networkx node 'a' is not a non-negative integer"
+    source = read_networkx(graph)
+    assert source.labels() == labels and source.num_vertices == len(labels)
+    src, dst, _ = collect(source)
+    named = {(labels[s], labels[d]) for s, d in zip(src.tolist(), dst.tolist())}
+    want = set(graph.edges) | ({(v, u) for u, v in graph.edges} if not graph.is_directed() else set())
+    assert named == want
+
+
+def test_dense_integer_nodes_are_their_own_ids():
+    g = nx.Graph([(0, 2)])
+    g.add_node(1)
+    assert read_networkx(g).labels is None
 
 
 def test_bad_weights():

@@ -28,16 +28,21 @@ def test_a_large_id_stops_with_the_estimate_and_leaves_nothing(tmp_path, one_gib
                                                                memory_limit):
     path = _triangle(tmp_path, big)
     per_vertex = memory.IN_MEMORY_VERTEX_BYTES if memory_limit is None else 48
+    # renumber=False: the default renumbers these sparse ids (test_the_default_renumbers_them)
     with pytest.raises(MemoryBudgetError, match="--renumber") as info:
-        build_shards(path, tmp_path / "e.h5", memory_limit=memory_limit, progress=False)
+        build_shards(path, tmp_path / "e.h5", memory_limit=memory_limit, renumber=False,
+                     progress=False)
     assert info.value.minimum == (big + 1) * per_vertex
     assert f"{big + 1} vertices (largest id {big})" in str(info.value)
     assert [p.name for p in tmp_path.iterdir()] == ["e.txt"]
 
 
-def test_renumbering_builds_the_same_input(tmp_path, one_gib_available):
-    path = build_shards(_triangle(tmp_path, 2 ** 62), tmp_path / "e.h5", renumber=True,
-                        progress=False)
+@pytest.mark.parametrize("renumber", [True, None])
+@pytest.mark.parametrize("memory_limit", [None, 1 << 28])
+def test_renumbering_builds_the_same_input(tmp_path, one_gib_available, renumber, memory_limit):
+    # None, the default: sparse ids are renumbered (README "Vertex ids")
+    path = build_shards(_triangle(tmp_path, 2 ** 62), tmp_path / "e.h5", renumber=renumber,
+                        memory_limit=memory_limit, progress=False)
     with gr.open(path) as store:
         assert (store.num_vertices, store.num_edges) == (3, 3)
         np.testing.assert_array_equal(store.original_ids(), [0, 1, 2 ** 62])
@@ -53,7 +58,8 @@ def test_a_declared_vertex_count_is_checked_before_reading(tmp_path, one_gib_ava
 
 def test_cli_says_it_in_one_line(tmp_path, one_gib_available, capsys):
     path = _triangle(tmp_path, 2 ** 32)
-    assert main(["shard", str(path), "-o", str(tmp_path / "e.h5"), "--quiet"]) != 0
+    assert main(["shard", str(path), "-o", str(tmp_path / "e.h5"), "--quiet",
+                 "--no-renumber"]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "256.0 GiB" in err and "--renumber" in err
     assert [p.name for p in tmp_path.iterdir()] == ["e.txt"]

@@ -236,7 +236,7 @@ def test_shared_datasets_match_cpu(cuda_run, shared_datasets, tmp_path, name):
                                     progress=False))
     for algo in ("bfs", "pagerank", "cc") + (("sssp",) if store.edge_props else ()):
         fn, rtol = ALGOS[algo]
-        src = 0
+        src = store.labels()[0]  # the first vertex, by its label (1 in a .mtx or .gr file)
         if algo in ("bfs", "sssp"):
             call = (lambda st, f=getattr(gr.algorithms, algo), **kw: getattr(f, algo)(st, src, **kw))
         else:
