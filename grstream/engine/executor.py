@@ -161,6 +161,13 @@ class Executor:
         ``iteration`` and aggregates as set by the engine before each ``begin``."""
         self.program = program
 
+    def host_state(self, name: str, shape, dtype) -> np.ndarray:
+        """A zeroed host array for vertex field ``name`` of the initial state, which the engine's
+        init writes and ``load_state`` then takes. A GPU executor may return page-locked memory it
+        owns and reuses across runs (within ``memory.state_pinned``), so that the upload runs at
+        link speed; the engine never hands these arrays to the user."""
+        return np.zeros(shape, dtype=dtype)
+
     def load_state(self, state: Dict[str, np.ndarray], edge_state: Dict[str, np.ndarray]) -> None:
         """Take the initial vertex fields (every ``spec.vertex_fields`` name, length n, right
         dtype): ``cur`` and ``nxt`` both become ``state``. ``edge_state``: each of

@@ -64,6 +64,9 @@ class Footprint:
     static: Dict[str, int]
     scratch: Dict[str, int] = field(default_factory=dict)
     alignment: int = 1
+    #: host bytes of the initial vertex state a GPU executor would stage in pinned memory (an async
+    #: upload at link speed instead of a pageable one); planned from what the pinned budget leaves
+    host_state: int = 0
 
     @property
     def static_bytes(self):
@@ -94,6 +97,7 @@ class MemoryModel:
     pinned_offsets: Dict[int, int]         # their offsets inside the one pinned cache block
     staging: int                           # pinned staging buffers (store -> host -> device)
     staging_bytes: int                     # bytes of one staging buffer
+    state_pinned: int = 0                  # pinned bytes for the initial vertex state (0: pageable)
 
     @property
     def static_bytes(self):
@@ -118,8 +122,9 @@ class MemoryModel:
 
     @property
     def pinned_bytes(self):
-        """Pinned host bytes held: the cache plus the staging buffers (<= pinned_budget)."""
-        return self.pinned_cache_bytes + self.staging * self.staging_bytes
+        """Pinned host bytes held: the cache, the staging buffers and the staged vertex state
+        (<= pinned_budget)."""
+        return self.pinned_cache_bytes + self.staging * self.staging_bytes + self.state_pinned
 
     @property
     def in_memory(self):
@@ -135,7 +140,8 @@ class MemoryModel:
                 "device_bytes": self.device_bytes, "pinned_bytes": self.pinned_bytes,
                 "residency": self.mode, "resident_shards": len(self.resident),
                 "num_shards": len(self.regions), "slots": self.slots, "slot_bytes": self.slot_bytes,
-                "pinned_shards": len(self.pinned), "staging": self.staging}
+                "pinned_shards": len(self.pinned), "staging": self.staging,
+                "state_pinned": self.state_pinned}
 
 
 def shard_arrays(store, names, dtype_of):
@@ -236,10 +242,15 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
             off += int(regions[i])
             free -= int(regions[i])
     if streamed and len(cached) == len(streamed) and not resident:
+        free += n_staging * largest
         n_staging = 0   # every read lands in the cache: no staging buffer
+    # the vertex state is staged only from what shard data leaves: shards first, as they move
+    # every iteration and the state once a run
+    state = int(footprint.host_state) if footprint.host_state <= free else 0
     return MemoryModel(device_budget=budget, pinned_budget=limit, resident=tuple(resident), slots=k,
                        slot_bytes=size, pinned=tuple(cached), pinned_offsets=offs,
-                       staging=n_staging, staging_bytes=largest if n_staging else 0, **common)
+                       staging=n_staging, staging_bytes=largest if n_staging else 0,
+                       state_pinned=state, **common)
 
 
 def resident_runs(resident):

@@ -157,7 +157,7 @@ class Session:
         ex, planner = prep.executor, prep.planner
         _check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
-        state, seed = initial_state(program, store)
+        state, seed = initial_state(program, store, alloc=ex.host_state)
         ex.bind(program)
         ex.load_state(state, initial_edge_state(store, spec, self._edge_init))
         seeded = seed is not None and spec.activate != "all"

@@ -4,13 +4,17 @@ import numpy as np
 from ..program.views import VertexView
 
 
-def initial_state(program, store, lanes=None):
+def initial_state(program, store, lanes=None, alloc=None):
     """Run the program's host-side init over every vertex: (state dict, seed mask or None).
-    With ``lanes`` the state and the seed are (n, lanes) arrays."""
+    With ``lanes`` the state and the seed are (n, lanes) arrays. ``alloc(name, shape, dtype)``
+    gives the zeroed arrays the state is written into (an executor's ``host_state``)."""
     spec = type(program).spec
     n = int(store.num_vertices)
     shape = (n,) if lanes is None else (n, lanes)
-    state = {f: np.zeros(shape, dtype=dt) for f, dt in spec.vertex_fields.items()}
+    if alloc is None:
+        state = {f: np.zeros(shape, dtype=dt) for f, dt in spec.vertex_fields.items()}
+    else:
+        state = {f: alloc(f, shape, dt) for f, dt in spec.vertex_fields.items()}
     builtins = {}
     if "in_degree" in spec.vertex_reads:
         builtins["in_degree"] = store.in_degree()

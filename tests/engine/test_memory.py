@@ -99,3 +99,21 @@ def test_cpu_executor_stays_inside_the_plan(tmp_path_factory, n, m, shards, extr
             assert ledger.held["device"] >= model.static_bytes
             assert all(s.plan["bytes_device"] == model.device_bytes for s in r.stats)
         np.testing.assert_array_equal(r.value, gr.run(program, store).value)
+
+
+def test_vertex_state_is_staged_only_from_what_shards_leave(store):
+    regions = plan_memory(store, NAMES, Footprint(static={"state": 1000}, alignment=256)).regions
+    state = 4 * max(regions)
+    fp = Footprint(static={"state": 1000}, alignment=256, host_state=state)
+    budget = 1000 + 2 * max(regions)
+    # ample pinned bound: shards cached first, then the state; the total stays inside the bound
+    big = plan_memory(store, NAMES, fp, budget=budget, pinned_budget=10 ** 9, pinned=True)
+    assert big.state_pinned == state and big.pinned_bytes <= 10 ** 9
+    assert set(big.pinned) == set(range(6)) - set(big.resident)
+    # a bound that holds the shards (and the staging buffer they need until cached) but not the
+    # state: the state stays pageable
+    bound = big.pinned_cache_bytes + 3 * max(regions)   # the 3 staging buffers of the default
+    tight = plan_memory(store, NAMES, fp, budget=budget, pinned=True, pinned_budget=bound)
+    assert tight.pinned == big.pinned and tight.state_pinned == 0 and tight.pinned_bytes <= bound
+    # the CPU executor pins nothing
+    assert plan_memory(store, NAMES, fp, budget=budget, pinned=False).state_pinned == 0

@@ -180,14 +180,21 @@ class DeviceState:
         return self.rb_host[self.counts_word:self.counts_word + self.S].astype(np.int64)
 
     # ------------------------------------------------------------------ state in and out
-    def load_state(self, state, edge_state):
+    def load_state(self, state, edge_state, staged=None):
+        """Upload the initial state; arrays of ``staged`` (page-locked, owned by the executor) go
+        asynchronously at link speed, others synchronously from pageable memory. The caller syncs
+        the compute stream before the host arrays may change again."""
         cuda, n, s = self.cuda, self.n, self.ex.compute
+        staged = staged or {}
         for f, dt in self.spec.vertex_fields.items():
             host = np.ascontiguousarray(state[f], dtype=dt)
             if host.shape != (n,):
                 raise UsageError(f"initial state of {f!r} has shape {host.shape}, expected ({n},)")
             if n:  # one upload; nxt takes it on the device
-                cuda.memcpy_htod(self.cur[f], host)
+                if staged.get(f) is host:
+                    cuda.memcpy_htod_async(self.cur[f], host, s)
+                else:
+                    cuda.memcpy_htod(self.cur[f], host)
                 cuda.memcpy_dtod_async(self.nxt[f], self.cur[f], host.nbytes, s)
         for p, dt in self.estate.items():
             host = np.ascontiguousarray(edge_state[p], dtype=dt)

@@ -111,7 +111,8 @@ class CudaExecutor(Executor):
     @classmethod
     def footprint(cls, store, spec, dense, options):
         _, static, scratch = cls._buffers(store, spec, dense)
-        return Footprint(static=static, scratch=scratch, alignment=ALIGN)
+        host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
+        return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state)
 
     @classmethod
     def default_budget(cls, options):
@@ -175,6 +176,7 @@ class CudaExecutor(Executor):
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
         self.dev = self.mover = None
+        self._host_state = {}   # field -> page-locked array, reused by every run of a session
         try:
             self.dev = DeviceState(store, spec, ks, {**static, **scratch}, set(scratch), ledger, self.streams)
             self.mover = Mover(store, memory, self.dev.ex, ledger, shared)
@@ -194,9 +196,24 @@ class CudaExecutor(Executor):
         self.start_times = {}
 
     # ------------------------------------------------------------------ per run
+    def host_state(self, name, shape, dtype):
+        """The field's page-locked staging array while the plan holds room for the whole state
+        (``memory.state_pinned``), else pageable memory (see Executor.host_state)."""
+        dtype = np.dtype(dtype)
+        if not self.memory.state_pinned or len(shape) != 1:
+            return np.zeros(shape, dtype=dtype)
+        arr = self._host_state.get(name)
+        if arr is None or arr.shape != tuple(shape) or arr.dtype != dtype:
+            if arr is not None:
+                self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
+            self.ledger.take("pinned", f"vertex state {name}", int(np.prod(shape)) * dtype.itemsize)
+            arr = self._host_state[name] = self.dev.cuda.pagelocked_empty(shape, dtype)
+        arr.fill(0)
+        return arr
+
     def load_state(self, state, edge_state):
         t0 = time.perf_counter()
-        self.dev.load_state(state, edge_state)
+        self.dev.load_state(state, edge_state, staged=self._host_state)
         self.dev.ex.sync()
         self.start_times = {"state_s": time.perf_counter() - t0}
 
@@ -406,6 +423,9 @@ class CudaExecutor(Executor):
                 pass
             self.mover.close()
             self.mover = None
+        for name, arr in self._host_state.items():
+            self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
+        self._host_state = {}
         if self.dev is not None:
             self.dev.close()
             self.dev = None
