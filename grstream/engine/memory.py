@@ -53,8 +53,20 @@ def region_layout(nbytes_by_name, alignment) -> Tuple[Dict[str, int], int]:
     return offsets, off
 
 
+class _Sizes:
+    """The byte totals of ``static`` and ``scratch`` (a Footprint's and a MemoryModel's)."""
+
+    @property
+    def static_bytes(self):
+        return int(sum(self.static.values()))
+
+    @property
+    def scratch_bytes(self):
+        return int(sum(self.scratch.values()))
+
+
 @dataclass(frozen=True)
-class Footprint:
+class Footprint(_Sizes):
     """What an executor needs for one program on one store, besides shard data.
 
     ``static``: name -> bytes held for the whole run; ``scratch``: name -> the most bytes of
@@ -68,17 +80,9 @@ class Footprint:
     #: upload at link speed instead of a pageable one); planned from what the pinned budget leaves
     host_state: int = 0
 
-    @property
-    def static_bytes(self):
-        return int(sum(self.static.values()))
-
-    @property
-    def scratch_bytes(self):
-        return int(sum(self.scratch.values()))
-
 
 @dataclass(frozen=True)
-class MemoryModel:
+class MemoryModel(_Sizes):
     """How the budgets are spent; plain data (see the module docstring)."""
 
     names: Tuple[str, ...]                 # shard datasets the program reads, in region order
@@ -98,14 +102,6 @@ class MemoryModel:
     staging: int                           # pinned staging buffers (store -> host -> device)
     staging_bytes: int                     # bytes of one staging buffer
     state_pinned: int = 0                  # pinned bytes for the initial vertex state (0: pageable)
-
-    @property
-    def static_bytes(self):
-        return int(sum(self.static.values()))
-
-    @property
-    def scratch_bytes(self):
-        return int(sum(self.scratch.values()))
 
     @property
     def resident_bytes(self):
