@@ -11,6 +11,11 @@ level accumulates dependencies ``delta(v) = sum over DAG successors w of sigma(v
 (1 + delta(w))``. Parallel edges count once (the lightest when weighted), as NetworkX's
 betweenness counts them on a MultiDiGraph: a store holding some is copied without them first.
 """
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+
+if TYPE_CHECKING:  # names for the annotations only
+    from ..engine import Result
+    from ..store import ShardStore
 import os
 import random
 import tempfile
@@ -262,8 +267,9 @@ def rescale(bc, n, *, normalized, directed, endpoints, sampled=None):
     return out
 
 
-def betweenness(store, k=None, seed=0, sources=None, normalized=False, endpoints=False,
-                weight=None, **run_options):
+def betweenness(store: "ShardStore", k: Optional[int] = None, seed: Any = 0,
+                sources: Any = None, normalized: bool = False, endpoints: bool = False,
+                weight: Optional[str] = None, **run_options: Any) -> Tuple[np.ndarray, List["Result"]]:
     """Betweenness centrality (float64 per vertex) and a list of engine Results.
 
     Parameters

@@ -1,4 +1,10 @@
 """Breadth-first search: hop level of every vertex from a source (-1 when unreachable)."""
+from typing import TYPE_CHECKING, Any, Tuple
+
+if TYPE_CHECKING:  # names for the annotations only
+    from ..engine import Result
+    from ..store import ShardStore
+
 import numpy as np
 
 import grstream as gr
@@ -31,7 +37,7 @@ class BFS(gr.GASProgram):
         return changed
 
 
-def bfs(store, source, **run_options):
+def bfs(store: "ShardStore", source: Any, **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """Levels from ``source`` (int64, -1 unreachable) and the engine Result.
 
     ``run_options`` go to :func:`grstream.run` (device, memory_budget, max_iter, progress).

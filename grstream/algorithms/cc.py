@@ -1,4 +1,12 @@
 """Weakly connected components: every vertex labelled with the smallest id in its component."""
+from typing import TYPE_CHECKING, Any, Tuple
+
+if TYPE_CHECKING:  # names for the annotations only
+    from ..engine import Result
+    from ..store import ShardStore
+
+import numpy as np
+
 import grstream as gr
 
 from ._common import execute
@@ -28,7 +36,7 @@ class ConnectedComponents(gr.GASProgram):
         return changed
 
 
-def connected_components(store, **run_options):
+def connected_components(store: "ShardStore", **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """Component labels (int64, smallest vertex id of the component) and the engine Result."""
     result = execute(ConnectedComponents(), store, run_options)
     return result.values["label"], result

@@ -3,6 +3,12 @@ weights as in ``networkx.pagerank``; parallel edges count as a MultiDiGraph coun
 weights add up). The default stopping rule is cuGraph's (L1 change < tol), which bounds the
 error at every size; NetworkX's (L1 change < n tol) is kept as ``stop="networkx"``.
 """
+from typing import TYPE_CHECKING, Any, Optional, Tuple
+
+if TYPE_CHECKING:  # names for the annotations only
+    from ..engine import Result
+    from ..store import ShardStore
+
 import numpy as np
 
 import grstream as gr
@@ -160,8 +166,10 @@ def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart
                tol=threshold)
 
 
-def pagerank(store, damping=0.85, personalization=None, max_iter=100, tol=1e-6, nstart=None,
-             weight="weight", dangling=None, stop="l1", **run_options):
+def pagerank(store: "ShardStore", damping: float = 0.85, personalization: Any = None,
+             max_iter: int = 100, tol: float = 1e-6, nstart: Any = None,
+             weight: Optional[str] = "weight", dangling: Any = None, stop: str = "l1",
+             **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """PageRank scores (float64, summing to 1) and the engine Result.
 
     Parameters

@@ -1,4 +1,10 @@
 """Single-source shortest paths (Bellman-Ford style, frontier driven): inf when unreachable."""
+from typing import TYPE_CHECKING, Any, Tuple
+
+if TYPE_CHECKING:  # names for the annotations only
+    from ..engine import Result
+    from ..store import ShardStore
+
 import numpy as np
 
 import grstream as gr
@@ -61,7 +67,7 @@ def check_weights(store):
                              + (" (NaN present)" if np.isnan(w).any() else ""))
 
 
-def sssp(store, source, **run_options):
+def sssp(store: "ShardStore", source: Any, **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """Distances from ``source`` (float64, inf unreachable) and the engine Result."""
     check_weights(store)
     result = execute(SSSP(source=internal_source(store, source)), store, run_options)

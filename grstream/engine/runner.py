@@ -1,12 +1,23 @@
 """``grstream.run(program, store, ...)``: one run, a Session used once."""
+import os
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Union
+
+if TYPE_CHECKING:  # names for the annotations only
+    from ..program import GASProgram
+    from ..store import ShardStore
+    from .backend import IterationStats
+
 from ..errors import UsageError
 from .result import Result, jsonable  # noqa: F401  (re-exported)
 from .session import Session
 from .state import initial_state  # noqa: F401  (re-exported)
 
 
-def run(program, store, *, device="cpu", memory_budget=None, pinned_budget=None, max_iter=None,
-        progress=False, callback=None, backend_options=None):
+def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]"], *,
+        device: str = "cpu", memory_budget: Optional[int] = None,
+        pinned_budget: Optional[int] = None, max_iter: Optional[int] = None,
+        progress: bool = False, callback: Optional[Callable[["IterationStats"], Any]] = None,
+        backend_options: Optional[Dict[str, Any]] = None) -> "Result":
     """Run a GAS program over a shard store.
 
     Parameters

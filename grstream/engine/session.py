@@ -7,6 +7,7 @@ Session used once. With a ``memory_budget`` the executors of a session fit in it
 the older ones are closed (and their shard data dropped) to make room for the new one.
 """
 import time
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,6 +22,12 @@ from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .state import initial_edge_state, initial_state, seed_ids
 from .result import Result
+
+if TYPE_CHECKING:  # names for the annotations only
+    import os
+
+    from ..program import GASProgram
+    from ..store import ShardStore
 
 
 @dataclass
@@ -57,8 +64,9 @@ class Session:
     ...     depths = [s.run(gr.algorithms.BFS(source=v)).value for v in (0, 5, 9)]
     """
 
-    def __init__(self, store, *, device="cpu", memory_budget=None, pinned_budget=None,
-                 progress=False, **options):
+    def __init__(self, store: Union["ShardStore", str, "os.PathLike[str]"], *, device: str = "cpu",
+                 memory_budget: Optional[int] = None, pinned_budget: Optional[int] = None,
+                 progress: bool = False, **options: Any) -> None:
         from ..devices import resolve
         self.cls = resolve(device)
         for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
@@ -131,7 +139,9 @@ class Session:
         self.loaded.clear()
 
     # ------------------------------------------------------------------ one run
-    def run(self, program, *, max_iter=None, progress=None, callback=None) -> Result:
+    def run(self, program: "GASProgram", *, max_iter: Optional[int] = None,
+            progress: Optional[bool] = None,
+            callback: Optional[Callable[[IterationStats], Any]] = None) -> Result:
         """Run ``program`` (a GASProgram instance) to convergence or ``max_iter`` iterations.
 
         Returns a :class:`Result`; see :func:`grstream.run` for the meaning of the arguments.

@@ -1,5 +1,7 @@
 """Moving graphs between NetworkX and grstream: conversion both ways, stores opened as graphs,
 and the facts about edge weights that decide whether the backend can run a call."""
+from typing import Optional, Union
+
 import os
 import shutil
 import tempfile
@@ -119,7 +121,8 @@ def convert_to_nx(obj, *, name=None):
     return G
 
 
-def from_store(path, *, directed=None, weight="weight", verify="first"):
+def from_store(path: Union[str, "os.PathLike[str]"], *, directed: Optional[bool] = None,
+               weight: Optional[str] = "weight", verify: str = "first") -> "GrstreamGraph":
     """A NetworkX-dispatchable graph over an existing store, streamed, never loaded whole.
 
     Parameters

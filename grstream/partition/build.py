@@ -1,4 +1,9 @@
 """``build_shards``: an edge source in, a load-balanced shard store out."""
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+if TYPE_CHECKING:  # names for the annotations only
+    from .shard_output import Result as ShardOutputResult
+
 import datetime
 import logging
 import os
@@ -36,10 +41,14 @@ MIN_CHUNK_EDGES = 1 << 12
 MAX_HEAVY_RECORDED = 1000
 
 
-def build_shards(source, path, *, num_shards=None, shard_size=None, memory_limit=None,
-                 undirected=False, weighted=None, self_loops=True, duplicates=True,
-                 renumber=None, weight_dtype="float64", format=None, progress=False,
-                 overwrite=True, tmp_dir=None, edge_ids=False):
+def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
+                 num_shards: Optional[int] = None, shard_size: Optional[int] = None,
+                 memory_limit: Optional[int] = None, undirected: bool = False,
+                 weighted: Optional[bool] = None, self_loops: bool = True,
+                 duplicates: bool = True, renumber: Optional[bool] = None,
+                 weight_dtype: str = "float64", format: Optional[str] = None,
+                 progress: bool = False, overwrite: bool = True,
+                 tmp_dir: Optional[str] = None, edge_ids: bool = False) -> "ShardOutputResult":
     """Partition a graph into a shard store (docs/FORMAT.md).
 
     Parameters

@@ -1,4 +1,6 @@
 """Reading and validating a shard store (docs/FORMAT.md)."""
+from typing import Union
+
 import json
 import os
 import threading
@@ -435,7 +437,7 @@ class ShardStore(LabelledStore):
                 f"{self.num_shards} shards>")
 
 
-def open(path, verify="first"):  # noqa: A001 - grstream.open mirrors the builtin on purpose
+def open(path: Union[str, "os.PathLike[str]"], verify: str = "first") -> "ShardStore":  # noqa: A001 - grstream.open mirrors the builtin on purpose
     """Open and validate a shard store.
 
     Parameters
