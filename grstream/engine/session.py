@@ -169,7 +169,9 @@ class Session:
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, alloc=ex.host_state)
         ex.bind(program)
-        ex.load_state(state, initial_edge_state(store, spec, self._edge_init))
+        edge_init = initial_edge_state(store, spec, self._edge_init)
+        t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
+        ex.load_state(state, edge_init)
         seeded = seed is not None and spec.activate != "all"
         counts, scan_s = self.sizes, 0.0
         if seeded:
@@ -183,6 +185,7 @@ class Session:
         else:
             ex.set_frontier(None)
         rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
+        start_wall = time.perf_counter() - t_up
         counts = rb.shard_active
         _set_aggregates(program, rb.aggregates)
         active, all_active = int(counts.sum()), not seeded
@@ -223,6 +226,7 @@ class Session:
             warn_limit(program, limit, active)
         info = dict(ex.info())
         info["seed_scan_s"] = scan_s  # host time of finding the seed ids (start() includes it)
+        info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
