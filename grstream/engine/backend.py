@@ -1,11 +1,8 @@
-"""The interface between the backend-neutral iteration loop and a backend (cpu, cuda).
+"""The bulk-synchronous semantics every executor implements, and the per-iteration statistics.
 
-The loop (engine/runner.py) owns the program's host-side hooks (init, converged), iteration
-counting, statistics and progress; a backend owns where vertex state lives, how shard data moves
-and how gather / apply / activation execute. Both backends keep exactly the same iteration
-structure, so they produce the same results.
-
-Bulk-synchronous semantics every backend implements, per iteration ``it`` (program.iteration==it):
+The engine (engine/session.py, engine/planner.py) owns the schedule and the program's host-side
+hooks; executors (engine/executor.py) carry out its plans. Semantics, per iteration ``it``
+(program.iteration == it):
 
 1. The *active* set A (vertices) was fixed by the previous iteration (or by ``start``).
    A shard whose interval holds no active vertex is skipped: none of its data is read or moved.
@@ -26,9 +23,8 @@ Bulk-synchronous semantics every backend implements, per iteration ``it`` (progr
    edge writes land; then the program's aggregates are reduced over all vertices' ``cur``.
 """
 from dataclasses import asdict, dataclass, field
-from typing import Dict, Optional
+from typing import Dict
 
-import numpy as np
 
 from ..errors import UsageError
 
@@ -72,54 +68,3 @@ def check_edge_props(store, spec):
                          f"{', '.join(sorted(store.edge_props)) or 'no edge properties'} "
                          f"(build it with --weighted)")
 
-
-class Backend:
-    """Base class of backends. See the module docstring for the semantics."""
-
-    name = "abstract"
-
-    def __init__(self, store, program, memory_budget=None, progress=False):
-        self.store = store
-        self.program = program
-        self.spec = type(program).spec
-        self.memory_budget = memory_budget
-        self.progress = progress
-
-    def start(self, state: Dict[str, np.ndarray], seed: Optional[np.ndarray]) -> int:
-        """Take the initial vertex state; compute the first active set from ``seed``.
-
-        ``seed`` is the bool mask init() returned (vertices treated as changed before iteration
-        1: their neighbours per the activation rule become active) or None (every vertex
-        active). Returns the number of active vertices. Also computes the aggregates.
-        """
-        raise NotImplementedError
-
-    def iterate(self, iteration: int) -> IterationStats:
-        """Run one bulk-synchronous iteration over the active shards; see module docstring."""
-        raise NotImplementedError
-
-    def aggregates(self) -> Dict[str, float]:
-        """The program's aggregates over the current state (after start / the last iterate)."""
-        raise NotImplementedError
-
-    def state(self) -> Dict[str, np.ndarray]:
-        """The current vertex state as host numpy arrays."""
-        raise NotImplementedError
-
-    def edge_state(self) -> Dict[str, np.ndarray]:
-        """The program's mutable edge state, each array in the global CSR order (empty when the
-        program declares none)."""
-        return {}
-
-    def info(self) -> dict:
-        """Backend facts for the run's statistics (budget, residency, device name, ...)."""
-        return {"backend": self.name}
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -6,7 +6,6 @@ import pytest
 
 import grstream as gr
 from grstream.engine import run
-from grstream.engine.backend import Backend
 from grstream.errors import DeviceError, MemoryBudgetError, UsageError
 
 from ..algorithms.conftest import build, random_edges
@@ -145,7 +144,3 @@ def test_stats_are_complete_and_serialisable(tmp_path, rng):
     assert doc["iterations"] == r.iterations == len(doc["per_iteration"])
     assert doc["totals"]["bytes_read"] == sum(s.bytes_read for s in r.stats)
 
-
-def test_backend_base_is_abstract():
-    with pytest.raises(NotImplementedError):
-        Backend(None, InDegreeSum()).iterate(1)
