@@ -94,10 +94,21 @@ class Capabilities:
         The executor computes gather messages per edge when a plan does not hoist them, so
         the planner hoists only when the frontier is large (GPU kernels are generated hoisted
         or not: False).
+
+    push
+        The executor runs push plans (IterationPlan.direction == "push").
+    transfers
+        The Unit.transfer values it implements.
+    frontier_formats
+        The IterationPlan.frontier_format values it implements.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
-                 unit_edges=None, balance="auto", adaptive_hoist=False):
+                 unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
+                 transfers=("resident", "load", "copy"), frontier_formats=("bitmap",)):
+        self.push = bool(push)
+        self.transfers = tuple(transfers)
+        self.frontier_formats = tuple(frontier_formats)
         self.balance = balance
         self.adaptive_hoist = bool(adaptive_hoist)
         self.kind, self.workers, self.batch_resident = kind, int(workers), batch_resident

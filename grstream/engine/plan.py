@@ -43,12 +43,21 @@ publish
     was applied, so the arrays trade places), ``"copy"`` (``cur[v] = nxt[v]`` for the applied
     vertices; ``nxt`` equals ``cur`` elsewhere), ``"none"`` (no unit ran).
 
-Changes to this module after the first contract (2026-11-23) are additive and listed here.
+Changes to this module after the first contract (2026-11-23) are additive and listed here:
+issue 8 (2026-11-24): ``IterationPlan.direction`` ("pull" | "push": a push plan's units walk the
+changed vertices' edges from the source side, phases ("gather",), apply_scope "all" = apply over
+the vertices that received a message, and it records the changed set, not the pull frontier),
+``IterationPlan.frontier_format`` ("bitmap" | "queue"), ``IterationPlan.activation`` ("" |
+"seed" | "changed": an activation-only plan over the seed or the previous iteration's changed
+set), transfers "compact" and "zerocopy", ``Readback.shard_changed`` and
+``Readback.changed_edges``. docs/ARCHITECTURE.md describes them.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 DIRECTIONS = ("pull", "push")
+FRONTIER_FORMATS = ("bitmap", "queue")
+ACTIVATIONS = ("", "seed", "changed")
 TRANSFERS = ("resident", "load", "copy", "compact", "zerocopy")
 PHASES = ("gather", "apply", "activate", "scatter")
 PUBLISH = ("swap", "copy", "none")
@@ -106,6 +115,9 @@ class IterationPlan:
     bytes_copy: int = 0                   # bytes the units move this iteration
     bytes_store: int = 0                  # of which read from the store
     seed: bool = False                    # the seeding pass of start (phases == ("activate",))
+    direction: str = "pull"               # see DIRECTIONS: every unit's direction
+    frontier_format: str = "bitmap"       # see FRONTIER_FORMATS
+    activation: str = ""                  # see ACTIVATIONS: an activation-only plan's sources
 
     @property
     def shards(self):
@@ -126,7 +138,9 @@ class IterationPlan:
                 "all_active": self.all_active, "hoist": self.hoist, "publish": self.publish,
                 "workers": self.workers, "bytes_device": self.bytes_device,
                 "bytes_pinned": self.bytes_pinned, "bytes_scratch": self.bytes_scratch,
-                "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store}
+                "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store,
+                "plan_direction": self.direction, "frontier_format": self.frontier_format,
+                "activation": self.activation}
 
     def __str__(self):
         head = (f"iteration {self.iteration}{' (seed)' if self.seed else ''}: "
@@ -159,3 +173,5 @@ class Readback:
     active_edges: int = 0
     aggregates: dict = field(default_factory=dict)
     lane_active: "object" = None          # lanes: active vertices per lane (Executor.set_lanes)
+    shard_changed: "object" = None        # int64 per shard: vertices apply changed (None: unknown)
+    changed_edges: int = -1               # edges a push from the changed set walks (-1: unknown)

@@ -17,6 +17,10 @@ BUILTIN_VERTEX = ("id", "in_degree", "out_degree")
 TRANSLATED = ("gather_map", "apply", "scatter")
 GATHER_EDGES = ("in", "out", "all")
 ACTIVATE = ("frontier", "all")
+#: "all": an active vertex gathers over all its edges; "changed": only over edges whose other end
+#: changed in the previous iteration (delta programs; the seed counts as changed)
+GATHER_FROM = ("all", "changed")
+DIRECTIONS = ("auto", "pull")
 
 
 class ProgramSpec:
@@ -83,6 +87,16 @@ class ProgramSpec:
         self.activate = getattr(cls, "activate", "frontier")
         if self.activate not in ACTIVATE:
             raise ProgramError(f"activate must be one of {ACTIVATE}, not {self.activate!r}", name)
+        self.gather_from = getattr(cls, "gather_from", "all")
+        if self.gather_from not in GATHER_FROM:
+            raise ProgramError(f"gather_from must be one of {GATHER_FROM}, not {self.gather_from!r}", name)
+        if self.gather_from == "changed" and self.activate == "all":
+            raise ProgramError('gather_from = "changed" needs activate = "frontier" (only changed '
+                               'vertices send)', name)
+        # "pull" forbids the engine to push this program; "auto": the engine decides (push_ok)
+        self.direction = getattr(cls, "direction", "auto")
+        if self.direction not in DIRECTIONS:
+            raise ProgramError(f"direction must be one of {DIRECTIONS}, not {self.direction!r}", name)
         # topology-driven programs keep every vertex active: only converged() or max_iter ends them
         self.stops_itself = self.activate != "all" or _defined(cls, "converged")
 
@@ -112,6 +126,9 @@ class ProgramSpec:
         # translatable method touches) live in checker.py.
         from .checker import check_program
         self.analysis = check_program(cls, self)
+        # whether pushing from the changed vertices gives the pull result (issue 8), and why not;
+        # derived by the engine's analysis (grstream/program/push.py when present)
+        self.push_ok, self.push_reason = False, "push is not derived yet"
 
     @property
     def translated_methods(self):
@@ -161,6 +178,11 @@ class GASProgram:
     ``gather_edges``  ``"in"`` (default), ``"out"`` or ``"all"``: which edges a vertex gathers over.
     ``gather_reduce`` a :mod:`grstream.monoid` combining the messages.
     ``gather_dtype``  dtype of the messages and accumulator (default: the first vertex field's).
+    ``gather_from``   ``"all"`` (default): gather over all of the vertex's edges; ``"changed"``:
+                      only over edges whose other end changed in the previous iteration (delta
+                      programs).
+    ``direction``     ``"auto"`` (default: the engine pushes or pulls per iteration where that
+                      gives the same result) or ``"pull"`` (never push).
     ``activate``      ``"frontier"`` (default): only neighbours of changed vertices are active next
                       iteration; ``"all"``: every vertex every iteration (topology-driven).
     ``params``        dict of numeric parameters with defaults, readable as ``self.<name>``.
