@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import grstream as gr
@@ -83,6 +83,7 @@ class Random(gr.GASProgram):
 @settings(max_examples=40, deadline=None, derandomize=False, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(st.lists(st.one_of(num_expr(3), bool_expr(2)), min_size=1, max_size=6), st.integers(0, 2 ** 32))
+@example(["(gr.minimum(v.c, (self.num_vertices ** 2)) ** 2)"], 0)   # value-dependent overflow
 def test_random_expressions_match_numpy(tmp_path_factory, exprs, seed):
     rng = np.random.default_rng(seed)
     n = 40
@@ -103,7 +104,10 @@ def test_random_expressions_match_numpy(tmp_path_factory, exprs, seed):
     cls = mod.Random
     # Expressions numpy refuses must be refused by the translator as well.
     for name, e, exc, _ in outs:
-        if exc is not None:
+        # numpy's OverflowError for a Python int out of an array's range depends on the value:
+        # the translator cannot know self.num_vertices, so only literals must be refused (the
+        # GPU wraps; docs/PROGRAMS.md lists the difference)
+        if exc is not None and not (isinstance(exc, OverflowError) and "self.num_vertices" in e):
             bad = load_module(tmp_path_factory.mktemp("bad") / "bad.py", PROGRAM.format(
                 vertex=FIELDS, body=f"        v.x = {e}"))
             with pytest.raises(ProgramError):
