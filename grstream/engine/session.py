@@ -102,6 +102,10 @@ class Session:
         ex_cls = self.cls
         options = dict(self.options, **({"lanes": lanes} if lanes else {}))
         opts = dict(options, memory_budget=self.memory_budget, store=store)
+        caps = ex_cls.capabilities(opts)
+        if spec.gather_from == "changed" and not caps.gather_changed:
+            raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
+                             f"'changed'), which the {ex_cls.name} executor does not run")
         fp = ex_cls.footprint(store, spec, is_dense(spec), opts)
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
         held = sum(p.model.device_bytes for p in self._prepared.values())
@@ -122,7 +126,7 @@ class Session:
         if dirs not in self._facts:
             self._facts[dirs] = shard_facts(store, spec)
         keys = [[residency_key(model, i, n) for n in model.names] for i in range(store.num_shards)]
-        planner = Planner(spec, store, model, ex_cls.capabilities(opts), facts=self._facts[dirs],
+        planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]))
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
@@ -235,7 +239,8 @@ class Session:
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
-        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state)
+        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state
+                    and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
         """Run several instances of one program class at once ("lanes"), one Result each.
@@ -246,8 +251,8 @@ class Session:
         or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
         Parameters that differ between the instances reach the program's methods as (lanes,)
         arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
-        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state, and executors
-        without lanes, use :meth:`run` per instance.
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
+        ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
         """
         programs = list(programs)
         if not programs:

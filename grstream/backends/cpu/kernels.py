@@ -54,6 +54,14 @@ class Kernels:
             else:
                 sel, seg = expand_ranges(indptr, rows)
                 other = ids[sel]
+            if ex.prev_ids is not None and not (ex.hoisted_changed and d == "in"):
+                # gather_from "changed": only the edges whose other end changed last iteration
+                keep = ex.prev_mask[other]
+                kept = np.zeros(len(keep) + 1, dtype=np.int64)
+                np.cumsum(keep, out=kept[1:])
+                pos = np.flatnonzero(keep)
+                sel = (pos + sel.start) if isinstance(sel, slice) else sel[pos]
+                other, seg = other[pos], kept[seg]
             m = int(seg[-1]) if len(seg) else 0
             edges += m
             own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
