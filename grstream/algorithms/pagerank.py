@@ -223,5 +223,5 @@ def pagerank(store: "ShardStore", damping: float = 0.85, personalization: Any = 
 def from_args(store, args, run_options):
     return pagerank(store, damping=args.damping,
                     tol=1e-6 if args.tol is None else args.tol,
-                    method=getattr(args, "method", None) or "power",
+                    method=args.method or "power",
                     **dict(run_options, max_iter=100 if args.max_iter is None else args.max_iter))
