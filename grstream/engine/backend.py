@@ -52,6 +52,7 @@ class IterationStats:
     time_copy: float = 0.0         # GPU: copy engine busy time
     time_kernel: float = 0.0       # GPU: kernel busy time
     copy_hidden: float = 0.0       # GPU: copy time overlapped with compute
+    local_rounds: int = 0          # asynchronous rounds run inside units (IterationPlan.local_rounds)
     aggregates: Dict[str, float] = field(default_factory=dict)
     plan: Dict[str, object] = field(default_factory=dict)   # IterationPlan.summary() of the run
 

@@ -59,7 +59,8 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour); issue 8: Capabilities ``gather_changed`` (default False).
+first contract's behaviour); issue 8: Capabilities ``gather_changed`` and ``local_rounds``
+(default False).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -101,6 +102,8 @@ class Capabilities:
         The Unit.transfer values it implements.
     frontier_formats
         The IterationPlan.frontier_format values it implements.
+    local_rounds
+        The executor runs plans with ``IterationPlan.local_rounds`` > 0.
     gather_changed
         The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
         sources that changed in the previous iteration, the seed before the first); the session
@@ -110,8 +113,9 @@ class Capabilities:
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
-                 gather_changed=False):
+                 gather_changed=False, local_rounds=False):
         self.push = bool(push)
+        self.local_rounds = bool(local_rounds)
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
