@@ -90,7 +90,7 @@ class Planner:
 
     def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
-                 rule: Optional[DirectionRule] = None, lanes: bool = False):
+                 rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True):
         self.spec, self.memory, self.caps = spec, memory, caps
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
@@ -115,7 +115,7 @@ class Planner:
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
-        self._init_direction(store, rule, lanes)
+        self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:
@@ -140,11 +140,14 @@ class Planner:
         return self._with_format(plan, counts)
 
     # ------------------------------------------------------------------ direction (issue 8)
-    def _init_direction(self, store, rule, lanes):
-        """What the direction rule needs: whether push is allowed at all, and the edges a push
-        walks per shard (the reverse of the gather directions) to estimate a changed set's."""
+    def _init_direction(self, store, rule, lanes, push_room):
+        """What the direction rule needs: whether push is allowed at all (``push_room``: the
+        memory model holds push's arrays), and the edges a push walks per shard (the reverse of
+        the gather directions) to estimate a changed set's."""
         self.rule = rule or DirectionRule()
         self.push_ok, self.push_reason = push_allowed(self.spec, self.caps, self.rule, lanes)
+        if self.push_ok and not push_room:
+            self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
         if self.spec.activate == "all" or not self.spec.has_gather:
             self.push_ok = False
         pushed = {"in": "out", "out": "in"}

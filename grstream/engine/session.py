@@ -106,27 +106,35 @@ class Session:
         options = dict(self.options, **({"lanes": lanes} if lanes else {}))
         opts = dict(options, memory_budget=self.memory_budget, store=store)
         caps = ex_cls.capabilities(opts)
-        # push plans read the reverse edges' properties too: only where push may be planned, so
-        # that pull-only runs keep their memory minimum
+        # push plans read the reverse edges' properties and need executor arrays of their own:
+        # only where push may be planned and the budget has room for them (else the program
+        # pulls, with the memory minimum of pull)
         pushing = push_allowed(spec, caps, self.rule, lanes=bool(lanes))[0]
-        names = needed_arrays(spec, push=pushing)
-        if "in/eid" in names and store.num_shards and "in/eid" not in store.dataset_names(0):
-            raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
-                             f"edge ids in the store: rebuild it with --edge-ids")
-        fp = ex_cls.footprint(store, spec, is_dense(spec), opts)
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
         held = sum(p.model.device_bytes for p in self._prepared.values())
-        mem_opts = ex_cls.memory_options(spec, opts)
-        try:
-            left = None if budget is None else int(budget) - held
-            if left is not None and left < 0:
-                raise MemoryBudgetError("no room left", minimum=held)
-            model = plan_memory(store, names, fp, left, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
-        except MemoryBudgetError:
-            if not self._prepared:
-                raise
-            self._evict()
-            model = plan_memory(store, names, fp, budget, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
+        # with push, then without; then the same after closing the session's other executors
+        tries = list(dict.fromkeys((push, evict) for evict in (False, True)[:1 + bool(self._prepared)]
+                                   for push in (pushing, False)))
+        for k, (push, evict) in enumerate(tries):
+            o = dict(opts, push=True) if push else opts
+            names = needed_arrays(spec, push=push)
+            if "in/eid" in names and store.num_shards and "in/eid" not in store.dataset_names(0):
+                raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which "
+                                 f"needs edge ids in the store: rebuild it with --edge-ids")
+            fp = ex_cls.footprint(store, spec, is_dense(spec), o)
+            try:
+                if evict:
+                    self._evict()
+                left = None if budget is None else int(budget) - (0 if evict else held)
+                if left is not None and left < 0:
+                    raise MemoryBudgetError("no room left", minimum=held)
+                model = plan_memory(store, names, fp, left, self.pinned_budget, pinned=ex_cls.pinned,
+                                    **ex_cls.memory_options(spec, o))
+                break
+            except MemoryBudgetError:
+                if k == len(tries) - 1:
+                    raise
+        pushing = push
         ledger = Ledger(model)
         executor = ex_cls(store, spec, model, ledger, self.shared, **options)
         dirs = gather_directions(spec)
@@ -136,7 +144,7 @@ class Session:
         planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
-                          rule=self.rule, lanes=bool(lanes))
+                          rule=self.rule, lanes=bool(lanes), push_room=pushing)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
 
