@@ -63,7 +63,8 @@ class Pusher:
                 seg = indptr[local[0]:local[-1] + 2] - e0
             else:
                 sel, seg = expand_ranges(indptr, local)
-            other = ids[sel]
+            # the pairs outlive the unit, whose streaming slot is then refilled: no views of it
+            other = ids[sel].copy() if full else ids[sel]
             m = len(other)
             if m == 0:
                 continue
@@ -80,6 +81,8 @@ class Pusher:
                 src, dst = (sent, got) if d == "in" else (got, sent)
                 edge = EdgeView(ex.kern.edge_props(piece, side, sel))
                 msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype)
+                if full or not msg.flags.owndata:
+                    msg = msg.copy()
             targets.append(other)
             msgs.append(msg)
         if not targets:
