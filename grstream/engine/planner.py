@@ -26,7 +26,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import DirectionRule, choose_direction, choose_format, estimate_edges, push_allowed
+from .direction import (DirectionRule, choose_direction, choose_format, estimate_edges,
+                        push_allowed, threshold)
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
 
@@ -146,6 +147,7 @@ class Planner:
         the gather directions) to estimate a changed set's."""
         self.rule = rule or DirectionRule()
         self.push_ok, self.push_reason = push_allowed(self.spec, self.caps, self.rule, lanes)
+        self.threshold = threshold(self.rule, self.caps)
         if self.push_ok and not push_room:
             self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
         if self.spec.activate == "all" or not self.spec.has_gather:
@@ -172,7 +174,7 @@ class Planner:
         if self.push_ok and changed is not None and not self._pull_next:
             edges = rb.changed_edges if rb.changed_edges >= 0 else \
                 estimate_edges(changed, self.push_edges, self.sizes)
-            direction = choose_direction(self.rule, True, edges, self.push_total)
+            direction = choose_direction(self.rule, True, edges, self.push_total, self.threshold)
         self._pull_next = False
         if direction == "push":
             self.record = "changed"

@@ -15,7 +15,10 @@ vertices receive).
 """
 import numpy as np
 
-from .segments import expand_ranges
+import scipy.sparse as sp
+
+from .segments import _ones, expand_ranges
+from ...program.push import sender_map
 from ...program.views import EdgeView, ExpandedView, VertexView, as_length
 
 #: (indptr, neighbour ids) a changed vertex sends along for each gather direction: out-edges for
@@ -27,6 +30,18 @@ def push_static(spec, n):
     """The per-vertex arrays push needs: {name: bytes} (accumulator, stamp, flags)."""
     stamp = 4 if n < 2**31 else 8
     return {"push/acc": n * spec.gather_dtype.itemsize, "push/stamp": n * stamp, "push/flag": n}
+
+
+def _sender_fn(spec, d):
+    """``f(program, senders' view)`` -> one message per sender over ``d``-edges, or None."""
+    peeled = sender_map(spec, d) if spec.push_ok and spec.gather_from == "all" else None
+    if peeled is not None:
+        return peeled
+    if spec.analysis.gather_uses <= ({"src"} if d == "in" else {"dst"}):
+        if d == "in":
+            return lambda program, view: program.gather_map(view, None, None)
+        return lambda program, view: program.gather_map(None, view, None)
+    return None
 
 
 class Pusher:
@@ -42,9 +57,13 @@ class Pusher:
         self.stamp = np.zeros(n, dtype=np.int32 if n < 2**31 else np.int64)
         self.flag = np.zeros(n, dtype=bool)
         self.dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
-        uses = spec.analysis.gather_uses
-        # a message that reads only the sender is computed once per sender, then repeated
-        self.per_sender = {d: uses <= ({"src"} if d == "in" else {"dst"}) for d in self.dirs}
+        # a message that reads only the sender is computed once per sender, then repeated;
+        # absorbing programs may leave out receiver terms that apply adds back (sender_map)
+        self.sender_fn = {d: _sender_fn(spec, d) for d in self.dirs}
+        self.per_sender = {d: f is not None for d, f in self.sender_fn.items()}
+        # absorbing programs (push.py): apply(v, identity) changes nothing, so the receivers may
+        # be found as the vertices whose accumulator left the identity
+        self.absorbing = spec.push_ok and spec.gather_from == "all"
 
     # ------------------------------------------------------------------ per unit
     def send(self, piece, senders, full):
@@ -57,14 +76,20 @@ class Pusher:
         for d in self.dirs:
             ptr_name, ids_name, side = SENDS[d]
             indptr, ids = piece.arrays[ptr_name], piece.arrays[ids_name]
-            if full:
-                e0, e1 = int(indptr[local[0]]), int(indptr[local[-1] + 1])
-                sel = slice(e0, e1)
-                seg = indptr[local[0]:local[-1] + 2] - e0
+            if self.per_sender[d] and not full:
+                # targets only (the message comes from the sender): scipy's C row indexing of
+                # the CSR does the range expansion and the gather in one pass
+                other, seg = self._rows(indptr, ids, local)
+                sel = None
             else:
-                sel, seg = expand_ranges(indptr, local)
-            # the pairs outlive the unit, whose streaming slot is then refilled: no views of it
-            other = ids[sel].copy() if full else ids[sel]
+                if full:
+                    e0, e1 = int(indptr[local[0]]), int(indptr[local[-1] + 1])
+                    sel = slice(e0, e1)
+                    seg = indptr[local[0]:local[-1] + 2] - e0
+                else:
+                    sel, seg = expand_ranges(indptr, local)
+                # the pairs outlive the unit, whose streaming slot is then refilled: no views
+                other = ids[sel].copy() if full else ids[sel]
             m = len(other)
             if m == 0:
                 continue
@@ -72,8 +97,7 @@ class Pusher:
             counts = np.diff(seg)
             if self.per_sender[d]:
                 one = VertexView(ex.cur, ex.builtins, senders, len(senders))
-                per = (ex.program.gather_map(one, None, None) if d == "in"
-                       else ex.program.gather_map(None, one, None))
+                per = self.sender_fn[d](ex.program, one)
                 msg = np.repeat(as_length(per, len(senders), dtype), counts)
             else:
                 sent = ExpandedView(VertexView(ex.cur, ex.builtins, senders, len(senders)), counts)
@@ -91,36 +115,57 @@ class Pusher:
             return targets[0], msgs[0], walked
         return np.concatenate(targets), np.concatenate(msgs), walked
 
+    def _rows(self, indptr, ids, local):
+        """(neighbour ids, offsets) of rows ``local`` (sorted) of the CSR (indptr, ids): the
+        CSR of the rows' span, as a scipy matrix over views of the arrays, indexed by row."""
+        first, last = int(local[0]), int(local[-1]) + 1
+        e0, e1 = int(indptr[first]), int(indptr[last])
+        small = e1 - e0 < 2**31 - 1 and ids.dtype == np.int32
+        ptr = indptr[first:last + 1] - e0
+        ptr = ptr.astype(np.int32) if small else ptr
+        span = ids[e0:e1] if small else ids[e0:e1].astype(np.int64)
+        mat = sp.csr_matrix((_ones(e1 - e0, np.int8), span, ptr),
+                            shape=(last - first, max(self.ex.n, 1)), copy=False)
+        sub = mat[local - first]
+        return sub.indices, sub.indptr
+
     # ------------------------------------------------------------------ after the units
     def combine(self, parts, fmt):
         """(sorted receivers, their accumulated message) of every unit's (targets, messages)."""
         parts = [p for p in parts if p[0] is not None and len(p[0])]
         if not parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=self.acc.dtype)
-        targets = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-        msgs = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
-        targets = targets.astype(np.intp, copy=False)
-        self.ex.spec.gather_reduce.ufunc.at(self.acc, targets, msgs)
-        receivers = self._receivers(targets, fmt)
+        at = self.ex.spec.gather_reduce.ufunc.at
+        for targets, msgs in parts:
+            at(self.acc, targets, msgs)
+        if fmt == "bitmap" and self.absorbing:
+            receivers = np.flatnonzero(self.acc != self.identity)
+        elif fmt == "bitmap":
+            flag = self.flag
+            for targets, _ in parts:
+                flag[targets] = True
+            receivers = np.flatnonzero(flag)
+            flag[receivers] = False
+        else:
+            receivers = self._queue([p[0] for p in parts])
         acc = self.acc[receivers]
         self.acc[receivers] = self.identity   # held at the identity for the next push
         return receivers, acc
 
-    def _receivers(self, targets, fmt):
-        if fmt == "bitmap":
-            flag = self.flag
-            flag[targets] = True
-            out = np.flatnonzero(flag)
-            flag[out] = False
-            return out
-        k = len(targets)
-        positions = np.arange(k, dtype=self.stamp.dtype)
-        # each receiver keeps the position of one of its messages, whichever write lands last:
-        # exactly one message per receiver then finds its own position there
-        self.stamp[targets] = positions
-        first = targets[self.stamp[targets] == positions]
+    def _queue(self, parts):
+        """The distinct targets of ``parts``, sorted, in O(targets) plus sorting the result:
+        each receiver keeps the position of one of its messages, whichever write lands last,
+        and exactly one message per receiver then finds its own position there."""
+        found, base = [], 0
+        for targets in parts:
+            positions = np.arange(base, base + len(targets), dtype=self.stamp.dtype)
+            self.stamp[targets] = positions
+            found.append((targets, positions))
+            base += len(targets)
+        out = [t[self.stamp[t] == p] for t, p in found]
+        first = out[0] if len(out) == 1 else np.concatenate(out)
         first.sort()
-        return first
+        return first.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ executor glue
     def gather(self, unit, piece, changed_ids):
