@@ -181,7 +181,9 @@ class CpuExecutor(LaneMethods, Executor):
         self._mask_used = False    # some units marked the mask instead
         self._applied = []         # (index, fields) per unit, for publish "copy"
         self._edge_writes = []
-        self._changed_parts = []   # pull: each unit's changed ids; push: (receivers, messages)
+        self._changed_parts = []   # pull: each unit's changed ids
+        if plan.direction == "push":
+            self.pusher.begin(plan.frontier_format)
         self._ctx = {}
         self.hoisted = None
         if plan.hoist:
@@ -239,9 +241,8 @@ class CpuExecutor(LaneMethods, Executor):
     def gather(self, plan, unit, piece):
         t0 = time.perf_counter()
         if plan.direction == "push":
-            targets, msgs, edges = self.pusher.gather(unit, piece, self.changed_ids)
+            edges = self.pusher.gather(unit, piece, self.changed_ids)
             with self._lock:
-                self._changed_parts.append((targets, msgs))
                 self._edges += edges
             return self._timed("gather", t0)
         ctx = self._ctx.setdefault(unit, {})
@@ -258,7 +259,7 @@ class CpuExecutor(LaneMethods, Executor):
         t0 = time.perf_counter()
         spec = self.spec
         if plan.direction == "push":
-            index, written, self.changed_ids = self.pusher.apply(self._changed_parts, plan.frontier_format)
+            index, written, self.changed_ids = self.pusher.apply()
             self._applied.append((index, tuple(written)))
             self._changed = len(self.changed_ids)
             return self._timed("apply", t0)

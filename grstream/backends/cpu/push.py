@@ -2,19 +2,25 @@
 
 A push plan's unit walks the edges its changed vertices send along (out-edges for
 ``gather_edges = "in"``, in-edges for "out", both for "all") and evaluates ``gather_map`` on
-each with the roles of the receiver's pull gather (so the message is the one pull computes);
-units keep their (receiver, message) pairs. The single apply after the units combines them:
-``ufunc.at`` into a per-vertex accumulator (numpy >= 1.25 runs it in C, ~15x faster than
-sorting the messages by receiver) held at the monoid's identity between iterations and reset
-only at the receivers, so no step scans the n vertices, then apply runs over the receivers.
+each with the roles of the receiver's pull gather (so the message is the one pull computes),
+or once per sender where the message reads only the sender (absorbed receiver terms peeled
+off: grstream/program/push.py ``sender_map``), repeated over its edges. The sender's edges come
+from scipy's C row indexing of the CSR (range expansion and gather in one pass). Each unit then
+combines its (receiver, message) pairs into a per-vertex accumulator with ``ufunc.at``
+(numpy >= 1.25 runs it in C, ~15x faster than sorting the messages by receiver), on its worker
+thread under a lock, so that one unit's combining overlaps another's walk. The accumulator is
+held at the monoid's identity between iterations and reset only at the receivers. The single
+apply after the units runs over the receivers.
 
 The receivers are found in the plan's frontier format: "queue" stamps each message's position
 into a per-vertex array and keeps the messages whose stamp survived (one per receiver, O(k)),
 then sorts those; "bitmap" marks a per-vertex flag and scans it (O(n), cheaper when most
-vertices receive).
+vertices receive), or, for absorbing programs (where ``apply(v, identity)`` changes nothing),
+scans the accumulator for entries that left the identity.
 """
-import numpy as np
+import threading
 
+import numpy as np
 import scipy.sparse as sp
 
 from .segments import _ones, expand_ranges
@@ -56,6 +62,8 @@ class Pusher:
         self.acc = np.full(n, self.identity, dtype=spec.gather_dtype)
         self.stamp = np.zeros(n, dtype=np.int32 if n < 2**31 else np.int64)
         self.flag = np.zeros(n, dtype=bool)
+        self.lock = threading.Lock()
+        self.begin("bitmap")
         self.dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
         # a message that reads only the sender is computed once per sender, then repeated;
         # absorbing programs may leave out receiver terms that apply adds back (sender_map)
@@ -66,9 +74,10 @@ class Pusher:
         self.absorbing = spec.push_ok and spec.gather_from == "all"
 
     # ------------------------------------------------------------------ per unit
-    def send(self, piece, senders, full):
-        """(receivers, messages, edges walked) of ``senders`` (sorted global ids of the unit's
-        changed vertices; ``full``: they are every vertex of the piece's span)."""
+    def send(self, piece, senders, full, keep=False):
+        """([(receivers, messages) per direction], edges walked) of ``senders`` (sorted global
+        ids of the unit's changed vertices; ``full``: they are every vertex of the piece's
+        span; ``keep``: the piece's arrays stay until the apply, so the pairs may view them)."""
         ex = self.ex
         dtype = ex.spec.gather_dtype
         targets, msgs, walked = [], [], 0
@@ -89,7 +98,7 @@ class Pusher:
                 else:
                     sel, seg = expand_ranges(indptr, local)
                 # the pairs outlive the unit, whose streaming slot is then refilled: no views
-                other = ids[sel].copy() if full else ids[sel]
+                other = ids[sel].copy() if full and not keep else ids[sel]
             m = len(other)
             if m == 0:
                 continue
@@ -105,15 +114,11 @@ class Pusher:
                 src, dst = (sent, got) if d == "in" else (got, sent)
                 edge = EdgeView(ex.kern.edge_props(piece, side, sel))
                 msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype)
-                if full or not msg.flags.owndata:
+                if (full and not keep) or not msg.flags.owndata:
                     msg = msg.copy()
             targets.append(other)
             msgs.append(msg)
-        if not targets:
-            return None, None, 0
-        if len(targets) == 1:
-            return targets[0], msgs[0], walked
-        return np.concatenate(targets), np.concatenate(msgs), walked
+        return list(zip(targets, msgs)), walked
 
     def _rows(self, indptr, ids, local):
         """(neighbour ids, offsets) of rows ``local`` (sorted) of the CSR (indptr, ids): the
@@ -129,43 +134,51 @@ class Pusher:
         sub = mat[local - first]
         return sub.indices, sub.indptr
 
-    # ------------------------------------------------------------------ after the units
-    def combine(self, parts, fmt):
-        """(sorted receivers, their accumulated message) of every unit's (targets, messages)."""
-        parts = [p for p in parts if p[0] is not None and len(p[0])]
-        if not parts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=self.acc.dtype)
+    # ------------------------------------------------------------------ combining
+    def begin(self, fmt):
+        """A push plan starts: receivers are found in frontier format ``fmt``."""
+        self.fmt, self._found, self._base = fmt, [], 0
+
+    def accumulate(self, pairs):
+        """Combine (targets, messages) pairs into the accumulator at once, on the unit's worker
+        thread (one at a time: ufunc.at is not atomic), so that it overlaps other units' sends;
+        and mark the receivers as the frontier format finds them."""
         at = self.ex.spec.gather_reduce.ufunc.at
-        for targets, msgs in parts:
-            at(self.acc, targets, msgs)
-        if fmt == "bitmap" and self.absorbing:
+        with self.lock:
+            for targets, msgs in pairs:
+                if not len(targets):
+                    continue
+                at(self.acc, targets, msgs)
+                if self.fmt == "queue":
+                    # each receiver keeps the position of one of its messages, whichever write
+                    # lands last: exactly one message per receiver finds its own position there
+                    positions = np.arange(self._base, self._base + len(targets),
+                                          dtype=self.stamp.dtype)
+                    self.stamp[targets] = positions
+                    self._found.append((targets, positions))
+                    self._base += len(targets)
+                elif not self.absorbing:
+                    self.flag[targets] = True
+
+    def combine(self):
+        """(sorted receivers, their accumulated message) after every unit's accumulate."""
+        if self.fmt == "queue":
+            out = [t[self.stamp[t] == p] for t, p in self._found]
+            self._found = []
+            receivers = (np.concatenate(out) if len(out) > 1 else out[0] if out
+                         else np.zeros(0, dtype=np.int64))
+            receivers.sort()
+            receivers = receivers.astype(np.int64, copy=False)
+        elif self.absorbing:
+            # apply(v, identity) changes nothing here: the receivers that matter are the
+            # vertices whose accumulator left the identity
             receivers = np.flatnonzero(self.acc != self.identity)
-        elif fmt == "bitmap":
-            flag = self.flag
-            for targets, _ in parts:
-                flag[targets] = True
-            receivers = np.flatnonzero(flag)
-            flag[receivers] = False
         else:
-            receivers = self._queue([p[0] for p in parts])
+            receivers = np.flatnonzero(self.flag)
+            self.flag[receivers] = False
         acc = self.acc[receivers]
         self.acc[receivers] = self.identity   # held at the identity for the next push
         return receivers, acc
-
-    def _queue(self, parts):
-        """The distinct targets of ``parts``, sorted, in O(targets) plus sorting the result:
-        each receiver keeps the position of one of its messages, whichever write lands last,
-        and exactly one message per receiver then finds its own position there."""
-        found, base = [], 0
-        for targets in parts:
-            positions = np.arange(base, base + len(targets), dtype=self.stamp.dtype)
-            self.stamp[targets] = positions
-            found.append((targets, positions))
-            base += len(targets)
-        out = [t[self.stamp[t] == p] for t, p in found]
-        first = out[0] if len(out) == 1 else np.concatenate(out)
-        first.sort()
-        return first.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------ executor glue
     def gather(self, unit, piece, changed_ids):
@@ -178,14 +191,17 @@ class Pusher:
         else:
             senders = ex._slice_ids(changed_ids, unit)
         if len(senders) == 0:
-            return None, None, 0
-        return self.send(piece, senders, full=len(senders) == hi - lo)
+            return 0
+        pairs, walked = self.send(piece, senders, full=len(senders) == hi - lo,
+                                  keep=unit.transfer != "copy")
+        self.accumulate(pairs)
+        return walked
 
-    def apply(self, parts, fmt):
-        """The push plan's one apply: over the receivers of ``parts``. Returns (receivers,
-        {field: new values}, changed ids)."""
+    def apply(self):
+        """The push plan's one apply: over the receivers. Returns (receivers, {field: new
+        values}, changed ids)."""
         ex = self.ex
-        receivers, acc = self.combine(parts, fmt)
+        receivers, acc = self.combine()
         if len(receivers) == 0:
             return receivers, {}, receivers
         v = VertexView(ex.cur, ex.builtins, receivers, len(receivers), writable=True)
