@@ -141,26 +141,45 @@ def main(argv=None):
 
 
 def directions(out, store, a, args):
-    """BFS (from the highest-out-degree vertex) and CC per direction in one open Session, and
-    scipy's csgraph on the same CSR, medians of --repeat runs after a warm-up."""
+    """BFS (from the highest-out-degree vertex) and CC per direction in open Sessions, and
+    scipy's csgraph on the same CSR. Each repeat times scipy and then every mode back to back,
+    so a ratio compares runs under the same machine load (the machine may be shared): the
+    figures are medians of the times and medians of the per-repeat ratios."""
     source = int(np.argmax(store.out_degree()))
     out["dir_source"] = source
     out["dir_threads"] = args.threads or min(8, os.cpu_count() or 1)
-    out["dir_scipy_bfs_s"] = median_time(lambda: csgraph.breadth_first_order(a, source), args.repeat)
-    out["dir_scipy_cc_s"] = median_time(lambda: csgraph.connected_components(a, connection="weak"),
-                                        args.repeat)
-    for mode in ("pull", "push", "auto"):
-        with gr.Session(store, direction=mode, threads=args.threads) as s:
-            for name, make in (("bfs", lambda: bfs.BFS(source=source)),
-                               ("cc", lambda: cc.ConnectedComponents())):
-                runs = [s.run(make())]   # warm-up: loads the resident shards
-                out[f"dir_{name}_{mode}_s"] = median_time(lambda: runs.append(s.run(make())),
-                                                          args.repeat)
-                r = runs[-1]
-                out[f"dir_{name}_{mode}_plan"] = "".join(
-                    "P" if st.plan.get("plan_direction") == "push" else "l" for st in r.stats)
-        for name in ("bfs", "cc"):
-            out[f"dir_{name}_{mode}_vs_scipy"] = out[f"dir_{name}_{mode}_s"] / out[f"dir_scipy_{name}_s"]
+    peers = {"bfs": lambda: csgraph.breadth_first_order(a, source),
+             "cc": lambda: csgraph.connected_components(a, connection="weak")}
+    makers = {"bfs": lambda: bfs.BFS(source=source), "cc": lambda: cc.ConnectedComponents()}
+    modes = ("pull", "push", "auto")
+    sessions = {m: gr.Session(store, direction=m, threads=args.threads) for m in modes}
+    try:
+        plans = {}
+        for m, s in sessions.items():   # warm-up: loads the resident shards
+            for name, make in makers.items():
+                r = s.run(make())
+                plans[name, m] = "".join("P" if st.plan.get("plan_direction") == "push" else "l"
+                                         for st in r.stats)
+        times = {}
+        for _ in range(args.repeat):
+            for name, make in makers.items():
+                t0 = time.perf_counter()
+                peers[name]()
+                times.setdefault((name, "scipy"), []).append(time.perf_counter() - t0)
+                for m, s in sessions.items():
+                    t0 = time.perf_counter()
+                    s.run(make())
+                    times.setdefault((name, m), []).append(time.perf_counter() - t0)
+    finally:
+        for s in sessions.values():
+            s.close()
+    for name in makers:
+        out[f"dir_scipy_{name}_s"] = statistics.median(times[name, "scipy"])
+        for m in modes:
+            out[f"dir_{name}_{m}_s"] = statistics.median(times[name, m])
+            out[f"dir_{name}_{m}_plan"] = plans[name, m]
+            out[f"dir_{name}_{m}_vs_scipy"] = statistics.median(
+                t / p for t, p in zip(times[name, m], times[name, "scipy"]))
 
 
 def record_directions(o):
@@ -173,10 +192,11 @@ def record_directions(o):
     return f"""
 ### Direction per iteration (issue 8), RMAT scale {o['scale']} ({o['date']})
 Machine: {o['machine']}; CPU executor with {o['dir_threads']} threads. `python tools/bench_cpu.py
---scale {o['scale']} --threads {o['dir_threads']} --only-directions`. Medians of repeated runs in one
-open Session (shards resident, a warm-up run first), scipy on the same CSR in the same run. BFS
-from the highest-out-degree vertex ({o['dir_source']}). Each cell: time (ratio to scipy; the
-iterations' directions, P = push, l = pull).
+--scale {o['scale']} --threads {o['dir_threads']} --only-directions`. Open Sessions (shards
+resident, a warm-up run first), scipy on the same CSR in the same run; each repeat runs scipy
+and every mode back to back. BFS from the highest-out-degree vertex ({o['dir_source']}). Each
+cell: median time (median of the per-repeat ratios to scipy; the iterations' directions,
+P = push, l = pull).
 
 | program | pull | push | auto (default) | scipy |
 | --- | --- | --- | --- | --- |

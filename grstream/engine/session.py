@@ -188,6 +188,7 @@ class Session:
         _check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, alloc=ex.host_state)
+        planner.allow_push(program, state, seed)
         ex.bind(program)
         edge_init = initial_edge_state(store, spec, self._edge_init)
         t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
@@ -254,7 +255,7 @@ class Session:
         info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
-                     "direction": self.rule.info(planner.push_ok, planner.push_reason)})
+                     "direction": self.rule.info(planner.run_push, planner.run_reason)})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 

@@ -51,7 +51,7 @@ _SIDES = {"in": ("src", "dst"), "out": ("dst", "src")}
 def derive(spec):
     """``(push_ok, reason)`` for a ProgramSpec whose analysis is done: the reason says why push
     is valid, or why the engine keeps the program on pull."""
-    spec.push_peeled = None
+    spec.push_peeled = spec.push_field = None
     if spec.direction == "pull":
         return False, "the program sets direction = 'pull'"
     if not spec.has_gather:
@@ -83,7 +83,7 @@ def derive(spec):
     why, peeled = _absorbed_gather(methods["gather_map"], monoid, field, spec.gather_edges)
     if why:
         return False, why
-    spec.push_peeled = peeled
+    spec.push_peeled, spec.push_field = peeled, field
     return True, (f"gather_reduce {monoid} is idempotent and apply keeps v.{field} = "
                   f"{monoid}(v.{field}, acc): unchanged neighbours' messages are already absorbed")
 
@@ -248,3 +248,33 @@ def _is_acc(node):
 
 def _same(a, b):
     return ast.dump(a) == ast.dump(b)
+
+
+def seed_is_silent(spec, program, state, seed):
+    """Whether the vertices outside a run's ``seed`` send messages that change nobody, the one
+    assumption of push the source cannot show (module docstring): True, False, or None when it
+    cannot be checked without the edges (a message reading the edge or the receiver). Checked
+    against the most resistant receiver: a message ``m`` of a vertex outside the seed must leave
+    ``M(m, x) == x`` for the state value x that a min (max, or, and) lowers most easily."""
+    import numpy as np
+    from .views import VertexView
+    field = getattr(spec, "push_field", None)
+    if field is None or spec.gather_from != "all":
+        return None
+    dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
+    fns = [sender_map(spec, d) for d in dirs]
+    if any(f is None for f in fns):
+        return None
+    others = np.flatnonzero(~np.broadcast_to(np.asarray(seed, dtype=bool), state[field].shape))
+    if not len(others):
+        return True
+    values = state[field]
+    monoid = spec.gather_reduce
+    extreme = values.max() if monoid.name in ("min", "and") else values.min()
+    view = VertexView(state, {}, others, len(others))
+    for fn in fns:
+        msg = np.asarray(fn(program, view))
+        with np.errstate(invalid="ignore"):
+            if not np.all(monoid.ufunc(msg, extreme) == extreme):
+                return False
+    return True
