@@ -85,9 +85,10 @@ class Pusher:
         for d in self.dirs:
             ptr_name, ids_name, side = SENDS[d]
             indptr, ids = piece.arrays[ptr_name], piece.arrays[ids_name]
-            if self.per_sender[d] and not full:
+            if self.per_sender[d] and not full and self._dense_span(indptr, local):
                 # targets only (the message comes from the sender): scipy's C row indexing of
-                # the CSR does the range expansion and the gather in one pass
+                # the CSR does the range expansion and the gather in one pass (it converts the
+                # senders' span of indptr: for senders spread thinly, expanding costs less)
                 other, seg = self._rows(indptr, ids, local)
                 sel = None
             else:
@@ -107,18 +108,28 @@ class Pusher:
             if self.per_sender[d]:
                 one = VertexView(ex.cur, ex.builtins, senders, len(senders))
                 per = self.sender_fn[d](ex.program, one)
-                msg = np.repeat(as_length(per, len(senders), dtype), counts)
+                per = as_length(per, len(senders), dtype)
+                # one value for every sender (BFS: the level just reached): ufunc.at takes it
+                # as a scalar, and no per-edge copy is made
+                msg = per[0] if (per == per[0]).all() else np.repeat(per, counts)
             else:
                 sent = ExpandedView(VertexView(ex.cur, ex.builtins, senders, len(senders)), counts)
                 got = VertexView(ex.cur, ex.builtins, other, m)
                 src, dst = (sent, got) if d == "in" else (got, sent)
                 edge = EdgeView(ex.kern.edge_props(piece, side, sel))
                 msg = as_length(ex.program.gather_map(src, dst, edge), m, dtype)
-                if (full and not keep) or not msg.flags.owndata:
+                if (full and not keep) or not msg.flags.owndata:  # (per-edge: an array)
                     msg = msg.copy()
             targets.append(other)
             msgs.append(msg)
         return list(zip(targets, msgs)), walked
+
+    @staticmethod
+    def _dense_span(indptr, local):
+        """The senders' edges outnumber the vertices their span covers, so converting the
+        span's offsets for scipy's row indexing costs less than expanding the ranges."""
+        edges = int(indptr[local + 1].sum() - indptr[local].sum())
+        return int(local[-1]) - int(local[0]) <= 2 * edges
 
     def _rows(self, indptr, ids, local):
         """(neighbour ids, offsets) of rows ``local`` (sorted) of the CSR (indptr, ids): the
