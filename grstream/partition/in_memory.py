@@ -6,6 +6,7 @@ import numpy as np
 from ..store import format as fmt
 from .edges import DegreeCounter
 from .layout import compress, compress_pieces
+from . import counting
 from . import renumber as renumbering
 from .plan import plan_intervals, set_renumbering, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
@@ -44,6 +45,16 @@ def build_in_memory(plan, writer):
                                   plan.edge_ids)
             csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup, plan.edge_ids)
             del src, dst, weight
+            csc = pending.result()
+        elif _counting_applies(plan):
+            # weighted: stable counting sorts carry the weights (grstream/partition/counting.py)
+            itype = counting.index_dtype(n, sum(len(p[0]) for p in parts))
+            src = _concat([p[0] for p in parts], itype)
+            dst = _concat([p[1] for p in parts], itype)
+            weight = _concat([p[2] for p in parts], plan.options.weight_dtype)
+            del parts
+            csr, csc = counting.weighted_layouts(src, dst, weight, n, id_dtype, plan.dedup)
+            del src, dst, weight
         else:
             # keys straight from the chunks: no concatenated id arrays at all
             srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
@@ -54,7 +65,7 @@ def build_in_memory(plan, writer):
                                   plan.edge_ids)
             csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup, weight, plan.edge_ids)
             del srcs, dsts, weight
-        csc = pending.result()
+            csc = pending.result()
     if not plan.dedup:
         in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
     eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None
@@ -85,8 +96,18 @@ def _global_edge_ids(out_positions, in_positions):
     return csr_position[in_positions]
 
 
+def _counting_applies(plan):
+    """Weighted layouts by counting sorts: weights without edge ids, in a dtype scipy's C
+    scatter carries (not float16)."""
+    return (plan.options.weighted and not plan.edge_ids and counting.AVAILABLE
+            and plan.options.weight_dtype in counting.WEIGHT_DTYPES)
+
+
 def _concat(arrays, dtype):
-    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
+    if not arrays:
+        return np.empty(0, dtype=dtype)
+    # ids below the vertex count fit ``dtype``: the cast is exact
+    return np.concatenate(arrays, dtype=dtype, casting="unsafe")
 
 
 def _slice(compressed, lo, hi):
