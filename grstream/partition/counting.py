@@ -68,17 +68,30 @@ def weighted_layouts(src, dst, weight, num_vertices, id_dtype, dedup=False):
     ``weight`` has one of ``WEIGHT_DTYPES``. ``dedup`` keeps one edge per pair with the pair's
     minimum weight; the CSC is then counted from the deduplicated CSR, which holds it already.
     """
-    n = num_vertices
-    x = counting_sort(dst, src, weight, n)
-    csr = transpose(*x, n)
-    del x
+    csr, _ = csr_layout(src, dst, weight, num_vertices, dedup)
+    return finish(csr, id_dtype), csc_layout(csr, num_vertices, id_dtype)
+
+
+def csr_layout(src, dst, weight, num_vertices, dedup=False):
+    """The CSR of :func:`weighted_layouts` in the index dtype (for :func:`csc_layout` and
+    :func:`finish`), and the in-degrees (``np.diff`` of the offsets), counted before dedup."""
+    x_ptr, x_src, x_w = counting_sort(dst, src, weight, num_vertices)
+    csr = transpose(x_ptr, x_src, x_w, num_vertices)
+    del x_src, x_w
+    in_degree = np.diff(x_ptr).astype(np.int64, copy=False)
     if dedup:
         csr = _drop_repeats(*csr)
-    csc = transpose(*csr, n)
-    return _finish(*csr, id_dtype), _finish(*csc, id_dtype)
+    return csr, in_degree
 
 
-def _finish(indptr, neighbours, weights, id_dtype):
+def csc_layout(csr, num_vertices, id_dtype):
+    """The CSC of a :func:`csr_layout` result, finished."""
+    return finish(transpose(*csr, num_vertices), id_dtype)
+
+
+def finish(layout, id_dtype):
+    """A layout as the builds write it: int64 offsets, ``id_dtype`` neighbours."""
+    indptr, neighbours, weights = layout
     return (indptr.astype(np.int64), neighbours.astype(id_dtype, copy=False), weights)
 
 
