@@ -346,15 +346,17 @@ def test_static_buffers_count_each_buffer_once():
     from grstream.backends.cuda.skeletons import AGG_BLOCKS
     for S in (1, 4, 64):
         b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
-        # the shard counts live in the readback block only (once), after 2 counters and 2 aggregates
-        assert b["readback block"] == 8 * (2 + 2 + S)
+        # the shard counts (active, then changed) live in the readback block only (once), after 4
+        # counters and 2 aggregates
+        assert b["readback block"] == 8 * (4 + 2 + 2 * S)
         assert b["intervals"] == 8 * (S + 1)
         assert [k for k, v in b.items() if "shard" in k or "count" in k] == []
         assert b["aggregate partials 0"] == b["aggregate partials 1"] == 8 * AGG_BLOCKS
         assert vertex_state_bytes(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4]) == \
             sum(-(-max(v, 1) // ALIGN) * ALIGN for v in b.values())
     grow = [vertex_state_bytes(1000, [np.float64], 0, 8, 100, S, False) for S in (32, 32 + 4096)]
-    assert grow[1] - grow[0] == 2 * 8 * 4096   # intervals + readback: twice per shard, not three times
+    # intervals + readback (active and changed counts): three words per shard, not four
+    assert grow[1] - grow[0] == 3 * 8 * 4096
 
 
 def test_seed_ids_match_flatnonzero():
