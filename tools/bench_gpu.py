@@ -119,6 +119,75 @@ def cusparse_pagerank_ms(store, repeat=20):
     return float(np.median(times)), int(at.nnz)
 
 
+def direction_runner():
+    """The per-iteration direction driver: the engine's planner (``direction`` option) once it
+    chooses push plans itself, else the test stand-in (tests/backends/cuda/push_plans.py) that
+    builds them by the contract of grstream/engine/plan.py."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, root)
+    from tests.backends.cuda.push_plans import ligra, run_directions
+    return ligra, run_directions
+
+
+def directed(store, make, mode, budget, threshold, repeat=2, fmt="queue"):
+    """Run ``make()`` ``repeat`` times in one Session with direction ``mode`` (push | pull | auto
+    at ``threshold``); the last run's wall clock from the state upload to the last read back,
+    its per-iteration (direction, changed vertices, ms, bytes copied) and values."""
+    ligra, run_directions = direction_runner()
+    rule = {"push": ["push"], "pull": ["pull"]}.get(mode) or ligra(threshold)
+    with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED) as session:
+        for _ in range(repeat):
+            state, log, its = run_directions(session, make(), rule, fmt)
+            wall = run_directions.last
+    per = [(d, int(rb.changed_vertices), round(st.time_total * 1e3, 2), int(st.bytes_h2d)) for d, rb, st in log]
+    return {"ms": wall * 1e3, "iterations": its, "per_iter": per,
+            "bytes_h2d": sum(p[3] for p in per)}, state
+
+
+def direction_bench(store, out, args, wstore=None):
+    """BFS in memory and at the 1/4 budget, CC at the 1/4 budget, SSSP weighted: pull, push and
+    the switch (auto) side by side, results checked equal; the GPU's switch threshold swept."""
+    from grstream.backends.cuda.executor import PUSH_THRESHOLD
+    modes = ["pull", "push", "auto"] if args.direction_only else [args.direction]
+    source = int(np.argmax(store.out_degree()))
+    BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
+    bq, _, _ = budget_quarter(BFS(), store)
+    cq, _, _ = budget_quarter(CC(), store)
+    cases = [("bfs_inmem", lambda: BFS(source=source), None, "level", store),
+             ("bfs_quarter", lambda: BFS(source=source), bq, "level", store),
+             ("cc_quarter", CC, cq, "label", store)]
+    if wstore is not None:
+        SSSP = gr.algorithms.sssp.SSSP
+        wsource = int(np.argmax(wstore.out_degree()))
+        sq, _, _ = budget_quarter(SSSP(source=wsource), wstore)
+        cases += [("sssp_inmem", lambda: SSSP(source=wsource), None, "dist", wstore),
+                  ("sssp_quarter", lambda: SSSP(source=wsource), sq, "dist", wstore)]
+    res = {}
+    for label, make, budget, field, st in cases:
+        ref = None
+        for mode in modes:
+            r, state = directed(st, make, mode, budget, PUSH_THRESHOLD)
+            if ref is None:
+                ref = state[field]
+            r["equal_first_mode"] = bool(np.array_equal(state[field], ref))
+            res[f"{label}_{mode}"] = r
+            log(f"{label} {mode}: {r['ms']:.1f} ms, {r['iterations']} iterations, "
+                f"{r['bytes_h2d'] / 1e9:.3f} GB copied, equal: {r['equal_first_mode']}; per iteration "
+                f"(direction, changed, ms, bytes): {r['per_iter']}")
+    if args.direction_only:
+        for th in (1 / 20, 1 / 8, 1 / 2, 1.0):
+            for label, budget in (("bfs_inmem", None), ("bfs_quarter", bq)):
+                r, _ = directed(store, lambda: BFS(source=source), "auto", budget, th)
+                res[f"{label}_auto_{th:.3f}"] = r
+                log(f"{label} auto, threshold {th:.3f}: {r['ms']:.1f} ms; {r['per_iter']}")
+        for fmt in ("bitmap",):
+            r, _ = directed(store, lambda: BFS(source=source), "push", None, PUSH_THRESHOLD, fmt=fmt)
+            res[f"bfs_inmem_push_{fmt}"] = r
+            log(f"bfs_inmem push, {fmt} only: {r['ms']:.1f} ms; {r['per_iter']}")
+    out["directions"] = res
+    out["push_threshold"] = PUSH_THRESHOLD
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=24)
@@ -131,6 +200,13 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
                          "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
+    ap.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
+                    help="direction of the direction runs (BFS, CC, SSSP): push, pull or the switch")
+    ap.add_argument("--direction-only", action="store_true",
+                    help="only BFS / CC / SSSP with pull, push and auto side by side (and the switch "
+                         "threshold swept); no PageRank")
+    ap.add_argument("--sssp-scale", type=int, default=None,
+                    help="scale of the weighted RMAT graph of the SSSP runs (default --scale; 0: none)")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -159,6 +235,21 @@ def main(argv=None):
     log(f"RMAT scale {args.scale}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
         f"store {store.nbytes() / 1e9:.2f} GB, {store.num_shards} shards; generated {t1 - t0:.1f}s, "
         f"sharded {t2 - t1:.1f}s")
+
+    wstore = None
+    sssp_scale = args.scale if args.sssp_scale is None else args.sssp_scale
+    if sssp_scale:
+        t0 = time.perf_counter()
+        wpath = os.path.join(tmp, f"rmat{sssp_scale}w.h5")
+        src, dst, w = rmat(sssp_scale, args.edge_factor, seed=1, weights=True)
+        gr.build_shards((src, dst, w), wpath, num_shards=args.shards, progress=False, weighted=True)
+        del src, dst, w
+        wstore = gr.open(wpath)
+        log(f"weighted RMAT scale {sssp_scale} for SSSP: {wstore.num_edges:,} edges, built in "
+            f"{time.perf_counter() - t0:.1f}s")
+    if args.direction_only:
+        direction_bench(store, out, args, wstore)
+        return finish(out, args)
 
     PageRank = gr.algorithms.pagerank.PageRank
     pr = lambda: PageRank(tol=0.0)  # noqa: E731  (dense: never converges early)
@@ -315,6 +406,7 @@ def main(argv=None):
                  "components": int(len(np.unique(r.values["label"])))}
     log(f"CC (budget {cq / 1e9:.2f} GB): {r.iterations} iterations, {out['cc']['iter_ms']:.1f} ms in "
         f"iterations, {out['cc']['bytes_h2d'] / 1e9:.2f} GB copied, {out['cc']['components']:,} components")
+    direction_bench(store, out, args, wstore)
     return finish(out, args)
 
 

@@ -56,7 +56,9 @@ class Mover:
     def __init__(self, store, memory, streams, ledger, shared, push_names=()):
         self.store, self.memory, self.ex, self.ledger, self.shared = store, memory, streams, ledger, shared
         self.names = list(memory.names)
-        self.push_names = [n for n in push_names if n in self.names] or self.names
+        push = [n for n in push_names if n in self.names]
+        # pushes that read every array (CC walks both directions) copy like pulls (one range)
+        self.push_names = push if push and set(push) != set(self.names) else self.names
         self.dtypes = {n: dataset_dtype(store, n) for n in self.names}
         self._owned = []            # (kind, name, nbytes, allocation) this mover took
         self.slots = [self._take("device", f"slot {k}", memory.slot_bytes, streams.device_alloc)

@@ -34,11 +34,26 @@ def activation_plan(planner, changed):
     return dataclasses.replace(plan, seed=False, activation="changed")
 
 
-def run_directions(session, program, directions, frontier_format="bitmap", max_iter=None):
-    """Run ``program`` on ``session``'s executor with iteration k taking ``directions[k % len]``.
+def ligra(threshold, queue_below=1 / 64):
+    """A direction rule for :func:`run_directions`: push while the changed set's walked edges
+    (``Readback.changed_edges``) are at most ``threshold`` of all edges; a queue while the
+    changed set holds fewer than ``queue_below`` of the vertices."""
+    def choose(it, rb, m, n):
+        d = "push" if rb.changed_edges <= threshold * m else "pull"
+        fmt = "queue" if int(rb.shard_changed.sum()) < queue_below * n else "bitmap"
+        return d, fmt
+    return choose
 
-    Returns (state dict, list of (direction, Readback), number of iterations).
+
+def run_directions(session, program, directions, frontier_format="bitmap", max_iter=None):
+    """Run ``program`` on ``session``'s executor with iteration k taking ``directions[k % len]``
+    (or ``directions(it, last readback, edges, vertices) -> (direction, frontier format)``).
+
+    Returns (state dict, list of (direction, Readback, IterationStats), number of iterations);
+    ``run_directions.last`` holds the wall-clock seconds from the state upload to the last read
+    back (host init excluded, as the engine's start() and iterations).
     """
+    import time
     cls = type(program)
     spec = cls.spec
     prep = session._prepare(cls)
@@ -47,6 +62,7 @@ def run_directions(session, program, directions, frontier_format="bitmap", max_i
     program.num_vertices, program.num_edges, program.iteration = n, int(store.num_edges), 0
     state, seed = initial_state(program, store, alloc=ex.host_state)
     ex.bind(program)
+    t0 = time.perf_counter()
     ex.load_state(state, initial_edge_state(store, spec))
     seeded = seed is not None and spec.activate != "all"
     sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
@@ -62,11 +78,15 @@ def run_directions(session, program, directions, frontier_format="bitmap", max_i
     log, prev, it = [], "pull", 0
     limit = max_iter if max_iter is not None else 4 * n + 8
     while it < limit and int(changed.sum()) > 0 and (all_active or int(front.sum()) > 0 or prev == "push"):
-        d = directions[it % len(directions)]
+        fmt = frontier_format
+        if callable(directions):
+            d, fmt = directions(it, rb, int(store.num_edges), n)
+        else:
+            d = directions[it % len(directions)]
         it += 1
         program.iteration = it
         if d == "push":
-            plan = as_push(planner.plan(it, changed, False), frontier_format)
+            plan = as_push(planner.plan(it, changed, False), fmt)
         else:
             if prev == "push":
                 rb = session._execute(ex, activation_plan(planner, changed), IterationStats())
@@ -74,7 +94,11 @@ def run_directions(session, program, directions, frontier_format="bitmap", max_i
                 if int(front.sum()) == 0:
                     break
             plan = planner.plan(it, front, all_active)
-        rb = session._execute(ex, plan, IterationStats())
-        log.append((d, rb))
+        st = IterationStats(iteration=it)
+        t1 = time.perf_counter()
+        rb = session._execute(ex, plan, st)
+        st.time_total = time.perf_counter() - t1
+        log.append((d, rb, st))
         front, changed, all_active, prev = rb.shard_active, rb.shard_changed, False, d
+    run_directions.last = time.perf_counter() - t0
     return ex.state(), log, it

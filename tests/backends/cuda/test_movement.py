@@ -369,3 +369,47 @@ def test_seed_ids_match_flatnonzero():
             np.testing.assert_array_equal(got, np.flatnonzero(mask))
             assert got.dtype == np.int64
         np.testing.assert_array_equal(seed_ids(np.broadcast_to(np.True_, (n,))), np.arange(n))
+
+
+@pytest.mark.parametrize("budget_kind", ["partial", "one-slot", "grouped"])
+@pytest.mark.parametrize("pinned", ["all", "staging"])
+def test_push_units_copy_only_the_walked_edges(tmp_path, budget_kind, pinned):
+    """A streamed push unit of SSSP moves the CSR and its weights (push_arrays), not the CSC:
+    into the same slot layout (the budget is the pull one's), exactly those bytes; store reads
+    through staging read only those too; resident loads still take every array."""
+    import dataclasses
+    from grstream.engine.schedule import push_arrays
+    store = make_store(tmp_path)
+    spec = gr.algorithms.sssp.SSSP.spec
+    walked = push_arrays(spec)
+    assert walked == ["out/indptr", "out/dst", "out/weight"]
+    names = needed_arrays(spec)
+    assert set(walked) < set(names)
+    model = model_for(store, names, budget_kind, pinned)
+    ex, ledger = SyncExecutor(), Ledger(model)
+    mover = Mover(store, model, ex, ledger, {}, push_names=walked)
+    planner = Planner(spec, store, model, Capabilities("cuda", batch_resident="dense", batch_copies=True))
+    sizes = np.diff(np.asarray(store.intervals))
+    for it in range(1, 4):
+        plan = planner.plan(it, sizes, False)
+        units = tuple(dataclasses.replace(u, direction="push") for u in plan.units)
+        plan = dataclasses.replace(plan, units=units, direction="push", phases=("gather",))
+        stats = {}
+        for unit, data in mover.deliver(plan, stats):
+            for arrays in data:
+                moved = walked if unit.transfer == "copy" else names
+                for name in moved:
+                    np.testing.assert_array_equal(device_view(ex, store, arrays, name),
+                                                  store.read(arrays.shard, name))
+            ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+        copied = [i for u in plan.units if u.transfer == "copy" for i in u.shards]
+        loaded = [i for u in plan.units if u.transfer == "load" for i in u.shards]
+        assert copied
+        info = store.shard_info
+        expect = (sum(info(i).dataset_nbytes[n] for i in copied for n in walked)
+                  + sum(info(i).dataset_nbytes[n] for i in loaded for n in names))
+        assert stats["bytes_h2d"] == expect
+        if pinned == "staging":   # nothing cached: every streamed push reads the walked arrays only
+            assert stats["bytes_read"] == expect
+    for kind in ("device", "pinned"):
+        assert ledger.peak[kind] <= ledger.limits[kind]

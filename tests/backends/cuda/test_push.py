@@ -13,14 +13,17 @@ from grstream.algorithms.bfs import BFS, UNREACHED
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 
-from .push_plans import as_push, run_directions
+from .push_plans import as_push, ligra, run_directions
 from .test_cuda_backend import build, gpu_minimum, largest_region
 
 pytestmark = pytest.mark.cuda
 
 SOURCE = 3
 SEQUENCES = {"push": ["push"], "pull-push": ["pull", "push"], "push-pull": ["push", "pull"],
-             "push-push-pull": ["push", "push", "pull"]}
+             "push-push-pull": ["push", "push", "pull"],
+             # the switch rule the planner starts from (a third of the edges here, so that the
+             # hub's first iteration pushes), formats by density
+             "auto": ligra(1 / 3, queue_below=1 / 8)}
 
 
 def graph(rng, n=700, m=5000, hub_edges=1500):
@@ -109,11 +112,11 @@ def test_push_equals_pull_and_scipy(gpu, stores, name, seq, fmt, num_shards, kin
         ledger = next(p.ledger for p in session._prepared.values())
         assert all(ledger.peak[k] <= ledger.limits[k] for k in ledger.limits)
     np.testing.assert_array_equal(state[field], pulled, err_msg=f"{name} {seq} {fmt} S={num_shards} {kind}")
-    assert any(d == "push" for d, _ in log)
+    assert any(d == "push" for d, _, _ in log)
     sizes = np.diff(np.asarray(store.intervals))
     degree = np.asarray(store.out_degree(), np.int64) + (np.asarray(store.in_degree(), np.int64)
                                                          if name == "cc" else 0)
-    for d, rb in log:
+    for d, rb, _ in log:
         assert rb.shard_changed is not None and (rb.shard_changed <= sizes).all()
         assert int(rb.shard_changed.sum()) == rb.changed_vertices
         if d == "push":   # the next frontier is the changed set
@@ -136,7 +139,7 @@ def test_changed_edges_count_the_changed_vertices_degrees(gpu, stores):
         for fmt in ("bitmap", "queue"):
             with gr.Session(store, device="cuda") as session:
                 _, log, _ = run_directions(session, BFS(source=SOURCE), seq, fmt, max_iter=1)
-            (_, rb), = log
+            (_, rb, _), = log
             assert rb.changed_vertices == len(level1)
             assert rb.changed_edges == int(out_deg[level1].sum())
             bounds = np.asarray(store.intervals)
