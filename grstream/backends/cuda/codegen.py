@@ -11,9 +11,9 @@ from typing import Dict, List
 import numpy as np
 
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
-from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_QUEUE,
-                           PUSH_APPLY_TAIL, PUSH_EDGE, PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY,
-                           SELECT_BITMAP, SELECT_QUEUE)
+from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
+                           PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY, SELECT_BITMAP, SELECT_QUEUE,
+                           SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
                         MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
@@ -51,10 +51,9 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
         select = ([S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg")] if "bitmap" in phase
                   else [S(I64, "lo"), S(I64, "count"), V("gr_id_t", "queue"), S(I64, "qbase")])
         args = shard + edge + select + [V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
-                                        V("gr_id_t", "tq", False), V("unsigned long long", "counters", False)]
-    elif phase.startswith("push_apply"):
-        first = [S(I64, "words")] if phase == "push_apply_bitmap" else [V("gr_id_t", "tq")]
-        args = first + [V("unsigned", "touched", False), V("gr_msg_t", "pacc", False),
+                                        V("unsigned long long", "counters", False)]
+    elif phase == "push_apply":
+        args = [S(I64, "words"), V("unsigned", "touched", False), V("gr_msg_t", "pacc", False),
                         V("unsigned", "next", False), V("unsigned", "chg_next", False),
                         V("unsigned", "pdeg"), V("unsigned long long", "counters", False)]
     elif phase == "queue_start":
@@ -242,15 +241,12 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
             prop_args = "".join(f", e_{p}[j]" for p in props)
             gmap = (f"grstream_gather_map(u, w{prop_args})" if d == "out"
                     else f"grstream_gather_map(w, u{prop_args})")
-            edge = PUSH_EDGE.substitute(ATOMIC=atomic, GMAP=gmap)
+            edge = PUSH_EDGE.substitute(ATOMIC=atomic, GMAP=gmap,
+                                        SKIP=SKIP_IDEMPOTENT if monoid.idempotent else "")
             for fmt, select in (("bitmap", SELECT_BITMAP), ("queue", SELECT_QUEUE)):
-                body = "  unsigned long long* qn = counters + 3;\n" + PUSH_TWC.substitute(SELECT=select, EDGE=edge)
-                mod.add(f"push_{fmt}_{d}", body, props)
-        mod.add("push_apply_bitmap", PUSH_APPLY_BITMAP.substitute(
+                mod.add(f"push_{fmt}_{d}", PUSH_TWC.substitute(SELECT=select, EDGE=edge), props)
+        mod.add("push_apply", PUSH_APPLY_BITMAP.substitute(
             ONE=PUSH_APPLY_ONE.substitute(MARK="out |= 1u << b;"), TAIL=PUSH_APPLY_TAIL))
-        mod.add("push_apply_queue", PUSH_APPLY_QUEUE.substitute(
-            ONE=PUSH_APPLY_ONE.substitute(MARK="gr_mark(next, v);\n        gr_mark(chg_next, v);"),
-            TAIL=PUSH_APPLY_TAIL))
         mod.add("queue_start", QUEUE_START_BODY)
         mod.add("compact", COMPACT_BODY)
     if spec.has_gather:

@@ -12,10 +12,9 @@ from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
 from .streams import Streams
 
-#: readback words: changed vertices, gathered edges, edges a push from the changed set walks,
-#: touched vertices (push: the touched queue's length); then aggregates, the active vertices per
-#: shard, the changed vertices per shard
-_COUNTERS = 4
+#: readback words: changed vertices, gathered edges, edges a push from the changed set walks; then
+#: aggregates, the active vertices per shard, the changed vertices per shard
+_COUNTERS = 3
 _CONTEXT = []   # [context, users] of the primary context this module pushed
 
 
@@ -112,7 +111,7 @@ class DeviceState:
         # push plans (issue 8): absent (None) when the kernels cannot push this program
         self.pacc, self.touched = get("push accumulator"), get("touched")
         self.chg = [get("changed 0"), get("changed 1")]
-        self.pdeg, self.tq, self.cq = get("push degree"), get("touched queue"), get("changed queue")
+        self.pdeg, self.cq = get("push degree"), get("changed queue")
         self.cursors = get("push cursors")
         if self.pdeg is not None:
             deg = np.zeros(n, np.int64)

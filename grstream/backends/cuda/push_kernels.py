@@ -14,10 +14,10 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
                         (in-edges: ``gather_map(w, u)`` to the source w; programs gathering over
                         out-edges). Thread / warp / block mapping by degree as the TWC gather, so a
                         hub does not serialise a warp.
-``push_apply_{bitmap,queue}``  apply over the touched vertices: ``bitmap`` a thread per word of the
-                        touched bitmap, ``queue`` a grid-stride loop over the touched queue (its
-                        length is read on the device: no host round trip). Each resets the slot
-                        to the identity and clears the touched bits, so the next push starts clean
+``push_apply``          apply over the touched vertices, a thread per word of the touched bitmap
+                        (whatever the frontier format: a touched queue cost more than it saved,
+                        its appends contending on one counter). It resets the slot to the
+                        identity and clears the touched bits, so the next push starts clean
                         without an O(n) fill; changed vertices go into the next frontier and the
                         next changed bitmap; counts changed vertices and the edges a push from
                         them walks (``pdeg``: the degree sum over the push directions).
@@ -29,22 +29,12 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
 """
 from string import Template
 
-#: the push prelude: touching a vertex (bit first, then the queue) with one atomic per warp
+#: the push prelude: touching a vertex (read the bit first: most touches are repeats)
 PUSH_PRELUDE = r"""
 // ---------------- push helpers (grstream/backends/cuda/push_kernels.py) ----------------
-// Marks w touched; the first toucher appends it to the touched queue (when there is one). The
-// append is warp-aggregated: the lanes that reach it together take one atomicAdd.
-__device__ __forceinline__ void gr_touch(unsigned* t, gr_id_t* q, unsigned long long* qn, long long w) {
+__device__ __forceinline__ void gr_touch(unsigned* t, long long w) {
   const unsigned bit = 1u << (w & 31);
-  if (t[w >> 5] & bit) return;
-  if (atomicOr(t + (w >> 5), bit) & bit) return;
-  if (q == 0) return;
-  const unsigned m = __activemask();
-  const int lane = threadIdx.x & 31, leader = __ffs(m) - 1;
-  unsigned long long base = 0;
-  if (lane == leader) base = atomicAdd(qn, (unsigned long long)__popc(m));
-  base = __shfl_sync(m, base, leader);
-  q[base + __popc(m & ((1u << lane) - 1u))] = (gr_id_t)w;
+  if (!(t[w >> 5] & bit)) atomicOr(t + (w >> 5), bit);
 }
 """
 
@@ -97,10 +87,16 @@ PUSH_TWC = Template(r"""
 SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
 SELECT_QUEUE = "if (k < count) { r = (long long)queue[qbase + k] - lo; todo = true; }"
 
-#: one edge of a push: the message combined into the receiver's slot with the monoid's atomic
+#: one edge of a push: the message combined into the receiver's slot with the monoid's atomic.
+#: ``SKIP`` (idempotent monoids: min, max, or, and) first reads the slot and leaves out the atomic
+#: when the message cannot change it: values only move one way during a push, so a stale read can
+#: only cause an unneeded atomic, never a lost one (BFS: every message of a level is equal, so
+#: all but the first per receiver are reads)
 PUSH_EDGE = Template(r"""const long long w = (long long)nbr[j];
-      $ATOMIC(&pacc[w], $GMAP);
-      gr_touch(touched, tq, qn, w);""")
+      const gr_msg_t x = $GMAP;
+      $SKIP$ATOMIC(&pacc[w], x);
+      gr_touch(touched, w);""")
+SKIP_IDEMPOTENT = "const gr_msg_t old = pacc[w];\n      if (gr_combine_msg(old, x) != old) "
 
 #: the apply of one touched vertex ``v`` (shared by both apply kernels); ``ch`` counts it
 PUSH_APPLY_ONE = Template(r"""
@@ -123,8 +119,10 @@ PUSH_APPLY_TAIL = r"""
   }
 """
 
-#: a thread per word of the touched bitmap: the word's next-frontier / changed bits are built in
-#: registers and stored once (no other thread writes that word in a push iteration)
+#: a thread per word of the touched bitmap (an O(n / 32) pass that skips empty words: cheaper on
+#: the H100 than appending every first touch to a queue, which serialised on one counter), the
+#: word's next-frontier / changed bits built in registers and stored once (no other thread writes
+#: that word in a push iteration)
 PUSH_APPLY_BITMAP = Template(r"""
   const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   unsigned long long nch = 0, edges = 0;
@@ -141,19 +139,6 @@ PUSH_APPLY_BITMAP = Template(r"""
       }
       if (out) { next[w] |= out; chg_next[w] |= out; }
     }
-  }
-$TAIL
-""")
-
-#: grid-stride over the touched queue; its length is counters[3], written by the push kernels
-PUSH_APPLY_QUEUE = Template(r"""
-  unsigned long long nch = 0, edges = 0;
-  const unsigned long long total = counters[3];
-  for (unsigned long long i = (unsigned long long)blockIdx.x * GR_BLOCK + threadIdx.x; i < total;
-       i += (unsigned long long)gridDim.x * GR_BLOCK) {
-    const long long v = (long long)tq[i];
-    touched[v >> 5] = 0u;   // every bit of the word goes: all its touched vertices are in the queue
-    $ONE
   }
 $TAIL
 """)

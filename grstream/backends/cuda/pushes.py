@@ -12,19 +12,14 @@ push the program, ``ks.push_dirs``):
   ``touched``: a bitmap that is all zero between iterations; the apply over the touched vertices
   restores both for the vertices it visits, so a push costs O(touched), not O(n) fills.
 - frontier_format "queue": the changed set compacted into one queue segment per shard
-  (``queue_start`` + ``compact`` at ``begin``), and the touched vertices appended to a queue the
-  apply walks; "bitmap": the push kernels test the shard interval's bits and the apply walks the
-  touched bitmap's words.
+  (``queue_start`` + ``compact`` at ``begin``), a thread per queued vertex; "bitmap": the push
+  kernels test the shard interval's bits, a thread per vertex of the interval. Either way the
+  apply walks the touched bitmap's words.
 
 Counts per shard of the changed set are read back every iteration (``Readback.shard_changed``);
 the host keeps them to size the queue launches of the next push (no extra synchronisation).
 """
 import numpy as np
-
-from .skeletons import BLOCK
-
-#: blocks of the grid-stride apply over the touched queue (its length is only known on the device)
-QUEUE_APPLY_BLOCKS = 2048
 
 
 class Pushes:
@@ -88,15 +83,13 @@ class Pushes:
         if count == 0:
             return
         lo, nv = int(dev.intervals[i]), int(dev.intervals[i + 1] - dev.intervals[i])
-        queue = plan.frontier_format == "queue"
-        tq = dev.tq if queue else 0
         for d in self.walks:
             ids = "out/dst" if d == "out" else "in/src"
             ne = int(arrays.lengths[ids])
             props = [edge_prop(arrays, d, p, i, ne) for p in self.props]
             head = (arrays[f"{d}/indptr"], arrays[ids], *props)
-            tail = (dev.pacc, dev.touched, tq, dev.rb_dev)
-            if queue:
+            tail = (dev.pacc, dev.touched, dev.rb_dev)
+            if plan.frontier_format == "queue":
                 dev.launch(f"push_queue_{d}", count, *head, lo, count, dev.cq, int(self.qbase[i]), *tail)
             else:
                 dev.launch(f"push_bitmap_{d}", nv, *head, lo, nv, dev.chg[0], *tail)
@@ -104,13 +97,8 @@ class Pushes:
     def apply(self, plan):
         """Apply over the touched vertices; the changed ones form the next frontier."""
         dev = self.dev
-        if plan.frontier_format == "queue":
-            blocks = max(1, min(QUEUE_APPLY_BLOCKS, (dev.n + BLOCK - 1) // BLOCK))
-            dev.fn["push_apply_queue"].launch((blocks, 1), (BLOCK, 1, 1), dev.ex.compute, dev.tq, dev.touched,
-                                              dev.pacc, dev.front[1], dev.chg[1], dev.pdeg, dev.rb_dev)
-        else:
-            dev.launch("push_apply_bitmap", self.words, self.words, dev.touched, dev.pacc, dev.front[1],
-                       dev.chg[1], dev.pdeg, dev.rb_dev)
+        dev.launch("push_apply", self.words, self.words, dev.touched, dev.pacc, dev.front[1],
+                   dev.chg[1], dev.pdeg, dev.rb_dev)
 
     def publish(self, computing):
         """After a computing iteration this iteration's changed set becomes the previous one;

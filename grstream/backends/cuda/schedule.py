@@ -53,8 +53,8 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     if hoisted:
         out["hoisted messages"] = msg_itemsize * n
     out["intervals"] = 8 * (S + 1)
-    # 4 counters, then 8 bytes per aggregate, then the active and the changed vertices of each shard
-    out["readback block"] = 8 * (4 + len(agg_itemsizes) + 2 * max(S, 1))
+    # 3 counters, then 8 bytes per aggregate, then the active and the changed vertices of each shard
+    out["readback block"] = 8 * (3 + len(agg_itemsizes) + 2 * max(S, 1))
     for k, _ in enumerate(agg_itemsizes):
         out[f"aggregate partials {k}"] = 8 * AGG_BLOCKS
     if table_bytes:
@@ -63,7 +63,7 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
         out["push accumulator"] = msg_itemsize * max(n, 1)
         out["touched"] = out["changed 0"] = out["changed 1"] = 4 * max(words, 1)
         out["push degree"] = 4 * max(n, 1)
-        out["touched queue"] = out["changed queue"] = int(push_id_itemsize) * max(n, 1)
+        out["changed queue"] = int(push_id_itemsize) * max(n, 1)
         out["push cursors"] = 8 * max(S, 1)
     for p, dt in (edge_state or {}).items():
         size = np.dtype(dt).itemsize

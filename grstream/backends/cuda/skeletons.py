@@ -345,10 +345,10 @@ def skeleton_hash():
     """Hash of the skeleton text: part of every compile-cache key."""
     from . import push_kernels as pk
     h = hashlib.sha256()
-    for t in (pk.PUSH_TWC, pk.PUSH_EDGE, pk.PUSH_APPLY_ONE, pk.PUSH_APPLY_BITMAP, pk.PUSH_APPLY_QUEUE):
+    for t in (pk.PUSH_TWC, pk.PUSH_EDGE, pk.PUSH_APPLY_ONE, pk.PUSH_APPLY_BITMAP):
         h.update(t.template.encode())
     for body in (pk.PUSH_PRELUDE, pk.PUSH_APPLY_TAIL, pk.QUEUE_START_BODY, pk.COMPACT_BODY,
-                 pk.SELECT_BITMAP, pk.SELECT_QUEUE):
+                 pk.SELECT_BITMAP, pk.SELECT_QUEUE, pk.SKIP_IDEMPOTENT):
         h.update(body.encode())
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
         h.update(t.template.encode())

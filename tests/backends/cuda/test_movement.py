@@ -346,9 +346,9 @@ def test_static_buffers_count_each_buffer_once():
     from grstream.backends.cuda.skeletons import AGG_BLOCKS
     for S in (1, 4, 64):
         b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
-        # the shard counts (active, then changed) live in the readback block only (once), after 4
+        # the shard counts (active, then changed) live in the readback block only (once), after 3
         # counters and 2 aggregates
-        assert b["readback block"] == 8 * (4 + 2 + 2 * S)
+        assert b["readback block"] == 8 * (3 + 2 + 2 * S)
         assert b["intervals"] == 8 * (S + 1)
         assert [k for k, v in b.items() if "shard" in k or "count" in k] == []
         assert b["aggregate partials 0"] == b["aggregate partials 1"] == 8 * AGG_BLOCKS
