@@ -44,26 +44,6 @@ def activation_arrays(spec):
     return names
 
 
-def push_directions(spec):
-    """The edges a push plan walks from a changed vertex: ``"out"`` (its CSR out-edges) for
-    programs gathering over in-edges, ``"in"`` (its CSC in-edges) for programs gathering over
-    out-edges, both for ``"all"``; () for programs no push plan can run: topology-driven, without
-    gather, or with mutable edge state or scatter (they stay pull)."""
-    if not spec.has_gather or spec.activate == "all" or spec.edge_state or spec.has_scatter:
-        return ()
-    return {"in": ("out",), "out": ("in",), "all": ("out", "in")}[spec.gather_edges or "in"]
-
-
-def push_arrays(spec):
-    """Shard datasets a push plan reads: the walked edges and the edge properties gather_map
-    reads, in the walked order (CSR ``out/<prop>`` for out-edges)."""
-    names = []
-    for d in push_directions(spec):
-        ids = "out/dst" if d == "out" else "in/src"
-        names += [f"{d}/indptr", ids] + [f"{d}/{p}" for p in sorted(spec.edge_reads)]
-    return names
-
-
 def gather_reads_edge_state(spec):
     info = spec.analysis.methods.get("gather_map") if spec.has_gather else None
     return bool(info is not None and set(info.edge_reads) & set(spec.edge_state))
@@ -76,14 +56,27 @@ def scatter_arrays(spec):
     return ["out/indptr", "out/dst"] + [f"out/{p}" for p in sorted(spec.edge_reads)]
 
 
-def needed_arrays(spec) -> List[str]:
+def push_arrays(spec):
+    """Shard datasets a push plan reads: the reverse of the gather edges (out-edges for
+    ``gather_edges = "in"``) with the edge properties gather_map reads."""
+    if not spec.has_gather:
+        return []
+    names = []
+    if spec.gather_edges in ("in", "all"):
+        names += ["out/indptr", "out/dst"] + [f"out/{p}" for p in sorted(spec.edge_reads)]
+    if spec.gather_edges in ("out", "all"):
+        names += ["in/indptr", "in/src"] + [f"in/{p}" for p in sorted(spec.edge_reads)]
+    return names
+
+
+def needed_arrays(spec, push=False) -> List[str]:
     """Every shard dataset one iteration of ``spec`` touches, in a stable order (phase elimination:
     a program without gather never reads in-edges; without scatter, out-edges are read only for
-    activation; topology-driven programs skip activation). Programs a push plan can run also
-    hold :func:`push_arrays` (the out-edges' properties of SSSP's weights, say), so the memory
-    model's regions and budgets cover both directions."""
+    activation; topology-driven programs skip activation). ``push``: the engine may plan push
+    iterations (grstream/engine/direction.py), which also read :func:`push_arrays`."""
     out = []
-    for name in gather_arrays(spec) + activation_arrays(spec) + scatter_arrays(spec) + push_arrays(spec):
+    extra = push_arrays(spec) if push else []
+    for name in gather_arrays(spec) + activation_arrays(spec) + scatter_arrays(spec) + extra:
         if name not in out:
             out.append(name)
     return out

@@ -94,7 +94,9 @@ class CudaExecutor(Executor):
 
     # ------------------------------------------------------------------ class-level facts
     @classmethod
-    def _buffers(cls, store, spec, dense):
+    def _buffers(cls, store, spec, dense, push=False):
+        """(kernel source, static and scratch bytes); ``push``: the session may plan push
+        iterations, so the push buffers are held too (when the kernels can push the program)."""
         ks = kernel_source(store, spec)
         n, S = int(store.num_vertices), int(store.num_shards)
         sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
@@ -110,14 +112,14 @@ class CudaExecutor(Executor):
                                 [dt.itemsize for dt in ks.aggregates.values()],
                                 acc_vertices=n if dense else None, edge_state=estate,
                                 num_edges=int(store.num_edges), permuted=permuted, max_in=max_in,
-                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if ks.push_dirs else 0)
+                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if push and ks.push_dirs else 0)
         static = {k: align(max(v, 1)) for k, v in static.items()}
         scratch = {"shard tables": align(tables)} if tables else {}
         return ks, static, scratch
 
     @classmethod
     def footprint(cls, store, spec, dense, options):
-        _, static, scratch = cls._buffers(store, spec, dense)
+        _, static, scratch = cls._buffers(store, spec, dense, bool(options.get("push")))
         host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
         return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state)
 
@@ -157,10 +159,9 @@ class CudaExecutor(Executor):
         # Push plans (issue 8) run for programs the kernels can push (codegen.push_walks: a
         # frontier program whose monoid has an atomic, no edge state); the switch threshold of
         # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
-        caps = Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
-                            adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"))
-        caps.push_threshold = PUSH_THRESHOLD
-        return caps
+        return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
+                            adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
+                            push_threshold=PUSH_THRESHOLD)
 
     @classmethod
     def release_shared(cls, shared):
@@ -184,7 +185,8 @@ class CudaExecutor(Executor):
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.streams = int(options.get("streams", 4))
         dense = is_dense(spec)
-        ks, static, scratch = self._buffers(store, spec, dense)
+        # the push buffers exist when the session planned memory for push (footprint option "push")
+        ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
         self.dev = self.mover = None

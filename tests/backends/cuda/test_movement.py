@@ -383,7 +383,7 @@ def test_push_units_copy_only_the_walked_edges(tmp_path, budget_kind, pinned):
     spec = gr.algorithms.sssp.SSSP.spec
     walked = push_arrays(spec)
     assert walked == ["out/indptr", "out/dst", "out/weight"]
-    names = needed_arrays(spec)
+    names = needed_arrays(spec, push=True)
     assert set(walked) < set(names)
     model = model_for(store, names, budget_kind, pinned)
     ex, ledger = SyncExecutor(), Ledger(model)
