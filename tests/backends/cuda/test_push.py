@@ -14,7 +14,7 @@ from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 
 from .push_plans import as_push, ligra, run_directions
-from .test_cuda_backend import build, gpu_minimum, largest_region
+from .test_cuda_backend import build
 
 pytestmark = pytest.mark.cuda
 
@@ -74,11 +74,27 @@ def stores(tmp_path_factory):
     return (n, src, dst, w), out
 
 
+def push_model(program, store):
+    """The unbounded memory model of ``program`` when the session plans push (push buffers in the
+    footprint, push arrays in the regions): its minimum budget is static + the largest region."""
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.engine.memory import plan_memory
+    from grstream.engine.schedule import needed_arrays
+    spec = type(program).spec
+    fp = CudaExecutor.footprint(store, spec, False, {"push": True})
+    return plan_memory(store, needed_arrays(spec, push=True), fp, pinned=False)
+
+
 def _budget(kind, program, store):
+    """"all": unbounded; "minimum": the push minimum (every shard streamed through one slot,
+    the pinned cache holding the graph); "staging": the same with one staging buffer and no
+    cache (every streamed shard read from the store each time)."""
     if kind == "all":
         return {}
-    return {"memory_budget": gpu_minimum(program, store),
-            "pinned_budget": None if kind == "minimum" else largest_region(program, store)}
+    model = push_model(program, store)
+    largest = max(model.regions)
+    return {"memory_budget": model.static_bytes + model.scratch_bytes + largest,
+            "pinned_budget": None if kind == "minimum" else largest}
 
 
 #: (shards, budget): resident in one shard, all resident, the minimum budget with the pinned
@@ -108,6 +124,9 @@ def test_push_equals_pull_and_scipy(gpu, stores, name, seq, fmt, num_shards, kin
     pulled = pulled_values(name, num_shards, store, reference(name, n, src, dst, w))
     with gr.Session(store, device="cuda", **_budget(kind, make(), store)) as session:
         state, log, _ = run_directions(session, make(), SEQUENCES[seq], fmt)
+        model = next(p.model for p in session._prepared.values())
+        assert "push accumulator" in model.static   # the budgets have room for push
+        assert (model.mode == "in-memory") == (kind == "all")
         info = next(p.executor for p in session._prepared.values()).info()
         ledger = next(p.ledger for p in session._prepared.values())
         assert all(ledger.peak[k] <= ledger.limits[k] for k in ledger.limits)
@@ -169,3 +188,33 @@ def test_streamed_push_copies_only_the_walked_edges(gpu, stores):
         walked += sum(info(i).dataset_nbytes[k] for i in loaded for k in model.names)
         # besides the CSR (and the whole of shards loaded to stay): the kernel parameters only
         assert 0 <= st.bytes_h2d - walked < 4096
+
+
+@pytest.mark.parametrize("num_shards,kind", LAYOUTS)
+@pytest.mark.parametrize("queue", [0.0, 1.0])
+@pytest.mark.parametrize("direction", ["push", "auto", "pull"])
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_engine_directions_equal_pull(gpu, stores, name, direction, queue, num_shards, kind):
+    """End to end: the engine's planner (grstream/engine/direction.py) chooses push / pull and the
+    format per iteration (``queue_fraction`` 0: always bitmap, 1: always queue; auto at a third of
+    the edges so the hub's first iteration pushes); the CUDA executor runs them."""
+    (n, src, dst, w), by_shards = stores
+    store = by_shards[num_shards]
+    make, field = PROGRAMS[name]
+    pulled = pulled_values(name, num_shards, store, reference(name, n, src, dst, w))
+    res = gr.run(make(), store, device="cuda", direction=direction, queue_fraction=queue,
+                 push_threshold=1 / 3, **_budget(kind, make(), store))
+    np.testing.assert_array_equal(res.values[field], pulled)
+    plans = [st.plan for st in res.stats]
+    pushed = [p["plan_direction"] == "push" for p in plans]
+    assert res.info["direction"]["push_ok"]
+    assert all(pushed) if direction == "push" else (not any(pushed) if direction == "pull" else any(pushed))
+    formats = {p["frontier_format"] for p in plans}
+    assert formats == {"queue" if queue else "bitmap"}
+
+
+def test_gpu_threshold_is_the_default(gpu, stores):
+    from grstream.backends.cuda.executor import PUSH_THRESHOLD
+    (_, _, _, _), by_shards = stores
+    res = gr.run(BFS(source=SOURCE), by_shards[4], device="cuda")
+    assert res.info["direction"]["push_threshold"] == PUSH_THRESHOLD
