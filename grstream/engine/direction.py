@@ -60,13 +60,15 @@ class DirectionRule:
                 "push_threshold": self.push_threshold, "queue_fraction": self.queue_fraction}
 
 
-def executor_rule(rule, caps, threshold_given):
-    """``rule`` with the executor's own push threshold (``Capabilities.push_threshold``, e.g. the
-    GPU's) unless the user gave one or the executor has none."""
-    own = getattr(caps, "push_threshold", None)
-    if threshold_given or own is None:
-        return rule
-    return replace(rule, push_threshold=float(own))
+def executor_rule(rule, caps, threshold_given, fraction_given=False):
+    """``rule`` with the executor's own push threshold and queue fraction
+    (``Capabilities.push_threshold`` / ``queue_fraction``, e.g. the GPU's) where the user gave
+    none and the executor has one."""
+    own = {"push_threshold": getattr(caps, "push_threshold", None),
+           "queue_fraction": getattr(caps, "queue_fraction", None)}
+    given = {"push_threshold": threshold_given, "queue_fraction": fraction_given}
+    changes = {k: float(v) for k, v in own.items() if v is not None and not given[k]}
+    return replace(rule, **changes) if changes else rule
 
 
 def next_active(plan, rb):

@@ -75,7 +75,7 @@ class Session:
                  **options: Any) -> None:
         from ..devices import resolve
         self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
-        self._threshold_given = push_threshold is not None
+        self._given = (push_threshold is not None, queue_fraction is not None)
         self.cls = resolve(device)
         for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
             if value is not None and int(value) < 0:
@@ -107,7 +107,7 @@ class Session:
         options = dict(self.options, **({"lanes": lanes} if lanes else {}))
         opts = dict(options, memory_budget=self.memory_budget, store=store)
         caps = ex_cls.capabilities(opts)
-        rule = executor_rule(self.rule, caps, self._threshold_given)
+        rule = executor_rule(self.rule, caps, *self._given)
         # push plans read the reverse edges' properties and need executor arrays of their own:
         # only where push may be planned and the budget has room for them (else the program
         # pulls, with the memory minimum of pull)

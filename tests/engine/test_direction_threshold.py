@@ -18,6 +18,10 @@ def test_executor_threshold_is_the_default_only():
     given = DirectionRule.of(push_threshold=0.01)
     assert executor_rule(given, gpu, threshold_given=True).push_threshold == 0.01
     assert executor_rule(rule, gpu, False).mode == rule.mode
+    both = Capabilities("cuda", push=True, push_threshold=1.0, queue_fraction=0.0)
+    assert (executor_rule(rule, both, False, False).queue_fraction, executor_rule(rule, both, False, True).queue_fraction) \
+        == (0.0, rule.queue_fraction)
+    assert executor_rule(rule, both, True, False).push_threshold == rule.push_threshold
 
 
 def test_session_reports_the_rule_it_planned_with(tmp_path, monkeypatch):

@@ -49,7 +49,7 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
                 V("unsigned long long", "counters", False)]
     elif phase.startswith("push_bitmap") or phase.startswith("push_queue"):
         select = ([S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg")] if "bitmap" in phase
-                  else [S(I64, "lo"), S(I64, "count"), V("gr_id_t", "queue"), S(I64, "qbase")])
+                  else [S(I64, "lo"), S(I64, "count"), V("gr_id_t", "queue"), S(I64, "qbase"), S(I32, "spread")])
         args = shard + edge + select + [V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
                                         V("unsigned long long", "counters", False)]
     elif phase == "push_apply":

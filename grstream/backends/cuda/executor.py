@@ -52,11 +52,19 @@ DENSE_SLOT_BYTES = 64 << 20
 SEED_LIST = 64
 #: the direction switch of the GPU (Capabilities.push_threshold, the default of the engine's rule
 #: on this executor): push while the edges a push from the changed set walks are at most this
-#: fraction of all edges. Ligra's 1/20 is a CPU figure: on the H100 (RMAT-24, BFS) a push from
-#: 0.24M changed vertices took 15 ms in GPU memory against 13.5 ms for the pull it replaces, and
-#: at the 1/4 budget a push copies only the CSR (half of what pull moves) and spares the
-#: activation pass a switch back to pull costs; docs/GPU.md has the sweep
-PUSH_THRESHOLD = 1 / 2
+#: fraction of all edges, i.e. whenever the program may push. Ligra's 1/20 is a CPU figure. On the
+#: H100 (RMAT-24, docs/BENCHMARKS.md) a BFS push never lost more than 1.5 ms per iteration to the
+#: pull it replaced in GPU memory (15.0 against 13.6 ms on the heaviest level), a switch back to
+#: pull costs an activation pass (6 ms in memory, 42 ms at the 1/4 budget), and a streamed push
+#: moves half of pull's bytes (the CSR only): pushing throughout took BFS at the 1/4 budget from
+#: 187 ms (threshold 1/2) and 272 ms (pull) to 137 ms, SSSP from 233 (pull) to 158 ms. CC, which
+#: walks both directions and so moves everything either way, is 14% slower pushed (306 against
+#: 268 ms at the 1/4 budget): pass direction="pull" or a lower push_threshold for it.
+PUSH_THRESHOLD = 1.0
+#: Capabilities.queue_fraction: the compacted queue costs two launches and gained nothing over
+#: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits): bitmap
+#: unless the user asks for queue_fraction
+QUEUE_FRACTION = 0.0
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
@@ -163,7 +171,7 @@ class CudaExecutor(Executor):
         # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
         return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
                             adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
-                            push_threshold=PUSH_THRESHOLD)
+                            push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION)
 
     @classmethod
     def release_shared(cls, shared):

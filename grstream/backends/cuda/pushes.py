@@ -21,6 +21,10 @@ the host keeps them to size the queue launches of the next push (no extra synchr
 """
 import numpy as np
 
+#: threads per queued vertex of the queue push kernel (push_kernels.SELECT_QUEUE): one warp each,
+#: so that a block holds 8 changed vertices, not 256 hubs in a row
+QUEUE_SPREAD = 32
+
 
 class Pushes:
     """Launches of push plans over the shards the mover delivered."""
@@ -34,6 +38,8 @@ class Pushes:
         self.qbase = np.zeros(dev.S, np.int64)
         self.edges = -1   # edges a push from chg[0] walks (the degree sum over the walks)
         self.degree = None
+        self._total = None
+        self._ids = None
 
     @property
     def available(self):
@@ -53,13 +59,15 @@ class Pushes:
         if ids is None:
             cuda.memset_d32_async(dev.chg[0], 0xFFFFFFFF, self.words, s)
             self.changed = np.asarray(sizes, dtype=np.int64).copy()
-            self.edges = int(self._degree().sum())
+            self.edges = self._degree_total()
             return
         self.edges = int(self._degree()[np.asarray(ids, dtype=np.int64)].sum())
         cuda.memset_d32_async(dev.chg[0], 0, self.words, s)
         if len(ids):
-            host = np.ascontiguousarray(ids, dtype=dev.ks.id_dtype)
-            cuda.memcpy_htod(dev.cq, host)   # synchronous: the host array is the caller's
+            # in stream order (a synchronous copy would wait for the state upload still running
+            # on the compute stream); the array stays referenced until the next seed
+            self._ids = host = np.ascontiguousarray(ids, dtype=dev.ks.id_dtype)
+            cuda.memcpy_htod_async(dev.cq, host, s)
             dev.launch("mark", len(host), dev.cq, 0, len(host), dev.chg[0])
         self.changed = np.diff(np.searchsorted(ids, dev.intervals)).astype(np.int64)
 
@@ -90,7 +98,8 @@ class Pushes:
             head = (arrays[f"{d}/indptr"], arrays[ids], *props)
             tail = (dev.pacc, dev.touched, dev.rb_dev)
             if plan.frontier_format == "queue":
-                dev.launch(f"push_queue_{d}", count, *head, lo, count, dev.cq, int(self.qbase[i]), *tail)
+                dev.launch(f"push_queue_{d}", count * QUEUE_SPREAD, *head, lo, count, dev.cq, int(self.qbase[i]),
+                           QUEUE_SPREAD, *tail)
             else:
                 dev.launch(f"push_bitmap_{d}", nv, *head, lo, nv, dev.chg[0], *tail)
 
@@ -114,6 +123,11 @@ class Pushes:
             self.degree = sum(np.asarray(store.out_degree() if d == "out" else store.in_degree(), dtype=np.int64)
                               for d in self.walks)
         return self.degree
+
+    def _degree_total(self):
+        if self._total is None:
+            self._total = int(self._degree().sum())
+        return self._total
 
     def read_back(self, computing):
         """(changed vertices per shard, edges a push from them walks) after the readback; an

@@ -214,7 +214,9 @@ def test_engine_directions_equal_pull(gpu, stores, name, direction, queue, num_s
 
 
 def test_gpu_threshold_is_the_default(gpu, stores):
-    from grstream.backends.cuda.executor import PUSH_THRESHOLD
+    from grstream.backends.cuda.executor import PUSH_THRESHOLD, QUEUE_FRACTION
     (_, _, _, _), by_shards = stores
     res = gr.run(BFS(source=SOURCE), by_shards[4], device="cuda")
-    assert res.info["direction"]["push_threshold"] == PUSH_THRESHOLD
+    rule = res.info["direction"]
+    assert (rule["push_threshold"], rule["queue_fraction"]) == (PUSH_THRESHOLD, QUEUE_FRACTION)
+    assert {st.plan["plan_direction"] for st in res.stats} == {"push"}   # BFS pushes throughout
