@@ -56,8 +56,8 @@ class Session:
     progress : bool
         Default of :meth:`run`'s ``progress``.
     direction, push_threshold, queue_fraction
-        "auto" | "push" | "pull", and the fractions of |E| (default 1/20) and n (1/64) of the
-        push and queue rules: see grstream/engine/direction.py.
+        "auto" | "push" | "pull", and the fractions of |E| and n of the push and queue rules
+        (default: the executor's, else 1/20 and 1/64): see grstream/engine/direction.py.
     **options
         Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...).
 
