@@ -59,7 +59,8 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour).
+first contract's behaviour); issue 8: Capabilities ``transfer`` and ``calibration`` (the transfer
+cost model's inputs) and IterationStats ``transfer_bytes`` / ``transfer_seconds`` / ``time_pack``.
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -101,11 +102,21 @@ class Capabilities:
         The Unit.transfer values it implements.
     frontier_formats
         The IterationPlan.frontier_format values it implements.
+    transfer
+        ``"auto"``: the planner's cost model (grstream/engine/costs.py) chooses each streamed
+        shard's transfer among ``transfers``; a mode name: every streamed shard that can take it
+        does (the executor's ``transfer`` option, for tests and benchmarks).
+    calibration
+        None, or a callable returning the executor's measured
+        :class:`~grstream.engine.costs.LinkCosts` (called once, when a plan first has a choice;
+        executors cache the measurement per process).
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
-                 transfers=("resident", "load", "copy"), frontier_formats=("bitmap",)):
+                 transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
+                 transfer="auto", calibration=None):
+        self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)

@@ -23,6 +23,7 @@ import numpy as np
 from . import balance
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
+from .transfers import TransferPolicy
 
 #: below this many active edges a plan runs its units in order on one thread (a pool round trip
 #: costs more than the work)
@@ -108,6 +109,7 @@ class Planner:
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
+        self.transfers = TransferPolicy(spec, memory, caps)
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:
@@ -124,11 +126,19 @@ class Planner:
         if self.spec.activate == "all":
             counts, all_active = self.sizes, True
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = self._units(shards, counts, dense=self.dense)
+        units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
         return self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
                           all_active=all_active)
 
+    def observe(self, plan, stats):
+        """After ``plan`` ran: its measured statistics refine the transfer cost model."""
+        self.transfers.observe(plan.iteration, stats)
+
     # ------------------------------------------------------------------ pieces
+    def _modes(self, iteration, units, counts):
+        """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py)."""
+        return self.transfers.modes(iteration, units, counts)
+
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
         spec, mem = self.spec, self.memory
         touched = set(shards)

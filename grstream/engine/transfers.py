@@ -1,0 +1,92 @@
+"""The planner's transfer policy: which streamed units are copied, compacted or zero-copied.
+
+:class:`TransferPolicy` is what :class:`~grstream.engine.planner.Planner` asks for every plan
+(``Planner._modes``) and tells after every iteration (``Planner.observe``). Which units may take
+another mode than "copy" (the rules; every one of them is a fact, not a preference):
+
+- the executor implements the mode (``Capabilities.transfers``);
+- the unit is one streamed shard (grouped copies move one pinned range and stay copies);
+- the program has no mutable edge state (its edges carry positions a compacted shard loses, and
+  its gathers permute state through ``in/eid``);
+- "zerocopy": the shard lies in the pinned host cache (kernels read it there);
+- "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
+  the changed set, known only on the device) whose shard lies in the pinned cache, or whose
+  executor has no pinned memory (the CPU packs out of its slot).
+
+Among the allowed modes a forced one (``Capabilities.transfer``) is taken; else the cost model
+(:mod:`.costs`) chooses, from the figures the executor measured at the start
+(``Capabilities.calibration``) refined by each iteration's timings.
+"""
+from dataclasses import replace
+
+from . import costs as cm
+
+
+class TransferPolicy:
+    def __init__(self, spec, memory, caps):
+        self.caps, self.memory = caps, memory
+        offered = set(getattr(caps, "transfers", ())) & {"compact", "zerocopy"}
+        self.offered = () if spec.edge_state else tuple(m for m in cm.MODES if m in offered)
+        self.forced = getattr(caps, "transfer", "auto")
+        self.pinned = frozenset(memory.pinned)
+        self.shapes = cm.shard_shapes(memory) if self.offered else ()
+        self.base = self.costs = None
+        self.predicted = {}     # iteration -> {mode: (bytes, seconds)} of its plan
+
+    def _costs(self):
+        if self.costs is None:
+            cal = getattr(self.caps, "calibration", None)
+            self.base = self.costs = (cal() if callable(cal) else None) or cm.LinkCosts()
+        return self.costs
+
+    def allowed(self, unit):
+        """The modes ``unit`` may take (always "copy" first)."""
+        if unit.transfer != "copy" or len(unit.shards) != 1 or not self.offered:
+            return ("copy",)
+        i = unit.shards[0]
+        cached = i in self.pinned
+        out = ["copy"]
+        if "compact" in self.offered and unit.direction == "pull" and (
+                cached or not self.memory.pinned_bytes):
+            out.append("compact")
+        if "zerocopy" in self.offered and cached:
+            out.append("zerocopy")
+        return tuple(out)
+
+    def modes(self, iteration, units, counts):
+        """``units`` with each streamed unit's transfer (and the bytes it moves) chosen."""
+        if not self.offered:
+            return units
+        out, predicted = [], {}
+        for u in units:
+            allowed = self.allowed(u)
+            if len(allowed) == 1:
+                out.append(u)
+                continue
+            i = u.shards[0]
+            shape = self.shapes[i]
+            est = cm.estimate(shape, int(counts[i]), self._costs())
+            if self.forced != "auto":
+                mode = self.forced if self.forced in allowed else "copy"
+            else:
+                mode = cm.choose(shape, int(counts[i]), self.costs, allowed)
+            b, s = est[mode]
+            pb, ps = predicted.get(mode, (0, 0.0))
+            predicted[mode] = (pb + b, ps + s)
+            if mode != "copy":   # a zero-copy unit holds no slot
+                u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
+            out.append(u)
+        self.predicted = {iteration: predicted}
+        return out
+
+    def observe(self, iteration, stats):
+        """Refine the cost figures from iteration ``iteration``'s measured statistics."""
+        predicted = self.predicted.pop(iteration, None)
+        if predicted is None or self.costs is None:
+            return
+        tb, ts = stats.transfer_bytes or {}, stats.transfer_seconds or {}
+        measured = {m: (int(tb.get(m, 0)), float(ts.get(m, 0.0))) for m in cm.MODES}
+        compact = measured["compact"][0]
+        kernel = (stats.active_edges, stats.time_kernel) if not measured["zerocopy"][0] else (0, 0.0)
+        self.costs = cm.refine(self.costs, predicted, measured, self.base,
+                               pack=(compact, stats.time_pack), kernel=kernel)
