@@ -45,26 +45,43 @@ def packed_lengths(arrays, names, rows):
     return out
 
 
-def pack(arrays, names, rows, out):
+def pack(arrays, names, rows, out, parts=1, run=None):
     """Write the compacted shard of ``arrays`` (name -> the whole shard's array) into ``out``.
 
     ``rows``: the active vertices' local rows, sorted. ``out(name, length, dtype)`` returns the
     array to write dataset ``name`` into (a view of staging memory). Returns the bytes written.
+    ``parts`` > 1 splits each direction's rows into that many pieces of about equal edges, each
+    gathering a contiguous range of the output; ``run(fn, items)`` runs ``fn`` over them (a
+    thread pool's ``map``: numpy's ``take`` releases the GIL), default one after the other.
     """
     nbytes = 0
     for d in sorted({n.split("/", 1)[0] for n in names}):
         indptr = np.asarray(arrays[f"{d}/indptr"])
-        sel, counts = edge_positions(indptr, rows)
+        counts = indptr[rows + 1] - indptr[rows]
         new = out(f"{d}/indptr", len(indptr), np.int64)
         new[...] = 0
         new[rows + 1] = counts
         np.cumsum(new, out=new)
         nbytes += new.nbytes
-        for n in names:
-            if n.split("/", 1)[0] != d or n.endswith("/indptr"):
-                continue
-            src = arrays[n]
-            dst = out(n, len(sel), src.dtype)
-            np.take(src, sel, out=dst)
-            nbytes += dst.nbytes
+        total = int(new[-1])
+        edge_names = [n for n in names if n.split("/", 1)[0] == d and not n.endswith("/indptr")]
+        dests = {n: out(n, total, arrays[n].dtype) for n in edge_names}
+        nbytes += sum(v.nbytes for v in dests.values())
+        if not len(rows) or not edge_names:
+            continue
+        # row pieces of about equal edges: piece k covers rows[cut[k]:cut[k + 1]]
+        k = max(1, min(int(parts), len(rows)))
+        ends = new[rows + 1]
+        cut = np.searchsorted(ends, total * np.arange(1, k) / k, side="left") if k > 1 else []
+        bounds = [0] + sorted(set(int(c) for c in cut if 0 < c < len(rows))) + [len(rows)]
+
+        def gather(span, indptr=indptr, dests=dests, new=new):
+            r = rows[span[0]:span[1]]
+            sel, _ = edge_positions(indptr, r)
+            at = int(new[r[0]])
+            for n, dst in dests.items():
+                np.take(arrays[n], sel, out=dst[at:at + len(sel)])
+        spans = list(zip(bounds, bounds[1:]))
+        for _ in (run or map)(gather, spans):
+            pass
     return nbytes

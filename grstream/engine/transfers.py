@@ -10,8 +10,9 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
   its gathers permute state through ``in/eid``);
 - "zerocopy": the shard lies in the pinned host cache (kernels read it there);
 - "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
-  the changed set, known only on the device) whose shard lies in the pinned cache, or whose
-  executor has no pinned memory (the CPU packs out of its slot).
+  the changed set, known only on the device) whose shard lies in the pinned cache and is packed
+  into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
+  out of its slot).
 
 Among the allowed modes a forced one (``Capabilities.transfer``) is taken; else the cost model
 (:mod:`.costs`) chooses, from the figures the executor measured at the start
@@ -47,7 +48,7 @@ class TransferPolicy:
         cached = i in self.pinned
         out = ["copy"]
         if "compact" in self.offered and unit.direction == "pull" and (
-                cached or not self.memory.pinned_bytes):
+                (cached and self.memory.staging) or not self.memory.pinned_bytes):
             out.append("compact")
         if "zerocopy" in self.offered and cached:
             out.append("zerocopy")

@@ -133,3 +133,25 @@ def test_plot_stacks_bytes_by_mode(tmp_path):
     assert any(s.transfer_bytes.get("compact") for s in r.stats)
     plot_stats(r.stats, tmp_path / "p.png", title="compact")
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@settings(max_examples=40, deadline=None)
+@given(nv=st.integers(1, 60), m=st.integers(0, 400), seed=st.integers(0, 2**31),
+       density=st.floats(0, 1), parts=st.integers(2, 7))
+def test_pack_in_parts_equals_pack_in_one(nv, m, seed, density, parts):
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(seed)
+    arrays = csr(rng, nv, m, 100)
+    rows = np.flatnonzero(rng.random(nv) < density).astype(np.int64)
+    results = []
+    with ThreadPoolExecutor(3) as pool:
+        for k, run in ((1, None), (parts, pool.map)):
+            packed = {}
+
+            def out(name, length, dtype, packed=packed):
+                packed[name] = np.full(length, 77, dtype=dtype)
+                return packed[name]
+            compaction.pack(arrays, tuple(arrays), rows, out, parts=k, run=run)
+            results.append(packed)
+    for name in arrays:
+        np.testing.assert_array_equal(results[0][name], results[1][name])

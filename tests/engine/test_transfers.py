@@ -34,8 +34,9 @@ def streaming(store, program, transfer="auto", transfers=ALL, calibration=lambda
     fp = Footprint(static={"state": 100}, alignment=64)
     full = plan_memory(store, needed_arrays(spec), fp)
     budget = 100 + 2 * max(full.regions)              # two slots, nothing resident
-    # pinned: every shard cached in pinned host memory, else staging buffers only
-    pinned_budget = sum(full.regions) + 3 * max(full.regions) if pinned else max(full.regions)
+    # pinned: three staging buffers and every shard but the last cached in pinned host memory (a
+    # cache of every shard would leave no staging buffer to pack into); else staging buffers only
+    pinned_budget = sum(full.regions) + 3 * max(full.regions) - 1 if pinned else max(full.regions)
     model = plan_memory(store, needed_arrays(spec), fp, budget, pinned_budget, pinned=True, slots=2)
     caps = Capabilities("cuda", batch_resident="dense", transfers=transfers, transfer=transfer,
                         calibration=calibration)
@@ -60,6 +61,7 @@ def test_sparse_shards_are_zero_copied_dense_ones_copied(store):
 
 def test_forced_modes_and_what_cannot_take_them(store):
     counts = np.diff(np.asarray(store.intervals))
+    counts[3] = 0   # the shard outside the pinned cache: tested below
     for mode in ("copy", "compact", "zerocopy"):
         p, _ = streaming(store, BFS(source=0), transfer=mode)
         plan = p.plan(1, counts, all_active=False)
@@ -72,6 +74,17 @@ def test_forced_modes_and_what_cannot_take_them(store):
     assert {u.transfer for u in p.plan(1, counts, False).units} == {"copy"}
     p, model = streaming(store, BFS(source=0), transfer="zerocopy", pinned=False)
     assert not model.pinned and {u.transfer for u in p.plan(1, counts, False).units} == {"copy"}
+    p, model = streaming(store, BFS(source=0), transfer="zerocopy")
+    assert 3 not in model.pinned and p.plan(1, np.array([0, 0, 0, 5]), False).units[0].transfer == "copy"
+    # every shard cached and none resident: no staging buffer, so nothing can be compacted
+    spec = BFS.spec
+    fp = Footprint(static={"state": 100}, alignment=64)
+    full = plan_memory(store, needed_arrays(spec), fp)
+    model = plan_memory(store, needed_arrays(spec), fp, 100 + 2 * max(full.regions),
+                        10 * sum(full.regions), slots=2)
+    assert model.staging == 0 and len(model.pinned) == 4
+    caps = Capabilities("cuda", batch_resident="dense", transfers=ALL, transfer="compact")
+    assert {u.transfer for u in Planner(spec, store, model, caps).plan(1, counts, False).units} == {"copy"}
 
 
 def test_grouped_copies_stay_copies(tmp_path):
@@ -104,6 +117,7 @@ def test_calibrated_once_and_refined_by_measurements(store):
         return SLOW
     p, _ = streaming(store, BFS(source=0), calibration=calibrate)
     counts = np.diff(np.asarray(store.intervals)) // 12
+    counts[3] = 0   # outside the pinned cache
     plan = p.plan(1, counts, all_active=False)
     assert {u.transfer for u in plan.units} == {"zerocopy"}
     for it in range(1, 30):

@@ -22,6 +22,9 @@ slots, slot_bytes
     Streaming slots and their target size (:meth:`CudaExecutor.memory_options`).
 merge_items : int
     Edges per thread of the merge-path gather.
+transfer : {"auto", "copy", "compact", "zerocopy"}
+    How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
+    iteration, or one mode forced wherever a shard can take it.
 """
 import time
 
@@ -34,7 +37,9 @@ from ...engine.planner import gather_directions, is_dense
 from ...engine.state import seed_ids
 from ...engine.schedule import activation_arrays, needed_arrays
 from ...errors import DeviceError, UsageError
-from . import loadbalance
+from . import loadbalance, transfer
+from .compact import Packer
+from .zerocopy import ZeroCopyKernels
 from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
 from .gathers import Gathers
@@ -49,7 +54,7 @@ from .skeletons import MERGE_PER_THREAD, tab_width
 DENSE_SLOT_BYTES = 64 << 20
 #: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
 SEED_LIST = 64
-OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items")
+OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -68,6 +73,11 @@ def _largest_region(store, spec):
     names = needed_arrays(spec)
     return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
                for i in range(store.num_shards))
+
+
+def _twc(unit):
+    from dataclasses import replace
+    return replace(unit, balance=("twc",) * len(unit.balance))
 
 
 def _check(options):
@@ -148,7 +158,7 @@ class CudaExecutor(Executor):
         forced = loadbalance.forced_strategy(options.get("load_balance", "auto"), bool(options.get("deterministic")))
         # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off)
         return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
-                            adaptive_hoist=False)
+                            adaptive_hoist=False, **transfer.capabilities(options))
 
     @classmethod
     def release_shared(cls, shared):
@@ -175,11 +185,16 @@ class CudaExecutor(Executor):
         ks, static, scratch = self._buffers(store, spec, dense)
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
-        self.dev = self.mover = None
+        self.dev = self.mover = self.packer = self.zc = None
+        self.mode_times = transfer.ModeTimes()
         self._host_state = {}   # field -> page-locked array, reused by every run of a session
         try:
             self.dev = DeviceState(store, spec, ks, {**static, **scratch}, set(scratch), ledger, self.streams)
-            self.mover = Mover(store, memory, self.dev.ex, ledger, shared)
+            self.packer = Packer(memory, store.intervals)
+            self.mover = Mover(store, memory, self.dev.ex, ledger, shared, mapped=transfer.mapped(options),
+                               packer=self.packer)
+            # zero-copy units run the warp-merged, aligned variant of the kernels
+            self.zc = ZeroCopyKernels(self.dev, ks) if self.mover.cache_dev is not None else None
         except BaseException:
             self.close()
             raise
@@ -231,6 +246,7 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        self.packer.set_frontier(transfer.host_frontier(dev, plan))   # compacted units' rows
         self._t0 = time.perf_counter()
         self._origin = cuda.Event()
         self._origin.record(s)
@@ -253,10 +269,22 @@ class CudaExecutor(Executor):
         self._hmsg = 0 if dev.hmsg is None else int(dev.hmsg)
 
     def load(self, plan):
-        yield from self.mover.deliver(plan, self._mstats)
+        main = self.dev.fn
+        try:
+            for unit, data in self.mover.deliver(plan, self._mstats):
+                if unit.transfer == "zerocopy":
+                    # mapped host rows are read by warps (zerocopy.py): TWC, never the merge split
+                    self.dev.fn = self.zc.enter()
+                    yield _twc(unit), data
+                    self.dev.fn = main
+                else:
+                    yield unit, data
+        finally:
+            self.dev.fn = main
 
     def done(self, plan, unit):
-        self.dev.ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+        self.mode_times.done(self.dev.ex, unit)
+        self.dev.ex.shard_done(unit.slot if unit.transfer in ("copy", "compact") else None)
 
     def _fused(self, plan, unit, data, phase):
         """Whether ``phase`` of ``unit`` is already done. The accumulator and the changed flags hold
@@ -381,6 +409,7 @@ class CudaExecutor(Executor):
         dev = self.dev
         dev.ex.shard_done(None)
         d2h = dev.readback()
+        self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats)
         t_copy, t_kernel, hidden = dev.ex.timeline(self._origin)
         m = self._mstats
         stats.bytes_h2d += self._h2d + int(m.get("bytes_h2d", 0))
@@ -426,6 +455,9 @@ class CudaExecutor(Executor):
                 pass
             self.mover.close()
             self.mover = None
+        if self.packer is not None:
+            self.packer.close()
+            self.packer = None
         for name, arr in self._host_state.items():
             self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
         self._host_state = {}
