@@ -18,8 +18,12 @@ A shard the memory model streams can cross the host link in three ways (``Unit.t
     sequential reads, EMOGI) in the active fraction ``f``, times a learnt ``zc_scale``.
 
 The rule (:func:`choose`): the estimated seconds of each mode the executor implements are
-compared and the cheapest wins; ties go to ``copy``, then ``compact``. The estimate of the active
-edges is ``f * edges`` (the planner knows active vertices per shard, not their degrees). Kernels
+compared and the cheapest wins; ties go to ``copy``, then ``compact``. The estimate of a shard's
+active edges is ``min(1, f * skew) * edges``: the planner knows active vertices per shard, not
+their degrees, and on power-law graphs a frontier's vertices are far from average (BFS's first
+frontier, a hub's neighbours, holds hubs: on RMAT-24 1.4 % of the vertices with a third of the
+edges). ``skew`` is the last iteration's gathered edges per active vertex over the graph's mean
+(the planner learns it from the statistics, :mod:`.transfers`), 1 before any iteration. Kernels
 of copied and compacted shards overlap the next unit's copy, so those modes cost
 ``max(transfer, kernel)``; a zero-copy unit's reads are its kernel, so it costs
 ``max(read, kernel)`` too, with the kernel time ``f * edges / kernel_rate``.
@@ -92,12 +96,14 @@ def shard_shapes(memory, itemsize=None) -> Tuple[ShardShape, ...]:
     return tuple(out)
 
 
-def estimate(shape: ShardShape, active: int, costs: LinkCosts) -> Dict[str, Tuple[int, float]]:
-    """``{mode: (bytes over the link, seconds)}`` of one shard with ``active`` active vertices."""
+def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0) -> Dict[str, Tuple[int, float]]:
+    """``{mode: (bytes over the link, seconds)}`` of one shard with ``active`` active vertices
+    whose degrees are ``skew`` times the mean."""
     f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
+    fe = min(f * max(float(skew), 0.0), 1.0)     # fraction of the shard's edges they hold
     bw = costs.bandwidth
-    kernel = f * shape.edges / costs.kernel_rate
-    edge_bytes = f * shape.edge_bytes
+    kernel = fe * shape.edges / costs.kernel_rate
+    edge_bytes = fe * shape.edge_bytes
     copy_b = shape.region
     compact_b = shape.indptr_bytes + edge_bytes
     zc_b = f * shape.indptr_bytes + edge_bytes     # only the active rows' offsets are read
@@ -109,12 +115,13 @@ def estimate(shape: ShardShape, active: int, costs: LinkCosts) -> Dict[str, Tupl
     }
 
 
-def choose(shape: ShardShape, active: int, costs: LinkCosts, allowed: Iterable[str]) -> str:
+def choose(shape: ShardShape, active: int, costs: LinkCosts, allowed: Iterable[str],
+           skew: float = 1.0) -> str:
     """The cheapest mode among ``allowed`` (see the module docstring); ``"copy"`` if none."""
     allowed = [m for m in MODES if m in set(allowed)]
     if not allowed:
         return "copy"
-    est = estimate(shape, active, costs)
+    est = estimate(shape, active, costs, skew)
     return min(allowed, key=lambda m: (est[m][1], MODES.index(m)))
 
 
@@ -143,7 +150,8 @@ def refine(costs: LinkCosts, predicted: Dict[str, Tuple[int, float]], measured: 
     pb, ps = predicted.get("zerocopy", (0, 0.0))
     b, s = measured.get("zerocopy", (0, 0.0))
     if pb > 0 and ps > 0 and b > 0 and s > 0:
-        # the efficiency the iteration reached over the one the model assumed
+        # the efficiency the iteration reached over the one the model assumed (``predicted``
+        # should use the iteration's measured skew, so that only the efficiency is learnt here)
         out["zc_scale"] = _ema(costs.zc_scale, costs.zc_scale * ps / s, alpha, base.zc_scale)
     if kernel[0] > 0 and kernel[1] > 0:
         out["kernel_rate"] = _ema(costs.kernel_rate, kernel[0] / kernel[1], alpha, base.kernel_rate)

@@ -16,7 +16,11 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
 
 Among the allowed modes a forced one (``Capabilities.transfer``) is taken; else the cost model
 (:mod:`.costs`) chooses, from the figures the executor measured at the start
-(``Capabilities.calibration``) refined by each iteration's timings.
+(``Capabilities.calibration``) refined by each iteration's timings, and the degree skew of the
+frontier: the last iteration's gathered edges per active vertex over the graph's mean degree.
+After an iteration the zero-copy prediction is made again with that iteration's own skew before
+it is compared with the measurement, so that the efficiency learnt is the link's, not the error
+of the edge estimate.
 """
 from dataclasses import replace
 
@@ -24,7 +28,7 @@ from . import costs as cm
 
 
 class TransferPolicy:
-    def __init__(self, spec, memory, caps):
+    def __init__(self, spec, memory, caps, facts=()):
         self.caps, self.memory = caps, memory
         offered = set(getattr(caps, "transfers", ())) & {"compact", "zerocopy"}
         self.offered = () if spec.edge_state else tuple(m for m in cm.MODES if m in offered)
@@ -32,7 +36,11 @@ class TransferPolicy:
         self.pinned = frozenset(memory.pinned)
         self.shapes = cm.shard_shapes(memory) if self.offered else ()
         self.base = self.costs = None
-        self.predicted = {}     # iteration -> {mode: (bytes, seconds)} of its plan
+        self.predicted = {}     # iteration -> [(mode, shape, active)] of its plan's streamed units
+        # mean gathered edges per vertex (facts: the planner's ShardFacts), for the skew
+        vertices = sum(f.vertices for f in facts)
+        self.mean_degree = sum(e for f in facts for _, e in f.edges) / vertices if vertices else 0.0
+        self.skew = 1.0
 
     def _costs(self):
         if self.costs is None:
@@ -58,7 +66,7 @@ class TransferPolicy:
         """``units`` with each streamed unit's transfer (and the bytes it moves) chosen."""
         if not self.offered:
             return units
-        out, predicted = [], {}
+        out, chosen = [], []
         for u in units:
             allowed = self.allowed(u)
             if len(allowed) == 1:
@@ -66,25 +74,35 @@ class TransferPolicy:
                 continue
             i = u.shards[0]
             shape = self.shapes[i]
-            est = cm.estimate(shape, int(counts[i]), self._costs())
+            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew)
             if self.forced != "auto":
                 mode = self.forced if self.forced in allowed else "copy"
             else:
-                mode = cm.choose(shape, int(counts[i]), self.costs, allowed)
-            b, s = est[mode]
-            pb, ps = predicted.get(mode, (0, 0.0))
-            predicted[mode] = (pb + b, ps + s)
+                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew)
+            b = est[mode][0]
+            chosen.append((mode, shape, int(counts[i])))
             if mode != "copy":   # a zero-copy unit holds no slot
                 u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
             out.append(u)
-        self.predicted = {iteration: predicted}
+        self.predicted = {iteration: chosen}
+        return out
+
+    def _predict(self, chosen, skew):
+        out = {}
+        for mode, shape, active in chosen:
+            b, s = cm.estimate(shape, active, self.costs, skew)[mode]
+            pb, ps = out.get(mode, (0, 0.0))
+            out[mode] = (pb + b, ps + s)
         return out
 
     def observe(self, iteration, stats):
         """Refine the cost figures from iteration ``iteration``'s measured statistics."""
-        predicted = self.predicted.pop(iteration, None)
-        if predicted is None or self.costs is None:
+        chosen = self.predicted.pop(iteration, None)
+        if self.mean_degree > 0 and stats.active_vertices > 0 and stats.active_edges > 0:
+            self.skew = stats.active_edges / stats.active_vertices / self.mean_degree
+        if chosen is None or self.costs is None:
             return
+        predicted = self._predict(chosen, self.skew)
         tb, ts = stats.transfer_bytes or {}, stats.transfer_seconds or {}
         measured = {m: (int(tb.get(m, 0)), float(ts.get(m, 0.0))) for m in cm.MODES}
         compact = measured["compact"][0]

@@ -117,3 +117,14 @@ def test_shard_shapes_from_a_memory_model(tmp_path):
     assert sum(s.edges for s in shapes) == 2 * 39                 # in- and out-edges
     assert all(s.indptr_bytes == 2 * 8 * (sizes[i] + 1) and s.region == model.regions[i]
                for i, s in enumerate(shapes))
+
+
+def test_skew_scales_the_active_edges():
+    c = cm.LinkCosts()
+    a = SHARD.vertices // 100
+    plain, hubs = cm.estimate(SHARD, a, c), cm.estimate(SHARD, a, c, skew=30)
+    assert hubs["zerocopy"][0] > 20 * plain["zerocopy"][0]
+    assert hubs["copy"] == plain["copy"]
+    # never more edges than the shard holds
+    assert cm.estimate(SHARD, a, c, skew=1e6)["compact"][0] == SHARD.indptr_bytes + SHARD.edge_bytes
+    assert cm.choose(SHARD, a, c, ALL) == "zerocopy" and cm.choose(SHARD, a, c, ALL, skew=60) == "copy"

@@ -123,7 +123,8 @@ def test_calibrated_once_and_refined_by_measurements(store):
     for it in range(1, 30):
         plan = p.plan(it, counts, all_active=False)
         # zero-copy reads measured 1000x slower than predicted: the scale drops to its bound
-        bytes_, secs = p.transfers.predicted[it].get("zerocopy", (0, 0.0))
+        predicted = p.transfers._predict(p.transfers.predicted[it], p.transfers.skew)
+        bytes_, secs = predicted.get("zerocopy", (0, 0.0))
         st = IterationStats(iteration=it, transfer_bytes={"zerocopy": bytes_},
                             transfer_seconds={"zerocopy": 1000 * secs})
         p.observe(plan, st)
@@ -137,3 +138,18 @@ def test_without_calibration_the_defaults_are_used(store):
     p, _ = streaming(store, BFS(source=0), calibration=None)
     p.plan(1, np.array([1, 1, 1, 1]), all_active=False)
     assert p.transfers.costs == cm.LinkCosts()
+
+
+def test_the_frontier_skew_is_learnt_from_the_statistics(store):
+    p, _ = streaming(store, BFS(source=0))
+    counts = np.diff(np.asarray(store.intervals)) // 50
+    counts[3] = 0
+    assert {u.transfer for u in p.plan(1, counts, False).units} == {"zerocopy"}
+    # the frontier held hubs: 30 times the mean degree, so the same counts now hold most edges
+    active = int(counts.sum())
+    st = IterationStats(iteration=1, active_vertices=active,
+                        active_edges=int(30 * active * p.transfers.mean_degree))
+    p.observe(p.plan(1, counts, False), st)
+    assert p.transfers.skew == pytest.approx(30, rel=1e-6)
+    assert {u.transfer for u in p.plan(2, counts, False).units} == {"compact"}
+    assert p.transfers.mean_degree == pytest.approx(60_000 / store.num_vertices)

@@ -13,7 +13,8 @@ one request per edge and thread) and *aligned* (the warp starts at the 128-byte 
 before the row, so that its requests never straddle two lines). :func:`zerocopy_source` derives
 that variant of the program's module from the ordinary one: every thread/warp/block walk (the
 gathers and the activation) hands rows of one edge or more to a warp (``GR_WARP_MIN`` 1) whose
-loop starts aligned. :class:`ZeroCopyKernels` compiles it once per executor; the executor runs a
+loop starts aligned, and unrolls the warp and block walks ``UNROLL`` times, so that each thread
+keeps that many reads of a long row in flight. :class:`ZeroCopyKernels` compiles it once per executor; the executor runs a
 zero-copy unit's phases through it (same kernel names and parameters; its ``__constant__`` block
 of program arguments is copied from the main module's before each such unit).
 
@@ -42,6 +43,10 @@ def device_address(host):
 _WARP_MIN = "#define GR_WARP_MIN 32\n"
 _WARP_LOOP = "for (long long j = b + lane; j < e; j += 32) {"
 _ALIGNED_LOOP = "for (long long j = (b & ~31LL) + lane; j < e; j += 32) if (j >= b) {"
+_BLOCK_LOOP = "for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) {"
+#: loads of a long row each thread keeps in flight: over the link a read waits microseconds, so a
+#: block walking a hub's row one load per thread at a time is bound by latency, not bandwidth
+UNROLL = 8
 
 
 def zerocopy_source(source):
@@ -49,7 +54,12 @@ def zerocopy_source(source):
     if _WARP_MIN not in source or _WARP_LOOP not in source:
         raise ValueError("the kernel skeletons changed: zerocopy_source no longer finds the TWC "
                          "warp phase it rewrites")
-    return source.replace(_WARP_MIN, "#define GR_WARP_MIN 1\n").replace(_WARP_LOOP, _ALIGNED_LOOP)
+    if _BLOCK_LOOP not in source:
+        raise ValueError("the kernel skeletons changed: zerocopy_source no longer finds the TWC "
+                         "block phase it rewrites")
+    unroll = f"\n#pragma unroll {UNROLL}\n    "
+    return (source.replace(_WARP_MIN, "#define GR_WARP_MIN 1\n")
+            .replace(_WARP_LOOP, unroll + _ALIGNED_LOOP).replace(_BLOCK_LOOP, unroll + _BLOCK_LOOP))
 
 
 class ZeroCopyKernels:
