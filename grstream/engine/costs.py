@@ -19,11 +19,12 @@ A shard the memory model streams can cross the host link in three ways (``Unit.t
 
 The rule (:func:`choose`): the estimated seconds of each mode the executor implements are
 compared and the cheapest wins; ties go to ``copy``, then ``compact``. The estimate of a shard's
-active edges is ``min(1, f * skew) * edges``: the planner knows active vertices per shard, not
-their degrees, and on power-law graphs a frontier's vertices are far from average (BFS's first
-frontier, a hub's neighbours, holds hubs: on RMAT-24 1.4 % of the vertices with a third of the
-edges). ``skew`` is the last iteration's gathered edges per active vertex over the graph's mean
-(the planner learns it from the statistics, :mod:`.transfers`), 1 before any iteration. Kernels
+active edges is ``(1 - (1 - f) ** skew) * edges`` -- ``f * skew`` for a sparse frontier, every
+edge when every vertex is active: the planner knows active vertices per shard, not their
+degrees, and on power-law graphs a frontier's vertices are far from average (BFS's first
+frontier, a hub's neighbours, holds hubs). ``skew`` is a frontier's gathered edges per active
+vertex over the graph's mean (the planner learns it from the statistics, :mod:`.transfers`), 1
+when nothing is known. Kernels
 of copied and compacted shards overlap the next unit's copy, so those modes cost
 ``max(transfer, kernel)``; a zero-copy unit's reads are its kernel, so it costs
 ``max(read, kernel)`` too, with the kernel time ``f * edges / kernel_rate``.
@@ -100,7 +101,7 @@ def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0
     """``{mode: (bytes over the link, seconds)}`` of one shard with ``active`` active vertices
     whose degrees are ``skew`` times the mean."""
     f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
-    fe = min(f * max(float(skew), 0.0), 1.0)     # fraction of the shard's edges they hold
+    fe = 1.0 - (1.0 - f) ** max(float(skew), 1e-3)     # fraction of the shard's edges they hold
     bw = costs.bandwidth
     kernel = fe * shape.edges / costs.kernel_rate
     edge_bytes = fe * shape.edge_bytes

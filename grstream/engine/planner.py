@@ -117,6 +117,7 @@ class Planner:
         seed vertices per shard), then the first aggregates. Unseeded (every vertex active), it
         has no unit and only reduces the aggregates."""
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
+        self.transfers.start()
         units = self._units(shards, counts, dense=False)
         return self._plan(0, units, shards, counts, phases=("activate",), seed=True,
                           all_active=not seeded, frontier=seeded)

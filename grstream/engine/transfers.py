@@ -17,7 +17,10 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
 Among the allowed modes a forced one (``Capabilities.transfer``) is taken; else the cost model
 (:mod:`.costs`) chooses, from the figures the executor measured at the start
 (``Capabilities.calibration``) refined by each iteration's timings, and the degree skew of the
-frontier: the last iteration's gathered edges per active vertex over the graph's mean degree.
+frontier (gathered edges per active vertex over the graph's mean degree): the one measured at
+the same iteration of the previous run of the session (runs of one program repeat the shape of
+their frontiers: BFS's first frontier holds a hub's neighbours, hubs themselves), else the last
+iteration's, else 1.
 After an iteration the zero-copy prediction is made again with that iteration's own skew before
 it is compared with the measurement, so that the efficiency learnt is the link's, not the error
 of the edge estimate.
@@ -41,6 +44,13 @@ class TransferPolicy:
         vertices = sum(f.vertices for f in facts)
         self.mean_degree = sum(e for f in facts for _, e in f.edges) / vertices if vertices else 0.0
         self.skew = 1.0
+        self.history, self.current = {}, {}   # iteration -> measured skew: last run, this run
+
+    def start(self):
+        """A run starts: its first plan takes the skew of the last run's first iteration."""
+        if self.current:
+            self.history, self.current = self.current, {}
+        self.skew = self.history.get(1, 1.0)
 
     def _costs(self):
         if self.costs is None:
@@ -98,11 +108,16 @@ class TransferPolicy:
     def observe(self, iteration, stats):
         """Refine the cost figures from iteration ``iteration``'s measured statistics."""
         chosen = self.predicted.pop(iteration, None)
+        skew = self.skew
         if self.mean_degree > 0 and stats.active_vertices > 0 and stats.active_edges > 0:
-            self.skew = stats.active_edges / stats.active_vertices / self.mean_degree
-        if chosen is None or self.costs is None:
-            return
-        predicted = self._predict(chosen, self.skew)
+            skew = self.current[iteration] = stats.active_edges / stats.active_vertices / self.mean_degree
+        if chosen is not None and self.costs is not None:
+            self._refine(chosen, skew, stats)
+        # the next iteration's estimate: the same iteration of the last run, else this one's
+        self.skew = self.history.get(iteration + 1, skew)
+
+    def _refine(self, chosen, skew, stats):
+        predicted = self._predict(chosen, skew)
         tb, ts = stats.transfer_bytes or {}, stats.transfer_seconds or {}
         measured = {m: (int(tb.get(m, 0)), float(ts.get(m, 0.0))) for m in cm.MODES}
         compact = measured["compact"][0]

@@ -128,3 +128,14 @@ def test_skew_scales_the_active_edges():
     # never more edges than the shard holds
     assert cm.estimate(SHARD, a, c, skew=1e6)["compact"][0] == SHARD.indptr_bytes + SHARD.edge_bytes
     assert cm.choose(SHARD, a, c, ALL) == "zerocopy" and cm.choose(SHARD, a, c, ALL, skew=60) == "copy"
+
+
+def test_every_vertex_active_means_every_edge_whatever_the_skew():
+    c = cm.LinkCosts()
+    for skew in (1e-3, 0.2, 1, 40):
+        est = cm.estimate(SHARD, SHARD.vertices, c, skew)
+        assert est["compact"][0] == SHARD.indptr_bytes + SHARD.edge_bytes
+        assert cm.choose(SHARD, SHARD.vertices, c, ALL, skew) == "copy"
+    # a low-degree frontier holds fewer edges than its share of vertices
+    assert cm.estimate(SHARD, SHARD.vertices // 2, c, 0.3)["zerocopy"][0] < \
+        cm.estimate(SHARD, SHARD.vertices // 2, c, 1)["zerocopy"][0]

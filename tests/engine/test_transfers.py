@@ -153,3 +153,23 @@ def test_the_frontier_skew_is_learnt_from_the_statistics(store):
     assert p.transfers.skew == pytest.approx(30, rel=1e-6)
     assert {u.transfer for u in p.plan(2, counts, False).units} == {"compact"}
     assert p.transfers.mean_degree == pytest.approx(60_000 / store.num_vertices)
+
+
+def test_a_run_starts_from_the_last_runs_skews(store):
+    p, _ = streaming(store, BFS(source=0))
+    counts = np.diff(np.asarray(store.intervals)) // 50
+    counts[3] = 0
+    active = int(counts.sum())
+    seed = np.array([1, 0, 0, 0])
+    p.seed(seed)
+    assert p.transfers.skew == 1.0
+    for it, skew in ((1, 30.0), (2, 0.5)):
+        plan = p.plan(it, counts, False)
+        p.observe(plan, IterationStats(iteration=it, active_vertices=active,
+                                       active_edges=int(skew * active * p.transfers.mean_degree)))
+    assert p.transfers.skew == pytest.approx(0.5, rel=1e-3)     # the last iteration's
+    p.seed(seed)                                                # the next run
+    assert p.transfers.skew == pytest.approx(30, rel=1e-3)      # the last run's first iteration
+    assert {u.transfer for u in p.plan(1, counts, False).units} == {"compact"}
+    p.observe(p.plan(1, counts, False), IterationStats(iteration=1))   # nothing measured
+    assert p.transfers.skew == pytest.approx(0.5, rel=1e-3)     # the last run's second iteration

@@ -193,8 +193,10 @@ class CudaExecutor(Executor):
             self.packer = Packer(memory, store.intervals)
             self.mover = Mover(store, memory, self.dev.ex, ledger, shared, mapped=transfer.mapped(options),
                                packer=self.packer)
-            # zero-copy units run the warp-merged, aligned variant of the kernels
-            self.zc = ZeroCopyKernels(self.dev, ks) if self.mover.cache_dev is not None else None
+            # zero-copy units run the warp-merged, aligned variant of the kernels; deterministic
+            # runs keep the ordinary ones (the variant reduces short rows in another order)
+            self.zc = (ZeroCopyKernels(self.dev, ks)
+                       if self.mover.cache_dev is not None and not self.deterministic else None)
         except BaseException:
             self.close()
             raise
@@ -270,17 +272,20 @@ class CudaExecutor(Executor):
 
     def load(self, plan):
         main = self.dev.fn
+        items = self.mover.deliver(plan, self._mstats)
         try:
-            for unit, data in self.mover.deliver(plan, self._mstats):
-                if unit.transfer == "zerocopy":
-                    # mapped host rows are read by warps (zerocopy.py): TWC, never the merge split
+            for unit, data in items:
+                if unit.transfer == "zerocopy" and self.zc is not None:
+                    # mapped host rows are read by warps (zerocopy.py): TWC unless the user forced
+                    # a strategy
                     self.dev.fn = self.zc.enter()
-                    yield _twc(unit), data
+                    yield (_twc(unit) if self.load_balance == "auto" else unit), data
                     self.dev.fn = main
                 else:
                     yield unit, data
         finally:
             self.dev.fn = main
+            items.close()
 
     def done(self, plan, unit):
         self.mode_times.done(self.dev.ex, unit)
