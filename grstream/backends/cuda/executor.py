@@ -275,9 +275,9 @@ class CudaExecutor(Executor):
         items = self.mover.deliver(plan, self._mstats)
         try:
             for unit, data in items:
-                if unit.transfer == "zerocopy" and self.zc is not None:
+                if unit.transfer == "zerocopy" and self.zc is not None and unit.direction == "pull":
                     # mapped host rows are read by warps (zerocopy.py): TWC unless the user forced
-                    # a strategy
+                    # a strategy (other directions read them with the ordinary kernels)
                     self.dev.fn = self.zc.enter()
                     yield (_twc(unit) if self.load_balance == "auto" else unit), data
                     self.dev.fn = main
