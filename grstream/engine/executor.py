@@ -59,9 +59,11 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
+first contract's behaviour); issue 8: Capabilities ``push``, ``transfers``, ``frontier_formats``,
 ``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
-fractions; None keeps the rule's: Ligra's 1/20 and 1/64).
+fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
+transfer cost model's inputs) and IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
+``time_pack``.
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -110,12 +112,21 @@ class Capabilities:
     queue_fraction
         Likewise for the rule's queue fraction (a fraction of n below which a plan's frontier is
         a compacted queue); None: the rule's default.
+    transfer
+        ``"auto"``: the planner's cost model (grstream/engine/costs.py) chooses each streamed
+        shard's transfer among ``transfers``; a mode name: every streamed shard that can take it
+        does (the executor's ``transfer`` option, for tests and benchmarks).
+    calibration
+        None, or a callable returning the executor's measured
+        :class:`~grstream.engine.costs.LinkCosts` (called once, when a plan first has a choice;
+        executors cache the measurement per process).
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
-                 push_threshold=None, queue_fraction=None):
+                 push_threshold=None, queue_fraction=None, transfer="auto", calibration=None):
+        self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.transfers = tuple(transfers)

@@ -31,6 +31,7 @@ from .direction import (DirectionRule, choose_direction, choose_format, estimate
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
+from .transfers import TransferPolicy
 
 #: below this many active edges a plan runs its units in order on one thread (a pool round trip
 #: costs more than the work)
@@ -118,6 +119,7 @@ class Planner:
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
         self._init_direction(store, rule, lanes, push_room)
+        self.transfers = TransferPolicy(spec, memory, caps, self.facts)
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:
@@ -125,6 +127,7 @@ class Planner:
         seed vertices per shard), then the first aggregates. Unseeded (every vertex active), it
         has no unit and only reduces the aggregates."""
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
+        self.transfers.start()
         units = self._units(shards, counts, dense=False)
         self.record, self._pull_next = "frontier", False
         plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
@@ -136,7 +139,7 @@ class Planner:
         if self.spec.activate == "all":
             counts, all_active = self.sizes, True
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = self._units(shards, counts, dense=self.dense)
+        units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
         plan = self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
                           all_active=all_active)
         return self._with_format(plan, counts)
@@ -223,7 +226,15 @@ class Planner:
         fmt = choose_format(self.rule, self.caps, active, self.n)
         return plan if fmt == plan.frontier_format else replace(plan, frontier_format=fmt)
 
+    def observe(self, plan, stats):
+        """After ``plan`` ran: its measured statistics refine the transfer cost model."""
+        self.transfers.observe(plan.iteration, stats)
+
     # ------------------------------------------------------------------ pieces
+    def _modes(self, iteration, units, counts):
+        """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py)."""
+        return self.transfers.modes(iteration, units, counts)
+
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
         spec, mem = self.spec, self.memory
         touched = set(shards)

@@ -238,6 +238,7 @@ class Session:
                 st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
                 st.next_active_vertices, st.aggregates = active, rb.aggregates
                 st.time_total = time.perf_counter() - t0
+                planner.observe(plan, st)   # measured transfers refine the cost model
                 _set_aggregates(program, rb.aggregates)
                 stats.append(st)
                 if callback is not None:

@@ -18,7 +18,7 @@ from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
 from ...errors import UsageError
 from ...readahead import BufferPool, read_ahead
 from . import kernels
-from .pieces import ResidentRuns, Slots
+from .pieces import ResidentRuns, Slots, cpu_transfers
 from .lanes import LaneMethods
 from .push import Pusher, push_static
 from ...program.views import VertexView, as_length
@@ -78,7 +78,8 @@ class CpuExecutor(LaneMethods, Executor):
         limit = None if options.get("memory_budget") is None else max(cls._unit_size(options["store"], options)[0], 1)
         return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
                             unit_edges=limit, adaptive_hoist=True, push=True,
-                            frontier_formats=("bitmap", "queue"), push_threshold=PUSH_THRESHOLD)
+                            frontier_formats=("bitmap", "queue"), push_threshold=PUSH_THRESHOLD,
+                            **cpu_transfers(options))
 
     @staticmethod
     def _threads(options):
@@ -196,7 +197,7 @@ class CpuExecutor(LaneMethods, Executor):
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
 
     def load(self, plan):
-        if not any(u.transfer == "copy" for u in plan.units):
+        if not any(u.transfer in ("copy", "compact") for u in plan.units):
             for u in plan.units:
                 if u.transfer == "load":
                     t0 = time.perf_counter()
@@ -218,9 +219,9 @@ class CpuExecutor(LaneMethods, Executor):
     def _produce(self, units, pool):
         """Runs on the read-ahead thread: each unit's data in place, in plan order."""
         for u in units:
-            if u.transfer == "copy":
+            if u.transfer in ("copy", "compact"):
                 pool.acquire(u.slot)
-                piece, nbytes = self.slots.read(u.shards[0], u.slot)
+                piece, nbytes = self.slots.read(u.shards[0], u.slot, self.front_ids, u.transfer)
             else:
                 nbytes = sum(self.runs.load(i) for i in u.shards) if u.transfer == "load" else 0
                 piece = self.runs.piece(u.shards[0])
@@ -230,7 +231,7 @@ class CpuExecutor(LaneMethods, Executor):
 
     def done(self, plan, unit):
         self._ctx.pop(unit, None)
-        if unit.transfer == "copy":
+        if unit.transfer in ("copy", "compact"):
             self._pool.release(unit.slot)
 
     def _timed(self, phase, t0):
@@ -392,6 +393,7 @@ class CpuExecutor(LaneMethods, Executor):
         stats.time_scatter += st["scatter"]
         stats.time_read += st["read"]
         stats.bytes_read += self._bytes
+        self.slots.report(stats)
         rb = Readback(shard_active=counts, changed_vertices=self._changed,
                       active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
         if self.pusher is not None:

@@ -22,6 +22,9 @@ slots, slot_bytes
     Streaming slots and their target size (:meth:`CudaExecutor.memory_options`).
 merge_items : int
     Edges per thread of the merge-path gather.
+transfer : {"auto", "copy", "compact", "zerocopy"}
+    How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
+    iteration, or one mode forced wherever a shard can take it.
 """
 import time
 
@@ -34,7 +37,9 @@ from ...engine.planner import gather_directions, is_dense
 from ...engine.state import seed_ids
 from ...engine.schedule import activation_arrays, needed_arrays, push_arrays
 from ...errors import DeviceError, UsageError
-from . import loadbalance
+from . import loadbalance, transfer
+from .compact import Packer
+from .zerocopy import ZeroCopyKernels
 from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
 from .gathers import Gathers
@@ -65,7 +70,7 @@ PUSH_THRESHOLD = 1.0
 #: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits): bitmap
 #: unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
-OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items")
+OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -84,6 +89,11 @@ def _largest_region(store, spec):
     names = needed_arrays(spec)
     return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
                for i in range(store.num_shards))
+
+
+def _twc(unit):
+    from dataclasses import replace
+    return replace(unit, balance=("twc",) * len(unit.balance))
 
 
 def _check(options):
@@ -171,7 +181,8 @@ class CudaExecutor(Executor):
         # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
         return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
                             adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
-                            push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION)
+                            push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
+                            **transfer.capabilities(options))
 
     @classmethod
     def release_shared(cls, shared):
@@ -199,12 +210,19 @@ class CudaExecutor(Executor):
         ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
-        self.dev = self.mover = None
+        self.dev = self.mover = self.packer = self.zc = None
+        self.mode_times = transfer.ModeTimes()
         self._host_state = {}   # field -> page-locked array, reused by every run of a session
         try:
             self.dev = DeviceState(store, spec, ks, {**static, **scratch}, set(scratch), ledger, self.streams)
+            self.packer = Packer(memory, store.intervals)
             self.mover = Mover(store, memory, self.dev.ex, ledger, shared,
-                               push_names=[n for n in push_arrays(spec) if n in memory.names])
+                               push_names=[n for n in push_arrays(spec) if n in memory.names],
+                               mapped=transfer.mapped(options), packer=self.packer)
+            # zero-copy units run the warp-merged, aligned variant of the kernels; deterministic
+            # runs keep the ordinary ones (the variant reduces short rows in another order)
+            self.zc = (ZeroCopyKernels(self.dev, ks)
+                       if self.mover.cache_dev is not None and not self.deterministic else None)
         except BaseException:
             self.close()
             raise
@@ -261,6 +279,7 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        self.packer.set_frontier(transfer.host_frontier(dev, plan))   # compacted units' rows
         self._t0 = time.perf_counter()
         push = plan.direction == "push"
         if push and not self.pushes.available:
@@ -295,10 +314,25 @@ class CudaExecutor(Executor):
         self._hmsg = 0 if dev.hmsg is None else int(dev.hmsg)
 
     def load(self, plan):
-        yield from self.mover.deliver(plan, self._mstats)
+        main = self.dev.fn
+        items = self.mover.deliver(plan, self._mstats)
+        try:
+            for unit, data in items:
+                if unit.transfer == "zerocopy" and self.zc is not None and unit.direction == "pull":
+                    # mapped host rows are read by warps (zerocopy.py): TWC unless the user forced
+                    # a strategy (other directions read them with the ordinary kernels)
+                    self.dev.fn = self.zc.enter()
+                    yield (_twc(unit) if self.load_balance == "auto" else unit), data
+                    self.dev.fn = main
+                else:
+                    yield unit, data
+        finally:
+            self.dev.fn = main
+            items.close()
 
     def done(self, plan, unit):
-        self.dev.ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+        self.mode_times.done(self.dev.ex, unit)
+        self.dev.ex.shard_done(unit.slot if unit.transfer in ("copy", "compact") else None)
 
     def _fused(self, plan, unit, data, phase):
         """Whether ``phase`` of ``unit`` is already done. The accumulator and the changed flags hold
@@ -440,6 +474,7 @@ class CudaExecutor(Executor):
         dev = self.dev
         dev.ex.shard_done(None)
         d2h = dev.readback()
+        self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats)
         t_copy, t_kernel, hidden = dev.ex.timeline(self._origin)
         m = self._mstats
         stats.bytes_h2d += self._h2d + int(m.get("bytes_h2d", 0))
@@ -488,6 +523,9 @@ class CudaExecutor(Executor):
                 pass
             self.mover.close()
             self.mover = None
+        if self.packer is not None:
+            self.packer.close()
+            self.packer = None
         for name, arr in self._host_state.items():
             self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
         self._host_state = {}

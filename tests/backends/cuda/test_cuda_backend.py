@@ -91,10 +91,11 @@ def skewed_graph(rng, n=3000, m=30000, hub_edges=5000):
 def cuda_run(gpu):
     """``cuda_run(fn, *args, load_balance=..., **kw)``: run with the CUDA backend and options."""
 
-    def call(fn, *args, load_balance="auto", staging_only=None, **kwargs):
+    def call(fn, *args, load_balance="auto", staging_only=None, transfer="auto", **kwargs):
         if staging_only is not None:   # no pinned cache: streamed shards are read every time
             kwargs["pinned_budget"] = largest_region(staging_only, args[1] if fn is gr.run else args[0])
-        return fn(*args, device="cuda", backend_options={"load_balance": load_balance}, **kwargs)
+        return fn(*args, device="cuda", backend_options={"load_balance": load_balance, "transfer": transfer},
+                  **kwargs)
     return call
 
 
@@ -267,10 +268,18 @@ def test_residency_modes_and_copy_accounting(cuda_run, tmp_path, rng):
     assert full.info["residency"] == "in-memory"
     shard_bytes = full.stats[0].bytes_h2d
     assert shard_bytes > 0 and all(s.shards_copied == 0 for s in full.stats[1:])
-    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, pinned_budget=2 * store.nbytes())
+    stream = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, pinned_budget=2 * store.nbytes(),
+                      transfer="copy")
     assert stream.info["residency"] in ("streaming", "partial")
     assert all(s.shards_copied == s.shards_processed - stream.info["memory"]["resident_shards"]
                for s in stream.stats[1:])
+    # the cost model may zero-copy small shards (no copy, kernels read the pinned cache)
+    auto = cuda_run(gr.run, prog(), store, max_iter=5, memory_budget=low, pinned_budget=2 * store.nbytes())
+    resident = auto.info["memory"]["resident_shards"]
+    for s in auto.stats[1:]:
+        zc = sum(m == "zerocopy" for m in s.plan["shard_modes"].values())
+        assert s.shards_copied + zc == s.shards_processed - resident
+    np.testing.assert_allclose(auto.values["rank"], stream.values["rank"], rtol=1e-12)
     for s in stream.stats:
         assert s.bytes_h2d > 0 and s.time_copy > 0 and s.time_kernel > 0
         assert 0 <= s.copy_hidden <= min(s.time_copy, s.time_kernel) + 1e-6
