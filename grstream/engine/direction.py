@@ -4,8 +4,9 @@ The rule (Ligra's, tunable through Session / ``grstream run`` options)::
 
     push  when the program is push-valid (ProgramSpec.push_ok, grstream/program/push.py), the
           executor runs push plans (Capabilities.push), the run is not in lanes, and
-              edges a push walks from the changed set  <=  |E| * push_threshold   (1/20)
-          ("auto"); ``direction="push"`` pushes whenever push is valid, ``"pull"`` never does;
+              edges a push walks from the changed set  <=  |E| * push_threshold
+          ("auto"; push_threshold: the user's, else the executor's Capabilities.push_threshold,
+          else Ligra's 1/20); ``direction="push"`` pushes whenever push is valid, ``"pull"`` never does;
     pull  otherwise: every vertex of the frontier gathers over its own edges.
 
     queue   when the plan's active vertices (the changed set for push, the frontier for pull)
@@ -15,10 +16,16 @@ Pushing walks the out-edges (for ``gather_edges = "in"``) of the vertices that c
 previous iteration; pulling walks the in-edges of their out-neighbours. On a sparse frontier both
 touch few edges, but pull also needs the frontier itself (an activation pass over the same
 out-edges) and reads every in-edge of each frontier vertex, changed or not; on a dense frontier
-pull wins because it writes each vertex once without combining messages. The threshold is where
-Ligra measured the switch to pay; tools/bench_cpu.py measures both directions against scipy.
+pull wins because it writes each vertex once without combining messages. 1/20 is where Ligra
+measured the switch to pay, for a dense pull that stops scanning a vertex's in-edges once it is
+reached. An executor whose pull has no such exit declares its own measured threshold: the CPU
+executor's pull walks the changed set's out-edges to activate and then every in-edge of the
+frontier, so pushing is never slower there (RMAT-20 BFS, middle iteration, 61% of the edges:
+push 0.09 s, pull 0.28 s; CC first iteration, every edge: push 0.9 s, pull 1.9 s) and it
+declares 1.0. tools/bench_cpu.py measures the directions against scipy in one run.
 """
 from dataclasses import dataclass, replace
+from typing import Optional
 
 from ..errors import UsageError
 
@@ -35,7 +42,7 @@ class DirectionRule:
     ``queue_fraction`` (fractions of |E| and n, see the module docstring)."""
 
     mode: str = "auto"
-    push_threshold: float = PUSH_THRESHOLD
+    push_threshold: Optional[float] = None   # None: the executor's, else PUSH_THRESHOLD
     queue_fraction: float = QUEUE_FRACTION
 
     def __post_init__(self):
@@ -43,6 +50,8 @@ class DirectionRule:
             raise UsageError(f"direction must be one of {DIRECTION_MODES}, not {self.mode!r}")
         for name in ("push_threshold", "queue_fraction"):
             value = getattr(self, name)
+            if value is None and name == "push_threshold":
+                continue
             if not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
                 raise UsageError(f"{name} must be a fraction in [0, 1], not {value!r}")
 
@@ -50,7 +59,7 @@ class DirectionRule:
     def of(cls, direction=None, push_threshold=None, queue_fraction=None):
         """A rule from optional option values (None: the default)."""
         return cls(mode="auto" if direction is None else direction,
-                   push_threshold=PUSH_THRESHOLD if push_threshold is None else push_threshold,
+                   push_threshold=push_threshold,
                    queue_fraction=QUEUE_FRACTION if queue_fraction is None else queue_fraction)
 
 
@@ -94,14 +103,25 @@ def push_allowed(spec, caps, rule, lanes=False):
     return True, spec.push_reason
 
 
-def choose_direction(rule, allowed, push_edges, num_edges):
+def threshold(rule, caps):
+    """The push threshold in force: the user's, the executor's, or PUSH_THRESHOLD."""
+    if rule.push_threshold is not None:
+        return float(rule.push_threshold)
+    own = getattr(caps, "push_threshold", None)
+    return PUSH_THRESHOLD if own is None else float(own)
+
+
+def choose_direction(rule, allowed, push_edges, num_edges, limit=None):
     """"push" or "pull" for one iteration: ``push_edges`` are the edges a push from the changed
-    set walks (Readback.changed_edges, or :func:`estimate_edges`)."""
+    set walks (Readback.changed_edges, or :func:`estimate_edges`); ``limit``: the threshold
+    (:func:`threshold`; default the rule's, else PUSH_THRESHOLD)."""
     if not allowed or rule.mode == "pull":
         return "pull"
     if rule.mode == "push":
         return "push"
-    return "push" if push_edges <= num_edges * rule.push_threshold else "pull"
+    if limit is None:
+        limit = PUSH_THRESHOLD if rule.push_threshold is None else rule.push_threshold
+    return "push" if push_edges <= num_edges * limit else "pull"
 
 
 def choose_format(rule, caps, active, n):

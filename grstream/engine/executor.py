@@ -59,8 +59,9 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour); issue 8: Capabilities ``push_threshold`` and ``queue_fraction`` (the
-executor's defaults of the direction rule's fractions; None keeps the rule's).
+first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
+``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
+fractions; None keeps the rule's: Ligra's 1/20 and 1/64).
 """
 from typing import Dict, Iterator, Optional, Tuple
 

@@ -26,7 +26,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import DirectionRule, choose_direction, choose_format, estimate_edges, push_allowed
+from .direction import (DirectionRule, choose_direction, choose_format, estimate_edges,
+                        push_allowed, threshold)
+from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
 
@@ -146,6 +148,7 @@ class Planner:
         the gather directions) to estimate a changed set's."""
         self.rule = rule or DirectionRule()
         self.push_ok, self.push_reason = push_allowed(self.spec, self.caps, self.rule, lanes)
+        self.threshold = threshold(self.rule, self.caps)
         if self.push_ok and not push_room:
             self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
         if self.spec.activate == "all" or not self.spec.has_gather:
@@ -157,6 +160,16 @@ class Planner:
              for x in infos], dtype=np.int64)
         self.push_total = int(store.num_edges) * max(len(self.dirs), 1)
         self.record, self._pull_next = "frontier", False
+        self.run_push, self.run_reason = self.push_ok, self.push_reason
+
+    def allow_push(self, program, state, seed):
+        """Per run: push only where the vertices outside the seed send nothing that changes a
+        neighbour (program/push.py ``seed_is_silent``; unknown counts as yes, as documented)."""
+        self.run_push, self.run_reason = self.push_ok, self.push_reason
+        if self.push_ok and seed is not None and seed_is_silent(self.spec, program, state, seed) is False:
+            self.run_push = False
+            self.run_reason = ("vertices outside the seed hold values their messages would "
+                               "change neighbours with: this run pulls")
 
     def iteration(self, iteration, rb, all_active) -> IterationPlan:
         """The next plan of ``iteration`` after read back ``rb`` (of the seed plan, the previous
@@ -169,10 +182,10 @@ class Planner:
         back, which gets the pull plan."""
         changed = rb.shard_changed
         direction = "pull"
-        if self.push_ok and changed is not None and not self._pull_next:
+        if self.push_ok and self.run_push and changed is not None and not self._pull_next:
             edges = rb.changed_edges if rb.changed_edges >= 0 else \
                 estimate_edges(changed, self.push_edges, self.sizes)
-            direction = choose_direction(self.rule, True, edges, self.push_total)
+            direction = choose_direction(self.rule, True, edges, self.push_total, self.threshold)
         self._pull_next = False
         if direction == "push":
             self.record = "changed"

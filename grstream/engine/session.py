@@ -8,7 +8,6 @@ the older ones are closed (and their shard data dropped) to make room for the ne
 """
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .state import initial_edge_state, initial_state, seed_ids
+from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
 
 if TYPE_CHECKING:  # names for the annotations only
@@ -187,9 +187,10 @@ class Session:
         store, spec = self.store, type(program).spec
         prep = self._prepare(type(program))
         ex, planner = prep.executor, prep.planner
-        _check_stops(program, max_iter)
+        check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, alloc=ex.host_state)
+        planner.allow_push(program, state, seed)
         ex.bind(program)
         edge_init = initial_edge_state(store, spec, self._edge_init)
         t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
@@ -256,7 +257,7 @@ class Session:
         info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
-                     "direction": planner.rule.info(planner.push_ok, planner.push_reason)})
+                     "direction": planner.rule.info(planner.run_push, planner.run_reason)})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 
@@ -304,7 +305,7 @@ class Session:
         # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
         prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
         ex, planner = prep.executor, prep.planner
-        _check_stops(program, max_iter)
+        check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, lanes=L)
         ex.bind(program)
@@ -419,30 +420,6 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def default_limit(n, max_iter):
-    """``max_iter``, or the safety net of 10 n + 10 iterations."""
-    return max_iter if max_iter is not None else max(1, 10 * int(n) + 10)
-
-
-def _check_stops(program, max_iter):
-    if max_iter is None and not type(program).spec.stops_itself:
-        raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
-                         f"so it never stops by itself: define converged(self) or pass max_iter")
-
-
-def progress_bar(program, max_iter, limit):
-    from tqdm import tqdm
-    # the default limit is a safety net, not an estimate: show it without an ETA
-    desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
-    return tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
-
-
-def warn_limit(program, limit, active):
-    warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
-                  f"{limit} iterations with {active} vertices still active; pass max_iter "
-                  f"or define converged()", RuntimeWarning, stacklevel=4)
 
 
 def _set_aggregates(program, aggs):

@@ -125,6 +125,7 @@ class ProgramSpec:
         # The restricted-subset check and dependency analysis (which of src/dst/edge each
         # translatable method touches) live in checker.py.
         from .checker import check_program
+        self.owner = cls
         self.analysis = check_program(cls, self)
         # whether pushing from the changed vertices gives the pull result (issue 8), and why not;
         # derived from the analysis in grstream/program/push.py

@@ -33,6 +33,9 @@ pull would gather them. A program whose ``init`` gives vertices outside its seed
 values must say ``direction = "pull"`` (docs/PROGRAMS.md).
 """
 import ast
+import inspect
+
+from .checker import _resolve_namespace
 
 #: the function or operator that combines two values with each idempotent monoid
 _COMBINE = {"min": ("minimum", None), "max": ("maximum", None),
@@ -48,6 +51,7 @@ _SIDES = {"in": ("src", "dst"), "out": ("dst", "src")}
 def derive(spec):
     """``(push_ok, reason)`` for a ProgramSpec whose analysis is done: the reason says why push
     is valid, or why the engine keeps the program on pull."""
+    spec.push_peeled = spec.push_field = None
     if spec.direction == "pull":
         return False, "the program sets direction = 'pull'"
     if not spec.has_gather:
@@ -76,9 +80,10 @@ def derive(spec):
     field, why = _absorbing_apply(methods["apply"], monoid)
     if field is None:
         return False, why
-    why = _absorbed_gather(methods["gather_map"], monoid, field, spec.gather_edges)
+    why, peeled = _absorbed_gather(methods["gather_map"], monoid, field, spec.gather_edges)
     if why:
         return False, why
+    spec.push_peeled, spec.push_field = peeled, field
     return True, (f"gather_reduce {monoid} is idempotent and apply keeps v.{field} = "
                   f"{monoid}(v.{field}, acc): unchanged neighbours' messages are already absorbed")
 
@@ -115,10 +120,12 @@ def _is_changed(node, monoid, field, new):
 
 # ---------------------------------------------------------------------- gather_map
 def _absorbed_gather(info, monoid, field, gather_edges):
-    """"" when every read of the receiving end is of a field apply never writes or is absorbed
-    (a top-level ``M(message, receiver.field)``), else the reason."""
+    """("", {direction: message with the absorbed receiver terms peeled off}) when every read
+    of the receiving end is of a field apply never writes or is absorbed (a top-level
+    ``M(message, receiver.field)``), else (the reason, None)."""
     _, ret = _expand(info)
     dirs = ("in", "out") if gather_edges == "all" else (gather_edges,)
+    peeled = {}
     for d in dirs:
         sender, receiver = _SIDES[d]
         expr = ret
@@ -137,8 +144,33 @@ def _absorbed_gather(info, monoid, field, gather_edges):
             if _is_field(node, receiver, field):
                 return (f"gather_map reads {receiver}.{field} (the receiving end over "
                         f"{d}-edges) other than as {monoid}(message, {receiver}.{field}), so "
-                        f"an old message changes when the receiver does")
-    return ""
+                        f"an old message changes when the receiver does"), None
+        peeled[d] = expr
+    return "", peeled
+
+
+def sender_map(spec, direction):
+    """For an absorbing push-valid program: a function ``f(program, sender_view)`` giving the
+    message of each sender over ``direction``-edges with the absorbed receiver terms left out
+    (apply's ``M(v.f, acc)`` adds them back), when that message reads nothing but the sender,
+    ``self`` and constants; else None. Connected components' ``minimum(src.label, dst.label)``
+    becomes ``src.label``: one value per sender instead of one evaluation per edge."""
+    peeled = getattr(spec, "push_peeled", None)
+    if not spec.push_ok or not peeled or direction not in peeled:
+        return None
+    expr = peeled[direction]
+    sender, receiver = _SIDES[direction]
+    info = spec.analysis.methods["gather_map"]
+    me = info.tree.args.args[0].arg
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id in (receiver, "edge"):
+            return None
+    # evaluated in gather_map's own namespace, which resolves the gr functions as it does
+    ns = _resolve_namespace(inspect.getattr_static(spec.owner, "gather_map"))
+    text = f"def _sender_map({me}, {sender}):\n    return {ast.unparse(expr)}\n"
+    local = {}
+    exec(compile(text, f"<push message of {spec.name}>", "exec"), ns, local)
+    return local["_sender_map"]
 
 
 # ---------------------------------------------------------------------- expression helpers
@@ -216,3 +248,33 @@ def _is_acc(node):
 
 def _same(a, b):
     return ast.dump(a) == ast.dump(b)
+
+
+def seed_is_silent(spec, program, state, seed):
+    """Whether the vertices outside a run's ``seed`` send messages that change nobody, the one
+    assumption of push the source cannot show (module docstring): True, False, or None when it
+    cannot be checked without the edges (a message reading the edge or the receiver). Checked
+    against the most resistant receiver: a message ``m`` of a vertex outside the seed must leave
+    ``M(m, x) == x`` for the state value x that a min (max, or, and) lowers most easily."""
+    import numpy as np
+    from .views import VertexView
+    field = getattr(spec, "push_field", None)
+    if field is None or spec.gather_from != "all":
+        return None
+    dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
+    fns = [sender_map(spec, d) for d in dirs]
+    if any(f is None for f in fns):
+        return None
+    others = np.flatnonzero(~np.broadcast_to(np.asarray(seed, dtype=bool), state[field].shape))
+    if not len(others):
+        return True
+    values = state[field]
+    monoid = spec.gather_reduce
+    extreme = values.max() if monoid.name in ("min", "and") else values.min()
+    view = VertexView(state, {}, others, len(others))
+    for fn in fns:
+        msg = np.asarray(fn(program, view))
+        with np.errstate(invalid="ignore"):
+            if not np.all(monoid.ufunc(msg, extreme) == extreme):
+                return False
+    return True

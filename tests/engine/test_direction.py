@@ -7,7 +7,7 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
 from grstream.engine.direction import (DirectionRule, choose_direction, choose_format,
-                                       estimate_edges, next_active, push_allowed)
+                                       estimate_edges, next_active, push_allowed, threshold)
 from grstream.engine.executor import Capabilities
 from grstream.engine.memory import Footprint, plan_memory
 from grstream.engine.plan import Readback
@@ -43,8 +43,12 @@ def rb(active, changed, edges=-1):
 
 def test_rule_defaults_and_validation():
     rule = DirectionRule.of()
-    assert (rule.mode, rule.push_threshold, rule.queue_fraction) == ("auto", 1 / 20, 1 / 64)
+    assert (rule.mode, rule.push_threshold, rule.queue_fraction) == ("auto", None, 1 / 64)
     assert DirectionRule.of("pull", 0.1).push_threshold == 0.1
+    # the threshold in force: the user's, else the executor's measured one, else Ligra's 1/20
+    measured = Capabilities("cpu", push=True, push_threshold=1.0)
+    assert threshold(rule, PUSHER) == 1 / 20 and threshold(rule, measured) == 1.0
+    assert threshold(DirectionRule.of(push_threshold=0.3), measured) == 0.3
     for bad in ({"direction": "sideways"}, {"push_threshold": 2}, {"queue_fraction": -0.5},
                 {"push_threshold": "x"}):
         with pytest.raises(UsageError):
@@ -56,6 +60,7 @@ def test_ligra_threshold_and_forced_modes():
     assert choose_direction(auto, True, 50, 1000) == "push"     # 50 <= 1000 / 20
     assert choose_direction(auto, True, 51, 1000) == "pull"
     assert choose_direction(DirectionRule(push_threshold=0.5), True, 400, 1000) == "push"
+    assert choose_direction(auto, True, 400, 1000, limit=0.5) == "push"
     assert choose_direction(DirectionRule("push"), True, 1000, 1000) == "push"
     assert choose_direction(DirectionRule("pull"), True, 0, 1000) == "pull"
     assert choose_direction(DirectionRule("push"), False, 0, 1000) == "pull"   # not allowed

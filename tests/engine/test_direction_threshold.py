@@ -4,7 +4,7 @@ import numpy as np
 
 import grstream as gr
 from grstream.algorithms.bfs import BFS
-from grstream.engine.direction import PUSH_THRESHOLD, DirectionRule, executor_rule
+from grstream.engine.direction import PUSH_THRESHOLD, DirectionRule, executor_rule, threshold
 from grstream.engine.executor import Capabilities
 
 from ..algorithms.conftest import build
@@ -14,7 +14,8 @@ def test_executor_threshold_is_the_default_only():
     rule = DirectionRule.of()
     gpu = Capabilities("cuda", push=True, push_threshold=0.5)
     assert executor_rule(rule, gpu, threshold_given=False).push_threshold == 0.5
-    assert executor_rule(rule, Capabilities("cpu", push=True), False).push_threshold == PUSH_THRESHOLD
+    plain = Capabilities("cpu", push=True)
+    assert threshold(executor_rule(rule, plain, False), plain) == PUSH_THRESHOLD
     given = DirectionRule.of(push_threshold=0.01)
     assert executor_rule(given, gpu, threshold_given=True).push_threshold == 0.01
     assert executor_rule(rule, gpu, False).mode == rule.mode

@@ -252,3 +252,20 @@ def test_custom_pull_only(code, why):
     cls = gr.program_from_source(code)
     assert not cls.spec.push_ok
     assert why in cls.spec.push_reason, cls.spec.push_reason
+
+
+def test_sender_map_peels_absorbed_receiver_terms():
+    from types import SimpleNamespace
+    from grstream.program.push import sender_map
+    view = SimpleNamespace(label=np.array([4, 1, 7]), level=np.array([0, 2, 5]))
+    # connected components: minimum(src.label, dst.label) -> src.label over in-edges and
+    # dst.label over out-edges (the sender is the other end)
+    for d in ("in", "out"):
+        np.testing.assert_array_equal(sender_map(ConnectedComponents.spec, d)(None, view),
+                                      view.label)
+    np.testing.assert_array_equal(sender_map(BFS.spec, "in")(None, view), view.level + 1)
+    np.testing.assert_array_equal(sender_map(LabelOut.spec, "out")(None, view), view.label)
+    assert sender_map(SSSP.spec, "in") is None          # the message reads the edge
+    assert sender_map(DagLevels.spec, "in") is None     # and the receiver's distance
+    assert sender_map(PageRank.spec, "in") is None      # not push-valid
+    assert sender_map(Delta.spec, "in") is None         # not absorbing: nothing is peeled

@@ -167,3 +167,37 @@ def test_real_graphs(datasets_dir, tmp_path, name):
         store = build(tmp_path, n, src, dst, w, num_shards=shards, name=f"real{shards}")
         source = int(np.argmax(np.bincount(src, minlength=n)))
         check_graph(store, n, src, dst, w, source, "tight" if shards == 7 else "all")
+
+
+class SeededLabels(gr.GASProgram):
+    """Min labels seeded from vertex 0 only, while every vertex starts with a label of its own
+    (100 - id): pull gathers unseeded neighbours' labels too, pushing from the seed would not."""
+    vertex = {"label": "int64"}
+    gather_reduce = gr.monoid.min
+
+    def init(self, v):
+        v.label = 100 - v.id
+        return v.id == 0
+
+    def gather_map(self, src, dst, edge):
+        return src.label
+
+    def apply(self, v, acc):
+        new = gr.minimum(v.label, acc)
+        changed = new < v.label
+        v.label = new
+        return changed
+
+
+def test_a_seed_that_leaves_live_values_outside_pulls(tmp_path):
+    # 0 -> 1 activates 1, which pulls 98 from 2 (unseeded); a push from 0 sends only 100
+    store = build(tmp_path, 6, np.array([0, 2, 1, 4]), np.array([1, 1, 3, 5]), num_shards=2)
+    want = gr.run(SeededLabels(), store, direction="pull")
+    assert want.value[1] == 98 and want.value[3] == 97
+    got = gr.run(SeededLabels(), store, direction="push")
+    np.testing.assert_array_equal(got.value, want.value)
+    assert not got.info["direction"]["push_ok"]
+    assert "outside the seed" in got.info["direction"]["reason"]
+    assert {s.plan["plan_direction"] for s in got.stats} == {"pull"}
+    # BFS's unreached level changes nobody: it pushes
+    assert gr.run(BFS(source=0), store, direction="push").info["direction"]["push_ok"]
