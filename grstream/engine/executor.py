@@ -59,8 +59,9 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour); issue 8: Capabilities ``transfer`` and ``calibration`` (the transfer
-cost model's inputs) and IterationStats ``transfer_bytes`` / ``transfer_seconds`` / ``time_pack``.
+first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
+``push_threshold`` (default None: Ligra's 1/20), ``transfer`` and ``calibration`` (the transfer
+cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` / ``time_pack``).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -102,6 +103,10 @@ class Capabilities:
         The Unit.transfer values it implements.
     frontier_formats
         The IterationPlan.frontier_format values it implements.
+    push_threshold
+        The direction rule's threshold measured for this executor (fraction of |E| up to which
+        pushing from the changed set beats pulling; grstream/engine/direction.py), or None for
+        Ligra's 1/20. A user's ``push_threshold`` overrides it.
     transfer
         ``"auto"``: the planner's cost model (grstream/engine/costs.py) chooses each streamed
         shard's transfer among ``transfers``; a mode name: every streamed shard that can take it
@@ -115,9 +120,10 @@ class Capabilities:
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
-                 transfer="auto", calibration=None):
+                 push_threshold=None, transfer="auto", calibration=None):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
+        self.push_threshold = push_threshold
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
         self.balance = balance

@@ -105,11 +105,13 @@ class TransferPolicy:
             out[mode] = (pb + b, ps + s)
         return out
 
-    def observe(self, iteration, stats):
-        """Refine the cost figures from iteration ``iteration``'s measured statistics."""
+    def observe(self, iteration, stats, direction="pull"):
+        """Refine the cost figures from iteration ``iteration``'s measured statistics (the skew
+        only from pull iterations: a push walks the changed set's edges, not the frontier's)."""
         chosen = self.predicted.pop(iteration, None)
         skew = self.skew
-        if self.mean_degree > 0 and stats.active_vertices > 0 and stats.active_edges > 0:
+        if (direction == "pull" and self.mean_degree > 0 and stats.active_vertices > 0
+                and stats.active_edges > 0):
             skew = self.current[iteration] = stats.active_edges / stats.active_vertices / self.mean_degree
         if chosen is not None and self.costs is not None:
             self._refine(chosen, skew, stats)
