@@ -204,6 +204,7 @@ class Planner:
         message; the changed set is what the executor records."""
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
+        units = self._modes(iteration, units, counts)   # zero-copy when forced (engine/transfers.py)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
         plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
