@@ -9,7 +9,7 @@ achieved streaming bandwidth of a dense iteration as a percentage of (1), and th
 shard streamed; (5) BFS from the highest-degree vertex with the 1/4 budget: bytes copied against
 all shards x iterations, and the CPU path on this host's cores; (6) CC with the 1/4 budget.
 
-``--transfers`` runs only (1), (2) and the transfer modes (issue 8): BFS and CC at the 1/4 budget
+``--transfers`` runs only (1), (2) and the transfer modes (issue 8): BFS and CC (pull) at the 1/4 budget
 with each streamed shard copied, compacted, zero-copied or chosen by the cost model (``auto``),
 medians of ``--repeat`` runs after a first one that fills the pinned cache, the bytes each moved
 against the floor of every out-edge crossing the link once, and the modes chosen per iteration.
@@ -202,6 +202,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
                          "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
+    ap.add_argument("--transfers", action="store_true",
+                    help="only the transfer modes: BFS and CC at the 1/4 budget per mode")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
     ap.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
                     help="direction of the direction runs (BFS, CC, SSSP): push, pull or the switch")
     ap.add_argument("--direction-only", action="store_true",
@@ -209,9 +212,6 @@ def main(argv=None):
                          "threshold swept); no PageRank")
     ap.add_argument("--sssp-scale", type=int, default=None,
                     help="scale of the weighted RMAT graph of the SSSP runs (default --scale; 0: none)")
-    ap.add_argument("--transfers", action="store_true",
-                    help="only the transfer modes: BFS and CC at the 1/4 budget per mode")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -244,6 +244,7 @@ def main(argv=None):
     if args.transfers:
         bench_transfers(store, out, args.repeat)
         return finish(out, args)
+
     wstore = None
     sssp_scale = args.scale if args.sssp_scale is None else args.sssp_scale
     if sssp_scale:
@@ -433,8 +434,9 @@ def bench_transfers(store, out, repeat):
         field = "level" if algo == "bfs" else "label"
         reference = None
         for mode in MODES:
+            # pull throughout: the modes apply to pull units (push units are copied unless forced)
             with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED,
-                            transfer=mode) as session:
+                            direction="pull", transfer=mode) as session:
                 # host compaction takes seconds per run on this link's scale: one timed run
                 runs = [session.run(program()) for _ in range((1 if mode == "compact" else repeat) + 1)]
             timed = runs[1:]   # the first run filled the pinned host cache from the store

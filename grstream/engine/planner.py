@@ -118,8 +118,8 @@ class Planner:
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
-        self._init_direction(store, rule, lanes, push_room)
         self.transfers = TransferPolicy(spec, memory, caps, self.facts)
+        self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:
@@ -204,6 +204,7 @@ class Planner:
         message; the changed set is what the executor records."""
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
+        units = self._modes(iteration, units, counts)   # zero-copy when forced (engine/transfers.py)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
         plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
@@ -228,7 +229,7 @@ class Planner:
 
     def observe(self, plan, stats):
         """After ``plan`` ran: its measured statistics refine the transfer cost model."""
-        self.transfers.observe(plan.iteration, stats)
+        self.transfers.observe(plan.iteration, stats, plan.direction)
 
     # ------------------------------------------------------------------ pieces
     def _modes(self, iteration, units, counts):

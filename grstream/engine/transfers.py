@@ -8,7 +8,9 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
 - the unit is one streamed shard (grouped copies move one pinned range and stay copies);
 - the program has no mutable edge state (its edges carry positions a compacted shard loses, and
   its gathers permute state through ``in/eid``);
-- "zerocopy": the shard lies in the pinned host cache (kernels read it there);
+- "zerocopy": the shard lies in the pinned host cache (kernels read it there); push units
+  (issue 8, the changed set's out-edges) only when the mode is forced: the cost model's
+  estimates are those of pull units (the frontier's rows), not yet of a push's walk;
 - "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
   the changed set, known only on the device) whose shard lies in the pinned cache and is packed
   into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
@@ -68,7 +70,7 @@ class TransferPolicy:
         if "compact" in self.offered and unit.direction == "pull" and (
                 (cached and self.memory.staging) or not self.memory.pinned_bytes):
             out.append("compact")
-        if "zerocopy" in self.offered and cached:
+        if "zerocopy" in self.offered and cached and (unit.direction == "pull" or self.forced == "zerocopy"):
             out.append("zerocopy")
         return tuple(out)
 
@@ -105,11 +107,13 @@ class TransferPolicy:
             out[mode] = (pb + b, ps + s)
         return out
 
-    def observe(self, iteration, stats):
-        """Refine the cost figures from iteration ``iteration``'s measured statistics."""
+    def observe(self, iteration, stats, direction="pull"):
+        """Refine the cost figures from iteration ``iteration``'s measured statistics (the skew
+        only from pull iterations: a push walks the changed set's edges, not the frontier's)."""
         chosen = self.predicted.pop(iteration, None)
         skew = self.skew
-        if self.mean_degree > 0 and stats.active_vertices > 0 and stats.active_edges > 0:
+        if (direction == "pull" and self.mean_degree > 0 and stats.active_vertices > 0
+                and stats.active_edges > 0):
             skew = self.current[iteration] = stats.active_edges / stats.active_vertices / self.mean_degree
         if chosen is not None and self.costs is not None:
             self._refine(chosen, skew, stats)

@@ -102,11 +102,16 @@ def test_grouped_copies_stay_copies(tmp_path):
     assert all((u.transfer == "copy") == (len(u.shards) > 1) for u in moved)
 
 
-def test_push_units_are_never_compacted(store):
+def test_push_units_are_never_compacted_and_zero_copied_when_forced(store):
     from dataclasses import replace
     p, _ = streaming(store, BFS(source=0), transfer="compact")
     unit = p.plan(1, np.array([5, 5, 5, 5]), False).units[0]
+    assert p.transfers.allowed(replace(unit, transfer="copy", direction="push")) == ("copy",)
+    # a forced zero-copy reaches push units too
+    p, _ = streaming(store, BFS(source=0), transfer="zerocopy")
     assert p.transfers.allowed(replace(unit, transfer="copy", direction="push")) == ("copy", "zerocopy")
+    plan = p.push(1, np.array([5, 5, 5, 0]))
+    assert plan.direction == "push" and {u.transfer for u in plan.units} == {"zerocopy"}
 
 
 def test_calibrated_once_and_refined_by_measurements(store):

@@ -135,21 +135,44 @@ def quarter_budget(store, program):
     return model.static_bytes + model.scratch_bytes + max(sum(model.regions) // 4, max(model.regions))
 
 
+def mode_store(tmp_path, algo):
+    """3,005 vertices (5 isolated), a hub, self-loops and duplicates, in 12 shards."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(7)
+    n, m = 3000, 40_000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    src[:50] = 5
+    dst[50:60] = src[50:60]
+    w = rng.integers(1, 9, m).astype(np.float64) if algo == "sssp" else None
+    mat = sp.coo_matrix((np.ones(m) if w is None else w, (src, dst)), shape=(n + 5, n + 5))
+    path = tmp_path / "g.h5"
+    gr.build_shards(mat, path, num_shards=12, weighted=w is not None, progress=False)
+    return gr.open(path)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("algo", ["bfs", "cc", "sssp"])
+def test_push_units_zero_copied_equal_the_copy_path(gpu, tmp_path, algo):
+    """Forced zero-copy reaches push units (the changed set's edges read in place)."""
+    store = mode_store(tmp_path, algo)
+    b = quarter_budget(store, PROGRAMS[algo]()) * 2   # room for the push buffers
+    runs = {}
+    for mode in ("copy", "zerocopy"):
+        runs[mode] = gr.run(PROGRAMS[algo](), store, device="cuda", memory_budget=b, pinned_budget=1 << 30,
+                            direction="push", backend_options={"transfer": mode})
+    field = next(iter(runs["copy"].values))
+    np.testing.assert_array_equal(runs["zerocopy"].values[field], runs["copy"].values[field])
+    pushed = [s for s in runs["zerocopy"].stats if s.plan["plan_direction"] == "push"]
+    if runs["zerocopy"].info["residency"] != "in-memory" and pushed:
+        assert any("zerocopy" in s.plan["shard_modes"].values() for s in pushed)
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("algo", sorted(PROGRAMS))
 @pytest.mark.parametrize("budget", ["quarter", "slots"])
 def test_every_mode_equals_the_copy_path_and_scipy(gpu, tmp_path, algo, budget):
-    rng = np.random.default_rng(7)
-    n, m = 3000, 40_000
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    src[:50] = 5                      # a hub, self-loops and duplicates
-    dst[50:60] = src[50:60]
-    w = rng.integers(1, 9, m).astype(np.float64) if algo == "sssp" else None
-    import scipy.sparse as sp
-    mat = sp.coo_matrix((np.ones(m) if w is None else w, (src, dst)), shape=(n + 5, n + 5))  # isolated
-    path = tmp_path / "g.h5"
-    gr.build_shards(mat, path, num_shards=12, weighted=w is not None, progress=False)
-    store = gr.open(path)
+    """Pull plans (the transfer modes' target) in every mode."""
+    store = mode_store(tmp_path, algo)
     b = quarter_budget(store, PROGRAMS[algo]())   # "slots": one shard per copy, 3 slots
     results = {}
     for mode in ("copy", "compact", "zerocopy", "auto"):
@@ -157,7 +180,7 @@ def test_every_mode_equals_the_copy_path_and_scipy(gpu, tmp_path, algo, budget):
         if budget == "slots":
             opts.update(slot_bytes=0, slots=3)
         r = gr.run(PROGRAMS[algo](), store, device="cuda", memory_budget=b, pinned_budget=1 << 30,
-                   max_iter=60 if algo == "pagerank" else None, backend_options=opts)
+                   max_iter=60 if algo == "pagerank" else None, backend_options=opts, direction="pull")
         results[mode] = r
         used = {x for s in r.stats for x in s.plan["shard_modes"].values()}
         mem = r.info["memory"]
