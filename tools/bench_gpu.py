@@ -47,25 +47,26 @@ def run_cuda(program, store, **options):
                   max_iter=max_iter, backend_options=options)
 
 
-def unbounded_model(program, store):
-    """The memory model of ``program`` with everything resident (static bytes, shard regions)."""
+def unbounded_model(program, store, push=False):
+    """The memory model of ``program`` with everything resident (static bytes, shard regions);
+    ``push``: as a session that may plan push iterations holds it."""
     from grstream.backends.cuda.executor import CudaExecutor
     from grstream.engine.memory import plan_memory
     from grstream.engine.planner import is_dense
     from grstream.engine.schedule import needed_arrays
     spec = type(program).spec
-    fp = CudaExecutor.footprint(store, spec, is_dense(spec), {})
-    return plan_memory(store, needed_arrays(spec), fp)
+    fp = CudaExecutor.footprint(store, spec, is_dense(spec), {"push": push})
+    return plan_memory(store, needed_arrays(spec, push=push), fp)
 
 
-def budget_quarter(program, store):
+def budget_quarter(program, store, push=False):
     """Vertex state + 1/4 of the shard bytes ``program`` moves, and the all-streamed minimum."""
     from grstream.errors import MemoryBudgetError
     try:
         gr.run(program, store, device="cuda", memory_budget=1)
     except MemoryBudgetError as exc:
         minimum = exc.minimum
-    model = unbounded_model(program, store)
+    model = unbounded_model(program, store, push)
     needed = sum(model.regions)
     return model.static_bytes + model.scratch_bytes + needed // 4, minimum, needed
 
@@ -119,6 +120,71 @@ def cusparse_pagerank_ms(store, repeat=20):
     return float(np.median(times)), int(at.nnz)
 
 
+def directed(store, make, mode, budget, threshold=None, repeat=2, queue_fraction=None):
+    """Run ``make()`` ``repeat`` times in one Session with direction ``mode`` (push | pull | auto,
+    the executor's threshold unless ``threshold``); the last run's time (start() + iterations, as
+    :func:`bfs_twice`), its per-iteration (direction, format, changed vertices, ms, bytes copied)
+    and values."""
+    with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED, direction=mode,
+                    push_threshold=threshold, queue_fraction=queue_fraction) as session:
+        for _ in range(repeat):
+            r = session.run(make())
+    per = [(s.plan["plan_direction"], s.plan["frontier_format"][0], int(s.changed_vertices),
+            round(s.time_total * 1e3, 2), int(s.bytes_h2d), round(s.time_kernel * 1e3, 2)) for s in r.stats]
+    start = r.info.get("start_wall_s", 0.0)
+    return {"ms": (start + sum(s.time_total for s in r.stats)) * 1e3, "start_ms": start * 1e3,
+            "iterations": r.iterations, "per_iter": per, "bytes_h2d": sum(p[4] for p in per),
+            "residency": r.info["residency"], "direction": r.info["direction"]}, r.values
+
+
+def direction_bench(store, out, args, wstore=None):
+    """BFS in memory and at the 1/4 budget, CC at the 1/4 budget, SSSP weighted: pull, push and
+    the switch (auto, the GPU's threshold) side by side, results checked equal; with
+    ``--direction-only`` also the switch threshold swept and the frontier format forced."""
+    from grstream.backends.cuda.executor import PUSH_THRESHOLD
+    modes = ["pull", "push", "auto"] if args.direction_only else [args.direction]
+    source = int(np.argmax(store.out_degree()))
+    BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
+    # the 1/4 budget of a run that may push: vertex state with the push buffers + 1/4 of the
+    # shard bytes push and pull read (pull-only runs: the pull footprint, as before)
+    bq = {m: budget_quarter(BFS(), store, push=m != "pull")[0] for m in modes}
+    cq = {m: budget_quarter(CC(), store, push=m != "pull")[0] for m in modes}
+    cases = [("bfs_inmem", lambda: BFS(source=source), None, "level", store),
+             ("bfs_quarter", lambda: BFS(source=source), bq, "level", store),
+             ("cc_quarter", CC, cq, "label", store)]
+    if wstore is not None:
+        SSSP = gr.algorithms.sssp.SSSP
+        wsource = int(np.argmax(wstore.out_degree()))
+        sq = {m: budget_quarter(SSSP(source=wsource), wstore, push=m != "pull")[0] for m in modes}
+        cases += [("sssp_inmem", lambda: SSSP(source=wsource), None, "dist", wstore),
+                  ("sssp_quarter", lambda: SSSP(source=wsource), sq, "dist", wstore)]
+    res = {}
+    for label, make, budget, field, st in cases:
+        ref = None
+        for mode in modes:
+            r, values = directed(st, make, mode, None if budget is None else budget[mode])
+            if ref is None:
+                ref = values[field]
+            r["equal_first_mode"] = bool(np.array_equal(values[field], ref))
+            res[f"{label}_{mode}"] = r
+            log(f"{label} {mode} ({r['residency']}): {r['ms']:.1f} ms (start {r['start_ms']:.1f}), "
+                f"{r['iterations']} iterations, {r['bytes_h2d'] / 1e9:.3f} GB copied, same values: "
+                f"{r['equal_first_mode']}; per iteration (direction, format, changed, ms, bytes, kernel ms): "
+                f"{r['per_iter']}")
+    if args.direction_only:
+        for th in (1 / 20, 1 / 8, 1 / 4, 1 / 2, 1.0):
+            for label, budget in (("bfs_inmem", None), ("bfs_quarter", bq["auto"])):
+                r, _ = directed(store, lambda: BFS(source=source), "auto", budget, th)
+                res[f"{label}_auto_{th:.3f}"] = r
+                log(f"{label} auto, threshold {th:.3f}: {r['ms']:.1f} ms; {r['per_iter']}")
+        for qf in (0.0, 1.0):
+            r, _ = directed(store, lambda: BFS(source=source), "push", None, queue_fraction=qf)
+            res[f"bfs_inmem_push_queue{qf:g}"] = r
+            log(f"bfs_inmem push, {'queue' if qf else 'bitmap'} always: {r['ms']:.1f} ms; {r['per_iter']}")
+    out["directions"] = res
+    out["push_threshold"] = PUSH_THRESHOLD
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=24)
@@ -131,6 +197,13 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
                          "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
+    ap.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
+                    help="direction of the direction runs (BFS, CC, SSSP): push, pull or the switch")
+    ap.add_argument("--direction-only", action="store_true",
+                    help="only BFS / CC / SSSP with pull, push and auto side by side (and the switch "
+                         "threshold swept); no PageRank")
+    ap.add_argument("--sssp-scale", type=int, default=None,
+                    help="scale of the weighted RMAT graph of the SSSP runs (default --scale; 0: none)")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -159,6 +232,21 @@ def main(argv=None):
     log(f"RMAT scale {args.scale}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
         f"store {store.nbytes() / 1e9:.2f} GB, {store.num_shards} shards; generated {t1 - t0:.1f}s, "
         f"sharded {t2 - t1:.1f}s")
+
+    wstore = None
+    sssp_scale = args.scale if args.sssp_scale is None else args.sssp_scale
+    if sssp_scale:
+        t0 = time.perf_counter()
+        wpath = os.path.join(tmp, f"rmat{sssp_scale}w.h5")
+        src, dst, w = rmat(sssp_scale, args.edge_factor, seed=1, weights=True)
+        gr.build_shards((src, dst, w), wpath, num_shards=args.shards, progress=False, weighted=True)
+        del src, dst, w
+        wstore = gr.open(wpath)
+        log(f"weighted RMAT scale {sssp_scale} for SSSP: {wstore.num_edges:,} edges, built in "
+            f"{time.perf_counter() - t0:.1f}s")
+    if args.direction_only:
+        direction_bench(store, out, args, wstore)
+        return finish(out, args)
 
     PageRank = gr.algorithms.pagerank.PageRank
     pr = lambda: PageRank(tol=0.0)  # noqa: E731  (dense: never converges early)
@@ -315,6 +403,7 @@ def main(argv=None):
                  "components": int(len(np.unique(r.values["label"])))}
     log(f"CC (budget {cq / 1e9:.2f} GB): {r.iterations} iterations, {out['cc']['iter_ms']:.1f} ms in "
         f"iterations, {out['cc']['bytes_h2d'] / 1e9:.2f} GB copied, {out['cc']['components']:,} components")
+    direction_bench(store, out, args, wstore)
     return finish(out, args)
 
 

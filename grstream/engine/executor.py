@@ -59,7 +59,9 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour).
+first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
+``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
+fractions; None keeps the rule's: Ligra's 1/20 and 1/64).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -101,12 +103,21 @@ class Capabilities:
         The Unit.transfer values it implements.
     frontier_formats
         The IterationPlan.frontier_format values it implements.
+    push_threshold
+        The executor's own default of the direction rule's push threshold (a fraction of |E|,
+        grstream/engine/direction.py), used when the user gives none; None: the rule's default
+        (Ligra's 1/20, a CPU figure).
+    queue_fraction
+        Likewise for the rule's queue fraction (a fraction of n below which a plan's frontier is
+        a compacted queue); None: the rule's default.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
-                 transfers=("resident", "load", "copy"), frontier_formats=("bitmap",)):
+                 transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
+                 push_threshold=None, queue_fraction=None):
         self.push = bool(push)
+        self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
         self.balance = balance

@@ -4,7 +4,8 @@ from ..io.atomic import atomic_file
 
 
 def plot_stats(stats, path, title=""):
-    """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``."""
+    """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``;
+    iterations that pushed (issue 8) are shaded."""
     try:
         # a Figure of its own, not pyplot: the caller's matplotlib backend stays as it is
         from matplotlib.figure import Figure
@@ -33,7 +34,23 @@ def plot_stats(stats, path, title=""):
     ax2b.set_ylabel("shards processed")
     ax2.legend(loc="upper left")
     ax2b.legend(loc="upper right")
+    shade_push(stats, (ax1, ax2))
     fig.suptitle(title or "grstream run")
     fig.tight_layout()
     with atomic_file(path) as f:
         fig.savefig(f, format="png", dpi=100)
+
+
+def push_iterations(stats):
+    """The iterations whose plan pushed (IterationStats.plan["plan_direction"])."""
+    return [s.iteration for s in stats if (s.plan or {}).get("plan_direction") == "push"]
+
+
+def shade_push(stats, axes):
+    """Shade each push iteration's column on ``axes`` (one legend entry)."""
+    for k, it in enumerate(push_iterations(stats)):
+        for ax in axes:
+            ax.axvspan(it - 0.5, it + 0.5, color="tab:purple", alpha=0.12,
+                       label="push" if (k == 0 and ax is axes[0]) else None)
+    if push_iterations(stats):
+        axes[0].legend()

@@ -47,11 +47,18 @@ class Mover:
     shared : dict
         The session's shared dict: resident shard data, keyed by
         :func:`~grstream.engine.memory.residency_key`, usable by every executor of the session.
+    push_names : list of str
+        The datasets a push unit reads (:func:`grstream.engine.schedule.push_arrays`): a streamed
+        push unit copies only these into its slot (a push of a BFS moves the out-edges' CSR, not
+        the in-edges' CSC); the slot keeps the region's layout, so the budget is the same.
     """
 
-    def __init__(self, store, memory, streams, ledger, shared):
+    def __init__(self, store, memory, streams, ledger, shared, push_names=()):
         self.store, self.memory, self.ex, self.ledger, self.shared = store, memory, streams, ledger, shared
         self.names = list(memory.names)
+        push = [n for n in push_names if n in self.names]
+        # pushes that read every array (CC walks both directions) copy like pulls (one range)
+        self.push_names = push if push and set(push) != set(self.names) else self.names
         self.dtypes = {n: dataset_dtype(store, n) for n in self.names}
         self._owned = []            # (kind, name, nbytes, allocation) this mover took
         self.slots = [self._take("device", f"slot {k}", memory.slot_bytes, streams.device_alloc)
@@ -137,6 +144,8 @@ class Mover:
                     else:
                         b = pool.acquire()
                         views = self._views(i, self.staging[b], 0)
+                        if u.direction == "push" and u.transfer == "copy":   # read what moves
+                            views = {n: views[n] for n in self.push_names}
                         reads.append((i, views, self._read(i, views), b))
             yield u, reads
 
@@ -202,7 +211,8 @@ class Mover:
             # a multi-shard unit is one range of the pinned cache: shards keep its spacing
             bases = {i: base + (offs[i] - offs[first] if len(u.shards) > 1 else 0) for i in u.shards}
         self.ex.begin_copy(slot)
-        if len(u.shards) > 1:
+        names = self.push_names if (u.direction == "push" and u.transfer == "copy") else self.names
+        if len(u.shards) > 1 and names is self.names:
             offs = mem.pinned_offsets
             lo = offs[u.shards[0]]
             last = u.shards[-1]
@@ -211,7 +221,7 @@ class Mover:
             stats["bytes_h2d"] += hi - lo
         else:
             for i, views, _, _ in reads:
-                for n in self.names:
+                for n in names:
                     if views[n].nbytes:
                         self.ex.copy_array(views[n], bases[i] + mem.offsets[i][n])
                         stats["bytes_h2d"] += views[n].nbytes

@@ -186,8 +186,15 @@ def test_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_
     got, res = cuda_run(fn, store, load_balance=lb, memory_budget=mb)
     assert_same(algo, cpu, got, rtol)
     if not algo.startswith("bc"):
-        assert res.iterations == cpu_res.iterations
         assert res.info["backend"] == "cuda"
+        if any(s.plan["plan_direction"] == "push" for s in res.stats):
+            # per-iteration figures compare under one direction sequence: the GPU's default push
+            # threshold is not the CPU's, so their auto runs switch at other iterations (a push
+            # iteration reports its changed set as active); both pull here
+            cpu_res = fn(store, direction="pull")[1]
+            got, res = cuda_run(fn, store, load_balance=lb, memory_budget=mb, direction="pull")
+            assert_same(algo + " pull", cpu, got, rtol)
+        assert res.iterations == cpu_res.iterations
         assert [s.changed_vertices for s in res.stats] == [s.changed_vertices for s in cpu_res.stats]
         assert [s.active_vertices for s in res.stats] == [s.active_vertices for s in cpu_res.stats]
         # both count the edges of active vertices (engine/backend.py: IterationStats)
@@ -302,17 +309,21 @@ def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo)
     mb = gpu_minimum(program, store) + needed * 3 // 4
     cpu, cpu_res = fn(store)
     pinned = 2 * store.nbytes()   # every streamed shard in the pinned cache: consecutive ones can share a copy
-    got, res = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": needed})
+    # pull: the copy grouping of the pull regions is what this checks (push units: test_push.py)
+    pull = {"direction": "pull"}
+    got, res = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": needed},
+                  **pull)
     assert_same(algo, cpu, got, rtol)
     assert res.iterations == cpu_res.iterations
     assert res.info["residency"] == "partial" and res.info["slot_bytes"] > int(region.max())
     copied = [s for s in res.stats if s.shards_copied > 1]
     assert copied and any(s.copies < s.shards_copied for s in copied)
     assert all(s.copies <= s.shards_copied for s in res.stats)
-    single, _ = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": 0})
+    single, _ = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": 0},
+                   **pull)
     assert_same(algo + " one shard per copy", cpu, single, rtol)
     # by default only dense programs group their shards; frontier programs keep three one-shard slots
-    default, dres = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned)
+    default, dres = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, **pull)
     assert_same(algo + " default slots", cpu, default, rtol)
     if algo == "pagerank":
         assert dres.info["slot_bytes"] > int(region.max()) and dres.info["slots"] == 2
