@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """CPU engine benchmark: PageRank per iteration, BFS and CC totals on an RMAT graph, with a budget
-holding the whole store and with 1/8 of it, side by side with scipy in the same run.
+holding the whole store and with 1/8 of it, side by side with scipy in the same run; and BFS / CC
+per direction (pull, push, auto: issue 8) in an open Session against scipy's csgraph.
 
-    python tools/bench_cpu.py --scale 20 [--record docs/BENCHMARKS.md] [--json FILE]
+    python tools/bench_cpu.py --scale 20 [--threads 2] [--record docs/BENCHMARKS.md] [--json FILE]
 
 Peers: scipy's CSR SpMV (one PageRank iteration: A^T D^-1 x), scipy.sparse.csgraph
 breadth_first_order and connected_components. Every figure is the median of --repeat runs.
+The direction comparison runs BFS from the highest-out-degree vertex (issue 8's definition) and
+CC with the store resident in a Session (a warm-up run first), so it times the iterations and
+the run's setup, not reading the store.
 """
 import argparse
 import datetime
@@ -71,6 +75,9 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=10, help="PageRank iterations timed per run")
     ap.add_argument("--record", help="append a dated section to this markdown file")
     ap.add_argument("--json", help="write the numbers as JSON")
+    ap.add_argument("--threads", type=int, default=None, help="CPU executor threads (default: cores)")
+    ap.add_argument("--only-directions", action="store_true",
+                    help="skip the PageRank / budget section, run the direction comparison only")
     args = ap.parse_args(argv)
 
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
@@ -97,8 +104,9 @@ def main(argv=None):
         out["scipy_cc_s"] = median_time(lambda: csgraph.connected_components(a, connection="weak"),
                                         args.repeat)
 
+        directions(out, store, a, args)
         # --- grstream, whole store in memory and 1/8 of it
-        for label, budget_of in (("all", lambda p: None), ("eighth", lambda p: budget_eighth(p, store))):
+        for label, budget_of in () if args.only_directions else (("all", lambda p: None), ("eighth", lambda p: budget_eighth(p, store))):
             pr_budget = budget_of(pagerank.PageRank())
             per_iter = []
             for _ in range(args.repeat):
@@ -117,10 +125,11 @@ def main(argv=None):
                 lambda: cc.connected_components(store, memory_budget=cc_budget), args.repeat)
         store.close()
 
-    out["pagerank_vs_spmv"] = out["pagerank_iter_all_s"] / out["scipy_spmv_s"]
-    out["pagerank_eighth_vs_all"] = out["pagerank_iter_eighth_s"] / out["pagerank_iter_all_s"]
-    out["bfs_eighth_vs_all"] = out["bfs_eighth_s"] / out["bfs_all_s"]
-    out["cc_eighth_vs_all"] = out["cc_eighth_s"] / out["cc_all_s"]
+    if not args.only_directions:
+        out["pagerank_vs_spmv"] = out["pagerank_iter_all_s"] / out["scipy_spmv_s"]
+        out["pagerank_eighth_vs_all"] = out["pagerank_iter_eighth_s"] / out["pagerank_iter_all_s"]
+        out["bfs_eighth_vs_all"] = out["bfs_eighth_s"] / out["bfs_all_s"]
+        out["cc_eighth_vs_all"] = out["cc_eighth_s"] / out["cc_all_s"]
     out["machine"] = f"{cpu_model()}, {os.cpu_count()} cores"
     out["date"] = datetime.date.today().isoformat()
     print(json.dumps(out, indent=2))
@@ -131,8 +140,75 @@ def main(argv=None):
     return 0
 
 
+def directions(out, store, a, args):
+    """BFS (from the highest-out-degree vertex) and CC per direction in open Sessions, and
+    scipy's csgraph on the same CSR. Each repeat times scipy and then every mode back to back,
+    so a ratio compares runs under the same machine load (the machine may be shared): the
+    figures are medians of the times and medians of the per-repeat ratios."""
+    source = int(np.argmax(store.out_degree()))
+    out["dir_source"] = source
+    out["dir_threads"] = args.threads or min(8, os.cpu_count() or 1)
+    peers = {"bfs": lambda: csgraph.breadth_first_order(a, source),
+             "cc": lambda: csgraph.connected_components(a, connection="weak")}
+    makers = {"bfs": lambda: bfs.BFS(source=source), "cc": lambda: cc.ConnectedComponents()}
+    modes = ("pull", "push", "auto")
+    sessions = {m: gr.Session(store, direction=m, threads=args.threads) for m in modes}
+    try:
+        plans = {}
+        for m, s in sessions.items():   # warm-up: loads the resident shards
+            for name, make in makers.items():
+                r = s.run(make())
+                plans[name, m] = "".join("P" if st.plan.get("plan_direction") == "push" else "l"
+                                         for st in r.stats)
+        times = {}
+        for _ in range(args.repeat):
+            for name, make in makers.items():
+                t0 = time.perf_counter()
+                peers[name]()
+                times.setdefault((name, "scipy"), []).append(time.perf_counter() - t0)
+                for m, s in sessions.items():
+                    t0 = time.perf_counter()
+                    s.run(make())
+                    times.setdefault((name, m), []).append(time.perf_counter() - t0)
+    finally:
+        for s in sessions.values():
+            s.close()
+    for name in makers:
+        out[f"dir_scipy_{name}_s"] = statistics.median(times[name, "scipy"])
+        for m in modes:
+            out[f"dir_{name}_{m}_s"] = statistics.median(times[name, m])
+            out[f"dir_{name}_{m}_plan"] = plans[name, m]
+            out[f"dir_{name}_{m}_vs_scipy"] = statistics.median(
+                t / p for t, p in zip(times[name, m], times[name, "scipy"]))
+
+
+def record_directions(o):
+    ms = lambda s: f"{s * 1e3:.1f} ms"  # noqa: E731
+    rows = []
+    for name, peer in (("bfs", "breadth_first_order"), ("cc", "connected_components")):
+        cells = " | ".join(f"{ms(o[f'dir_{name}_{m}_s'])} ({o[f'dir_{name}_{m}_vs_scipy']:.2f}x; "
+                           f"`{o[f'dir_{name}_{m}_plan']}`)" for m in ("pull", "push", "auto"))
+        rows.append(f"| {name.upper()} | {cells} | {ms(o[f'dir_scipy_{name}_s'])} (csgraph.{peer}) |")
+    return f"""
+### Direction per iteration (issue 8), RMAT scale {o['scale']} ({o['date']})
+Machine: {o['machine']}; CPU executor with {o['dir_threads']} threads. `python tools/bench_cpu.py
+--scale {o['scale']} --threads {o['dir_threads']} --only-directions`. Open Sessions (shards
+resident, a warm-up run first), scipy on the same CSR in the same run; each repeat runs scipy
+and every mode back to back. BFS from the highest-out-degree vertex ({o['dir_source']}). Each
+cell: median time (median of the per-repeat ratios to scipy; the iterations' directions,
+P = push, l = pull).
+
+| program | pull | push | auto (default) | scipy |
+| --- | --- | --- | --- | --- |
+""" + "\n".join(rows) + "\n"
+
+
 def record(path, o):
     ms = lambda s: f"{s * 1e3:.1f} ms"  # noqa: E731
+    if "pagerank_iter_all_s" not in o:
+        text = record_directions(o)
+        _append(path, text)
+        return
     text = f"""
 ## CPU engine, RMAT scale {o['scale']} ({o['date']})
 Machine: {o['machine']}. Graph: {o['vertices']:,} vertices, {o['edges']:,} edges, {o['shards']} shards.
@@ -146,7 +222,11 @@ scipy's peers are single-threaded; grstream computes shards on a thread per core
 | PageRank, one iteration | {ms(o['pagerank_iter_all_s'])} | {ms(o['pagerank_iter_eighth_s'])} | {ms(o['scipy_spmv_s'])} (CSR SpMV) | in-memory / SpMV = {o['pagerank_vs_spmv']:.2f} (goal <= 1.5); 1/8 / in-memory = {o['pagerank_eighth_vs_all']:.2f} (goal <= 2) |
 | BFS, total | {ms(o['bfs_all_s'])} | {ms(o['bfs_eighth_s'])} | {ms(o['scipy_bfs_s'])} (csgraph.breadth_first_order) | 1/8 / in-memory = {o['bfs_eighth_vs_all']:.2f} |
 | CC, total | {ms(o['cc_all_s'])} | {ms(o['cc_eighth_s'])} | {ms(o['scipy_cc_s'])} (csgraph.connected_components) | 1/8 / in-memory = {o['cc_eighth_vs_all']:.2f} |
-"""
+""" + record_directions(o)
+    _append(path, text)
+
+
+def _append(path, text):
     p = Path(path)
     if not p.exists():
         p.write_text("# Benchmarks\n\nMeasured numbers, newest sections last. Each names its machine, date and command.\n")

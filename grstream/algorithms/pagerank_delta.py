@@ -35,14 +35,14 @@ from ..errors import UsageError
 
 
 class DeltaPageRank(gr.GASProgram):
-    """Residual PageRank, uniform teleport and dangling, unweighted (32 bytes per vertex)."""
+    """Residual PageRank, uniform teleport and dangling, unweighted (24 bytes per vertex)."""
 
-    vertex = {"rank": "float64", "resid": "float64", "sent": "float64", "at": "int64"}
+    vertex = {"rank": "float64", "resid": "float64", "sent": "float64"}
     reads = {"out_degree"}
     gather_reduce = gr.monoid.sum
     gather_from = "changed"
     params = {"damping": 0.85, "tol": 1e-6, "eps": 0.0}
-    aggregates = {"total": gr.monoid.sum, "pending": gr.monoid.sum}
+    aggregates = {"total": gr.monoid.sum, "pending": gr.monoid.sum, "sending": gr.monoid.sum}
     output = "rank"
 
     def __init__(self, start=None, **params):
@@ -51,15 +51,22 @@ class DeltaPageRank(gr.GASProgram):
 
     def init(self, v):
         # the first push happens here: every vertex above the threshold moves its residual into
-        # its rank and sends it (at = 0: in flight), and is the seed; the others wait
+        # its rank and sends it, and is the seed; the others wait
         start = getattr(self, "_start", None)
         rank, r = (0.0, self.teleport(v)) if start is None else start
         push = r > self.eps * (rank + r)
         v.rank = np.where(push, rank + r, rank)
         v.sent = np.where(push, r, 0.0)
         v.resid = np.where(push, 0.0, r)
-        v.at = np.where(push, 0, -1)
+        # rank mass of the vertices that send (non-dangling) before and after this push: its
+        # growth from one iteration to the next is the mass pushed, d times it is in flight
+        sends = self.sends(v)
+        self._sending = {-1: float(np.sum(np.where(sends, rank, 0.0))),
+                         0: float(np.sum(np.where(sends, v.rank, 0.0)))}
         return push
+
+    def sends(self, v):
+        return v.out_degree > 0
 
     def teleport(self, v):
         return (1.0 - self.damping) / max(self.num_vertices, 1)
@@ -73,28 +80,39 @@ class DeltaPageRank(gr.GASProgram):
         v.rank = gr.where(push, v.rank + r, v.rank)
         v.sent = gr.where(push, r, 0.0)
         v.resid = gr.where(push, 0.0, r)
-        v.at = gr.where(push, self.iteration, v.at)
         return push
 
     def aggregate_total(self, v):
         return v.rank
 
     def aggregate_pending(self, v):
-        # residuals held plus the shares pushed this iteration, which the next one delivers
-        # (a dangling vertex's push delivers nothing: its mass is in its rank)
-        flying = (v.at == self.iteration) & (v.out_degree > 0)
-        return v.resid + gr.where(flying, self.damping * v.sent, 0.0)
+        return v.resid
+
+    def aggregate_sending(self, v):
+        return gr.where(v.out_degree > 0, v.rank, 0.0)
+
+    def bound(self):
+        """The error bound after the iteration that ended: the residuals held plus the shares
+        pushed in it, which the next iteration delivers (``damping`` times the growth of the
+        sending vertices' rank mass; a dangling vertex's push delivers nothing, its mass is in
+        its rank). apply does not read the iteration, so push plans may run the program."""
+        k, sending = self.iteration, float(self.sending)
+        history = self._sending
+        history[k] = sending
+        before = history.get(k - 1)
+        flying = 0.0 if before is None else self.damping * max(sending - before, 0.0)
+        return error_bound(self.pending + flying, self.total, self.damping)
 
     def converged(self):
-        return error_bound(self.pending, self.total, self.damping) <= self.tol
+        return self.bound() <= self.tol
 
 
 class PersonalizedDeltaPageRank(DeltaPageRank):
     """With a teleport distribution ``tele`` (dangling mass follows it) and ``inv_out`` =
     1 / out-degree (0 for a dangling vertex)."""
 
-    vertex = {"rank": "float64", "resid": "float64", "sent": "float64", "at": "int64",
-              "inv_out": "float64", "tele": "float64"}
+    vertex = {"rank": "float64", "resid": "float64", "sent": "float64", "inv_out": "float64",
+              "tele": "float64"}
     reads = ()
 
     def __init__(self, inv_out=None, tele=None, start=None, **params):
@@ -116,9 +134,11 @@ class PersonalizedDeltaPageRank(DeltaPageRank):
     def gather_map(self, src, dst, edge):
         return src.sent * src.inv_out
 
-    def aggregate_pending(self, v):
-        flying = (v.at == self.iteration) & (v.inv_out != 0.0)
-        return v.resid + gr.where(flying, self.damping * v.sent, 0.0)
+    def sends(self, v):
+        return v.inv_out != 0.0
+
+    def aggregate_sending(self, v):
+        return gr.where(v.inv_out != 0.0, v.rank, 0.0)
 
 
 class WeightedDeltaPageRank(PersonalizedDeltaPageRank):
@@ -179,7 +199,7 @@ def run_delta(program_for, store, run_options, tol, damping, phases=1):
             program = program_for(eps, start)
             result = session.run(program, max_iter=left, **run_kwargs)
             stats.extend(result.stats)
-            met = error_bound(program.pending, program.total, damping) <= tol
+            met = program.bound() <= tol
             final = k == len(thresholds) - 1
             result.converged = met or (final and result.converged)
             if met:

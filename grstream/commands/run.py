@@ -46,6 +46,13 @@ def add_parser(sub):
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write per-vertex values: .npy, or .tsv/.csv with an id column "
                         "(README \"Vertex ids\")")
+    p.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
+                   help="push or pull per iteration: auto (default: push while the changed "
+                        "vertices' edges are at most --push-threshold of all edges), push "
+                        "(whenever the program allows it), pull")
+    p.add_argument("--push-threshold", type=fraction, default=None, metavar="F",
+                   help="fraction of the edges up to which auto pushes (default: the executor's, "
+                        "1/20 = 0.05 on the CPU, 1.0 on the GPU)")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -94,6 +101,11 @@ def damping(text):
     return value
 
 
+def fraction(text):
+    """argparse type: a float in [0, 1] (--push-threshold)."""
+    return damping(text)
+
+
 def _finite(text):
     try:
         value = float(text)
@@ -132,7 +144,10 @@ def main(args):
         # every algorithm reads --max-iter through run_options (pagerank's from_args puts its
         # own default of 100 in place of None)
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
-                       "progress": not args.quiet, "max_iter": args.max_iter}
+                       "progress": not args.quiet, "max_iter": args.max_iter,
+                       "direction": args.direction}
+        if args.push_threshold is not None:
+            run_options["push_threshold"] = args.push_threshold
         if args.pinned_budget is not None:
             run_options["pinned_budget"] = args.pinned_budget
         if args.source is None and algo.NAME in ("bfs", "sssp"):

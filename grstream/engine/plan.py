@@ -25,8 +25,12 @@ transfer (per unit)
     not loaded yet: read them once (store -> executor memory) into their resident place, where they
     stay. ``"copy"``: streamed: read (from the pinned host cache when ``source == "pinned"``, else
     from the store through a staging buffer) and copied into streaming slot ``slot``; the slot is
-    reused by a later unit. Reserved for later: ``"compact"`` (copy only the active vertices'
-    edges), ``"zerocopy"`` (kernels read pinned host memory directly). Skipped shards (no active
+    reused by a later unit. ``"compact"``: streamed like "copy" (slot ``slot``), but only the
+    active vertices' rows move: full-length ``indptr`` arrays with empty rows for inactive vertices
+    and the active rows' edges (grstream/engine/compaction.py). ``"zerocopy"``: nothing is copied;
+    the kernels read the shard where it lies in the pinned host cache (mapped memory; ``slot``
+    None). The planner chooses among them per streamed shard (grstream/engine/transfers.py,
+    grstream/engine/costs.py); ``nbytes`` is then its estimate of the bytes over the link. Skipped shards (no active
     vertex) are not in any unit; they are listed in ``plan.skipped``.
 balance (per shard of a unit)
     The load-balance strategy of the shard's gather. CPU: ``"full"`` (every vertex of the shard is
@@ -147,7 +151,9 @@ class IterationPlan:
                 "bytes_pinned": self.bytes_pinned, "bytes_scratch": self.bytes_scratch,
                 "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store,
                 "plan_direction": self.direction, "frontier_format": self.frontier_format,
-                "activation": self.activation, "local_rounds": self.local_rounds}
+                "activation": self.activation, "local_rounds": self.local_rounds,
+                "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
+                                if u.transfer in ("copy", "compact", "zerocopy")}}
 
     def __str__(self):
         head = (f"iteration {self.iteration}{' (seed)' if self.seed else ''}: "

@@ -14,15 +14,24 @@ and is tested without a GPU:
   first, so a copy overlaps a resident unit's compute (dense GPU plans spread the batched
   resident shards between the streamed units instead);
 - phase elimination, dense mode, hoisting and the publish rule follow from the program (hoisting
-  also from the frontier where the executor can run without it).
+  also from the frontier where the executor can run without it);
+- direction and frontier format per iteration (issue 8): :meth:`Planner.iteration` applies the
+  rule of :mod:`.direction` to the last read back and returns a push plan, a pull plan, or, when
+  a push iteration is followed by a pull one, first the activation plan that turns the changed
+  set into the pull frontier.
 """
+from dataclasses import replace
 from typing import Callable, Optional
 
 import numpy as np
 
 from . import balance
+from .direction import (DirectionRule, choose_direction, choose_format, estimate_edges,
+                        push_allowed, threshold)
+from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
+from .transfers import TransferPolicy
 
 #: below this many active edges a plan runs its units in order on one thread (a pool round trip
 #: costs more than the work)
@@ -92,6 +101,7 @@ class Planner:
 
     def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
+                 rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True,
                  local_rounds: int = 0):
         self.spec, self.memory, self.caps = spec, memory, caps
         self.local_rounds = int(local_rounds) if allows_local_rounds(spec, caps) else 0
@@ -118,6 +128,8 @@ class Planner:
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
+        self.transfers = TransferPolicy(spec, memory, caps, self.facts)
+        self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:
@@ -125,20 +137,115 @@ class Planner:
         seed vertices per shard), then the first aggregates. Unseeded (every vertex active), it
         has no unit and only reduces the aggregates."""
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
+        self.transfers.start()
         units = self._units(shards, counts, dense=False)
-        return self._plan(0, units, shards, counts, phases=("activate",), seed=True,
+        self.record, self._pull_next = "frontier", False
+        plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
                           all_active=not seeded, frontier=seeded)
+        return replace(plan, activation="seed" if seeded else "")
 
     def plan(self, iteration, counts, all_active) -> IterationPlan:
         """The plan of ``iteration`` given active vertices per shard (``counts``)."""
         if self.spec.activate == "all":
             counts, all_active = self.sizes, True
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = self._units(shards, counts, dense=self.dense)
-        return self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
+        units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
+        plan = self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
                           all_active=all_active)
+        return self._with_format(plan, counts)
+
+    # ------------------------------------------------------------------ direction (issue 8)
+    def _init_direction(self, store, rule, lanes, push_room):
+        """What the direction rule needs: whether push is allowed at all (``push_room``: the
+        memory model holds push's arrays), and the edges a push walks per shard (the reverse of
+        the gather directions) to estimate a changed set's."""
+        self.rule = rule or DirectionRule()
+        self.push_ok, self.push_reason = push_allowed(self.spec, self.caps, self.rule, lanes)
+        self.threshold = threshold(self.rule, self.caps)
+        if self.push_ok and not push_room:
+            self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
+        if self.spec.activate == "all" or not self.spec.has_gather:
+            self.push_ok = False
+        pushed = {"in": "out", "out": "in"}
+        infos = [store.shard_info(i) for i in range(self.S)]
+        self.push_edges = np.array(
+            [sum(x.num_out_edges if pushed[d] == "out" else x.num_in_edges for d in self.dirs)
+             for x in infos], dtype=np.int64)
+        self.push_total = int(store.num_edges) * max(len(self.dirs), 1)
+        self.record, self._pull_next = "frontier", False
+        self.run_push, self.run_reason = self.push_ok, self.push_reason
+
+    def allow_push(self, program, state, seed):
+        """Per run: push only where the vertices outside the seed send nothing that changes a
+        neighbour (program/push.py ``seed_is_silent``; unknown counts as yes, as documented)."""
+        self.run_push, self.run_reason = self.push_ok, self.push_reason
+        if self.push_ok and seed is not None and seed_is_silent(self.spec, program, state, seed) is False:
+            self.run_push = False
+            self.run_reason = ("vertices outside the seed hold values their messages would "
+                               "change neighbours with: this run pulls")
+
+    def iteration(self, iteration, rb, all_active) -> IterationPlan:
+        """The next plan of ``iteration`` after read back ``rb`` (of the seed plan, the previous
+        iteration, or an activation plan of this one), by the rule of :mod:`.direction`.
+
+        A push plan sends from the changed set (``rb.shard_changed``) and leaves the executor
+        holding that set (its read back's ``shard_active`` counts it). When a pull follows a
+        push, the pull frontier is not known yet: the plan returned is then an activation-only
+        plan (``activation == "changed"``); the engine runs it and calls again with its read
+        back, which gets the pull plan."""
+        changed = rb.shard_changed
+        direction = "pull"
+        if self.push_ok and self.run_push and changed is not None and not self._pull_next:
+            edges = rb.changed_edges if rb.changed_edges >= 0 else \
+                estimate_edges(changed, self.push_edges, self.sizes)
+            direction = choose_direction(self.rule, True, edges, self.push_total, self.threshold)
+        self._pull_next = False
+        if direction == "push":
+            self.record = "changed"
+            return self.push(iteration, changed)
+        if self.record == "changed":
+            self.record, self._pull_next = "frontier", True
+            return self.activation(iteration, changed)
+        return self.plan(iteration, rb.shard_active, all_active)
+
+    def push(self, iteration, counts) -> IterationPlan:
+        """A push plan: units over the shards holding changed vertices (``counts`` per shard)
+        walk their edges from the source side; one apply over the vertices that received a
+        message; the changed set is what the executor records."""
+        shards = [int(i) for i in np.flatnonzero(counts)]
+        units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
+        units = self._modes(iteration, units, counts)   # zero-copy when forced (engine/transfers.py)
+        plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
+                          all_active=False)
+        plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
+                       hoist=False, dense=False)
+        return self._with_format(plan, counts)
+
+    def activation(self, iteration, counts) -> IterationPlan:
+        """An activation-only plan over the changed set (``counts`` per shard): the pull
+        frontier of the pull plan that follows a push one. No vertex field moves."""
+        shards = [int(i) for i in np.flatnonzero(counts)]
+        units = self._units(shards, counts, dense=False)
+        plan = self._plan(iteration, units, shards, counts, phases=("activate",), seed=False,
+                          all_active=False)
+        plan = replace(plan, activation="changed", publish="none", publish_fields=(),
+                       publish_edges=False, hoist=False, reduce=())
+        return self._with_format(plan, counts)
+
+    def _with_format(self, plan, counts):
+        active = self.n if plan.all_active else int(np.sum(counts))
+        fmt = choose_format(self.rule, self.caps, active, self.n)
+        return plan if fmt == plan.frontier_format else replace(plan, frontier_format=fmt)
+
+    def observe(self, plan, stats):
+        """After ``plan`` ran: its measured statistics refine the transfer cost model."""
+        self.transfers.observe(plan.iteration, stats, plan.direction)
 
     # ------------------------------------------------------------------ pieces
+    def _modes(self, iteration, units, counts):
+        """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py)."""
+        return self.transfers.modes(iteration, units, counts)
+
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
         spec, mem = self.spec, self.memory
         touched = set(shards)

@@ -17,7 +17,8 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         device: str = "cpu", memory_budget: Optional[int] = None,
         pinned_budget: Optional[int] = None, max_iter: Optional[int] = None,
         progress: bool = False, callback: Optional[Callable[["IterationStats"], Any]] = None,
-        backend_options: Optional[Dict[str, Any]] = None) -> "Result":
+        backend_options: Optional[Dict[str, Any]] = None, direction: str = "auto",
+        push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None) -> "Result":
     """Run a GAS program over a shard store.
 
     Parameters
@@ -48,6 +49,9 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
         and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
         programs declaring ``asynchronous = True`` (docs/PROGRAMS.md).
+    direction, push_threshold, queue_fraction
+        Push or pull per iteration: ``"auto"`` (default), ``"push"``, ``"pull"``, and the
+        fractions of the rule (grstream/engine/direction.py; docs/PROGRAMS.md).
 
     Returns
     -------
@@ -63,5 +67,6 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     if not isinstance(program, GASProgram):
         raise UsageError("run() needs an instance of a GASProgram subclass")
     with Session(store, device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
-                 **(backend_options or {})) as session:
+                 direction=direction, push_threshold=push_threshold,
+                 queue_fraction=queue_fraction, **(backend_options or {})) as session:
         return session.run(program, max_iter=max_iter, progress=progress, callback=callback)

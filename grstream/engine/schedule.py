@@ -56,12 +56,27 @@ def scatter_arrays(spec):
     return ["out/indptr", "out/dst"] + [f"out/{p}" for p in sorted(spec.edge_reads)]
 
 
-def needed_arrays(spec) -> List[str]:
+def push_arrays(spec):
+    """Shard datasets a push plan reads: the reverse of the gather edges (out-edges for
+    ``gather_edges = "in"``) with the edge properties gather_map reads."""
+    if not spec.has_gather:
+        return []
+    names = []
+    if spec.gather_edges in ("in", "all"):
+        names += ["out/indptr", "out/dst"] + [f"out/{p}" for p in sorted(spec.edge_reads)]
+    if spec.gather_edges in ("out", "all"):
+        names += ["in/indptr", "in/src"] + [f"in/{p}" for p in sorted(spec.edge_reads)]
+    return names
+
+
+def needed_arrays(spec, push=False) -> List[str]:
     """Every shard dataset one iteration of ``spec`` touches, in a stable order (phase elimination:
     a program without gather never reads in-edges; without scatter, out-edges are read only for
-    activation; topology-driven programs skip activation)."""
+    activation; topology-driven programs skip activation). ``push``: the engine may plan push
+    iterations (grstream/engine/direction.py), which also read :func:`push_arrays`."""
     out = []
-    for name in gather_arrays(spec) + activation_arrays(spec) + scatter_arrays(spec):
+    extra = push_arrays(spec) if push else []
+    for name in gather_arrays(spec) + activation_arrays(spec) + scatter_arrays(spec) + extra:
         if name not in out:
             out.append(name)
     return out

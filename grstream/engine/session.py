@@ -8,7 +8,6 @@ the older ones are closed (and their shard data dropped) to make room for the ne
 """
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -16,11 +15,13 @@ import numpy as np
 
 from ..errors import MemoryBudgetError, UsageError
 from .backend import IterationStats, check_edge_props
+from .direction import DirectionRule, executor_rule, next_active, push_allowed
 from .executor import Executor
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .state import initial_edge_state, initial_state, seed_ids
+from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
 
 if TYPE_CHECKING:  # names for the annotations only
@@ -54,6 +55,9 @@ class Session:
         min(memory budget, 8 GiB); see grstream/engine/memory.py).
     progress : bool
         Default of :meth:`run`'s ``progress``.
+    direction, push_threshold, queue_fraction
+        "auto" | "push" | "pull", and the fractions of |E| and n of the push and queue rules
+        (default: the executor's, else 1/20 and 1/64): see grstream/engine/direction.py.
     **options
         Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
         and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
@@ -68,8 +72,12 @@ class Session:
 
     def __init__(self, store: Union["ShardStore", str, "os.PathLike[str]"], *, device: str = "cpu",
                  memory_budget: Optional[int] = None, pinned_budget: Optional[int] = None,
-                 progress: bool = False, **options: Any) -> None:
+                 progress: bool = False, direction: str = "auto",
+                 push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
+                 **options: Any) -> None:
         from ..devices import resolve
+        self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
+        self._given = (push_threshold is not None, queue_fraction is not None)
         self.cls = resolve(device)
         for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
             if value is not None and int(value) < 0:
@@ -101,10 +109,6 @@ class Session:
             return prep
         store, spec = self.store, cls.spec
         check_edge_props(store, spec)
-        names = needed_arrays(spec)
-        if "in/eid" in names and store.num_shards and "in/eid" not in store.dataset_names(0):
-            raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
-                             f"edge ids in the store: rebuild it with --edge-ids")
         ex_cls = self.cls
         options = dict(self.options, **({"lanes": lanes} if lanes else {}))
         opts = dict(options, memory_budget=self.memory_budget, store=store)
@@ -112,20 +116,36 @@ class Session:
         if spec.gather_from == "changed" and not caps.gather_changed:
             raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
                              f"'changed'), which the {ex_cls.name} executor does not run")
-        fp = ex_cls.footprint(store, spec, is_dense(spec), opts)
+        rule = executor_rule(self.rule, caps, *self._given)
+        # push plans read the reverse edges' properties and need executor arrays of their own:
+        # only where push may be planned and the budget has room for them (else the program
+        # pulls, with the memory minimum of pull)
+        pushing = push_allowed(spec, caps, rule, lanes=bool(lanes))[0]
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
         held = sum(p.model.device_bytes for p in self._prepared.values())
-        mem_opts = ex_cls.memory_options(spec, opts)
-        try:
-            left = None if budget is None else int(budget) - held
-            if left is not None and left < 0:
-                raise MemoryBudgetError("no room left", minimum=held)
-            model = plan_memory(store, names, fp, left, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
-        except MemoryBudgetError:
-            if not self._prepared:
-                raise
-            self._evict()
-            model = plan_memory(store, names, fp, budget, self.pinned_budget, pinned=ex_cls.pinned, **mem_opts)
+        # with push, then without; then the same after closing the session's other executors
+        tries = list(dict.fromkeys((push, evict) for evict in (False, True)[:1 + bool(self._prepared)]
+                                   for push in (pushing, False)))
+        for k, (push, evict) in enumerate(tries):
+            o = dict(opts, push=True) if push else opts
+            names = needed_arrays(spec, push=push)
+            if "in/eid" in names and store.num_shards and "in/eid" not in store.dataset_names(0):
+                raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which "
+                                 f"needs edge ids in the store: rebuild it with --edge-ids")
+            fp = ex_cls.footprint(store, spec, is_dense(spec), o)
+            try:
+                if evict:
+                    self._evict()
+                left = None if budget is None else int(budget) - (0 if evict else held)
+                if left is not None and left < 0:
+                    raise MemoryBudgetError("no room left", minimum=held)
+                model = plan_memory(store, names, fp, left, self.pinned_budget, pinned=ex_cls.pinned,
+                                    **ex_cls.memory_options(spec, o))
+                break
+            except MemoryBudgetError:
+                if k == len(tries) - 1:
+                    raise
+        pushing = push
         ledger = Ledger(model)
         executor = ex_cls(store, spec, model, ledger, self.shared, **options)
         dirs = gather_directions(spec)
@@ -135,6 +155,7 @@ class Session:
         planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
+                          rule=rule, lanes=bool(lanes), push_room=pushing,
                           local_rounds=0 if lanes else self.local_rounds)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
@@ -176,9 +197,10 @@ class Session:
         store, spec = self.store, type(program).spec
         prep = self._prepare(type(program))
         ex, planner = prep.executor, prep.planner
-        _check_stops(program, max_iter)
+        check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, alloc=ex.host_state)
+        planner.allow_push(program, state, seed)
         ex.bind(program)
         edge_init = initial_edge_state(store, spec, self._edge_init)
         t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
@@ -211,16 +233,22 @@ class Session:
                     break
                 it += 1
                 program.iteration = it
-                plan = planner.plan(it, counts, all_active)
-                st = IterationStats(iteration=it, active_vertices=active, plan=plan.summary(),
-                                    shards_processed=len(plan.shards), shards_skipped=len(plan.skipped))
                 t0 = time.perf_counter()
+                st = IterationStats(iteration=it, active_vertices=active)
+                plan = planner.iteration(it, rb, all_active)
+                if plan.activation:
+                    # push, then pull: the pull frontier of the changed set first
+                    rb = self._execute(ex, plan, st)
+                    plan = planner.iteration(it, rb, all_active)
+                st.plan = plan.summary()
+                st.shards_processed, st.shards_skipped = len(plan.shards), len(plan.skipped)
                 rb = self._execute(ex, plan, st)
                 counts, all_active = rb.shard_active, spec.activate == "all"
-                active = int(counts.sum())
+                active = next_active(plan, rb)
                 st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
                 st.next_active_vertices, st.aggregates = active, rb.aggregates
                 st.time_total = time.perf_counter() - t0
+                planner.observe(plan, st)   # measured transfers refine the cost model
                 _set_aggregates(program, rb.aggregates)
                 stats.append(st)
                 if callback is not None:
@@ -239,7 +267,8 @@ class Session:
         info["seed_scan_s"] = scan_s  # host time of finding the seed ids (start() includes it)
         info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
-                     "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit})
+                     "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
+                     "direction": planner.rule.info(planner.run_push, planner.run_reason)})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 
@@ -288,7 +317,7 @@ class Session:
         # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
         prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
         ex, planner = prep.executor, prep.planner
-        _check_stops(program, max_iter)
+        check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, lanes=L)
         ex.bind(program)
@@ -403,30 +432,6 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def default_limit(n, max_iter):
-    """``max_iter``, or the safety net of 10 n + 10 iterations."""
-    return max_iter if max_iter is not None else max(1, 10 * int(n) + 10)
-
-
-def _check_stops(program, max_iter):
-    if max_iter is None and not type(program).spec.stops_itself:
-        raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
-                         f"so it never stops by itself: define converged(self) or pass max_iter")
-
-
-def progress_bar(program, max_iter, limit):
-    from tqdm import tqdm
-    # the default limit is a safety net, not an estimate: show it without an ETA
-    desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
-    return tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
-
-
-def warn_limit(program, limit, active):
-    warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
-                  f"{limit} iterations with {active} vertices still active; pass max_iter "
-                  f"or define converged()", RuntimeWarning, stacklevel=4)
 
 
 def _set_aggregates(program, aggs):

@@ -128,10 +128,12 @@ class ProgramSpec:
         # The restricted-subset check and dependency analysis (which of src/dst/edge each
         # translatable method touches) live in checker.py.
         from .checker import check_program
+        self.owner = cls
         self.analysis = check_program(cls, self)
         # whether pushing from the changed vertices gives the pull result (issue 8), and why not;
-        # derived by the engine's analysis (grstream/program/push.py when present)
-        self.push_ok, self.push_reason = False, "push is not derived yet"
+        # derived from the analysis in grstream/program/push.py
+        from .push import derive
+        self.push_ok, self.push_reason = derive(self)
 
     @property
     def translated_methods(self):

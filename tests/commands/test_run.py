@@ -116,3 +116,30 @@ def test_bc_says_how_many_sources(store_path, capsys):
     # the exact run is announced, shows a bar over sources, and its summary counts them
     assert "every one of the 80 vertices a source" in err and "bc (exact: every vertex a source)" in err
     assert err.strip().splitlines()[-1].endswith(", 80 sources (exact: every vertex)")
+
+
+def test_direction_flags_choose_push_or_pull(store_path, tmp_path, capsys):
+    from grstream.engine.plot import push_iterations
+    got = {}
+    for mode in ("pull", "push", "auto"):
+        out, plot = tmp_path / f"{mode}.npy", tmp_path / f"{mode}.png"
+        extra = ["--push-threshold", "0.5"] if mode == "auto" else []
+        assert main(["run", "bfs", store_path, "--source", "3", "--direction", mode, "-o", str(out),
+                     "--stats-json", "-", "--plot", str(plot), "--quiet"] + extra) == 0
+        doc = json.loads(capsys.readouterr().out)["runs"][0]
+        got[mode] = np.load(out)
+        dirs = {it["plan"]["plan_direction"] for it in doc["per_iteration"]}
+        assert dirs == {"pull" if mode == "pull" else "push"} or mode == "auto"
+        assert doc["info"]["direction"]["mode"] == mode
+        assert doc["info"]["direction"]["push_ok"] == (mode != "pull")
+        if mode == "auto":
+            assert doc["info"]["direction"]["push_threshold"] == 0.5
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    np.testing.assert_array_equal(got["push"], got["pull"])
+    np.testing.assert_array_equal(got["auto"], got["pull"])
+    with gr.open(store_path) as store:
+        r = gr.run(gr.algorithms.bfs.BFS(source=3), store, direction="push")
+    assert push_iterations(r.stats) == [s.iteration for s in r.stats]
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "bfs", store_path, "--push-threshold", "2", "--quiet"])
+    assert exc.value.code == 2 and "--push-threshold" in capsys.readouterr().err

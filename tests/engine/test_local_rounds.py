@@ -14,24 +14,27 @@ from grstream.errors import UsageError
 from ..algorithms.conftest import BUDGETS, budget_for, build, random_edges
 
 
-def both(program_for, store, budget, rounds, threads=1):
+def both(program_for, store, budget, rounds, threads=1, direction="auto"):
+    # local rounds run in pull units (a push iteration has none): "pull" makes every one pull
     sync = gr.run(program_for(), store, memory_budget=budget, backend_options={"threads": threads})
-    local = gr.run(program_for(), store, memory_budget=budget,
+    local = gr.run(program_for(), store, memory_budget=budget, direction=direction,
                    backend_options={"threads": threads, "local_rounds": rounds})
     return sync, local
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(1, 50), m=st.integers(0, 200), seed=st.integers(0, 2**31),
-       shards=st.integers(1, 5), budget=st.sampled_from(BUDGETS), rounds=st.sampled_from([1, 3, 100]))
-def test_local_rounds_equal_synchronous(tmp_path_factory, n, m, seed, shards, budget, rounds):
+       shards=st.integers(1, 5), budget=st.sampled_from(BUDGETS), rounds=st.sampled_from([1, 3, 100]),
+       direction=st.sampled_from(["auto", "pull"]))
+def test_local_rounds_equal_synchronous(tmp_path_factory, n, m, seed, shards, budget, rounds,
+                                        direction):
     rng = np.random.default_rng(seed)
     src, dst, w = random_edges(rng, n, m, weighted=True)
     store = build(tmp_path_factory.mktemp("lr"), n, src, dst, w, num_shards=shards)
     source = int(rng.integers(0, n))
     for make in (lambda: BFS(source=source), lambda: SSSP(source=source), ConnectedComponents):
         b = budget_for(budget, make(), store)
-        sync, local = both(make, store, b, rounds)
+        sync, local = both(make, store, b, rounds, direction=direction)
         np.testing.assert_array_equal(local.value, sync.value)
         assert local.converged and local.iterations <= sync.iterations
 
@@ -43,7 +46,7 @@ def test_local_rounds_settle_a_path_inside_a_shard(tmp_path, threads):
     n = 400
     src = np.arange(n - 1)
     store = build(tmp_path, n, src, src + 1, num_shards=4)
-    sync, local = both(lambda: BFS(source=0), store, None, 1000, threads)
+    sync, local = both(lambda: BFS(source=0), store, None, 1000, threads, "pull")
     np.testing.assert_array_equal(local.value, np.arange(n))
     np.testing.assert_array_equal(sync.value, np.arange(n))
     assert sync.iterations == n - 1

@@ -116,10 +116,15 @@ def test_workers_split_large_resident_runs(tmp_path):
 
 
 def test_plan_is_recorded_in_the_stats(chain):
-    r = gr.run(BFS(source=0), chain)
+    r = gr.run(BFS(source=0), chain, direction="pull")
     assert r.stats[0].plan["phases"] == ["gather", "apply", "activate"]
     assert r.stats[-1].plan["transfer"] == {"resident": 1}
     assert sum(s.plan["shards"] + s.plan["skipped"] == 4 for s in r.stats) == len(r.stats)
+    # a path's changed set is one vertex: auto pushes every iteration, and says so
+    pushed = gr.run(BFS(source=0), chain)
+    assert {s.plan["plan_direction"] for s in pushed.stats} == {"push"}
+    assert pushed.stats[0].plan["phases"] == ["gather"]
+    assert pushed.info["direction"]["push_ok"] and pushed.iterations == r.iterations
 
 
 def test_hoisting_follows_the_frontier_where_the_executor_allows(chain):

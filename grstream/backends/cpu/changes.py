@@ -25,10 +25,25 @@ def record(ex, ids):
 
 
 def publish(ex, plan, parts):
-    """After the units: the changed ids the units' applies found become the previous set."""
-    if ex.prev_mask is not None and not plan.seed:
+    """After the units: the changed set of the iteration becomes the previous one (a push plan's
+    is the pusher's; a seed or activation-only plan changes no vertex and keeps it)."""
+    if ex.prev_mask is None or plan.seed or plan.activation:
+        return
+    if plan.direction == "push":
+        record(ex, ex.changed_ids)
+    else:
         record(ex, np.concatenate(parts) if len(parts) > 1 else
                parts[0] if parts else np.zeros(0, dtype=np.int64))
+
+
+def hoist(ex):
+    """(hoisted messages, whether they are the changed sources' only): gather_map once per
+    vertex, or over in-edges of a gather_from "changed" program once per changed vertex."""
+    if ex.prev_ids is not None and ex.kern.dirs == ("in",):
+        return messages(ex, ex.prev_ids), True
+    everyone = VertexView(ex.cur, ex.builtins, slice(0, ex.n), ex.n, lanes=ex.L)
+    return as_length(ex.program.gather_map(everyone, None, None), ex.n, ex.spec.gather_dtype,
+                     ex.L), False
 
 
 def messages(ex, ids):

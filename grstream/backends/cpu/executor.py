@@ -18,16 +18,21 @@ from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
 from ...errors import UsageError
 from ...readahead import BufferPool, read_ahead
 from . import changes, kernels, local
-from .pieces import ResidentRuns, Slots
+from .pieces import ResidentRuns, Slots, cpu_transfers
+from .lanes import LaneMethods
+from .push import Pusher, push_static
 from ...program.views import VertexView, as_length
 
 #: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
 #: arrays and gathered messages are about as large as the arrays they index; an estimate, the
 #: program's own intermediate arrays are not counted)
 SCRATCH_PER_DATA_BYTE = 1
+#: the CPU's push threshold (engine/direction.py): its pull walks the changed set's out-edges to
+#: activate, then every in-edge of the frontier, so pushing is never slower (measured on RMAT-20)
+PUSH_THRESHOLD = 1.0
 
 
-class CpuExecutor(Executor):
+class CpuExecutor(LaneMethods, Executor):
     name = "cpu"
     lanes = True
 
@@ -52,6 +57,8 @@ class CpuExecutor(Executor):
             static["acc"] = L * n * spec.gather_dtype.itemsize
         for name, dt in spec.edge_state.items():
             static[f"edges/{name}"] = m * dt.itemsize
+        if options.get("push"):   # the session may plan push (engine/direction.py)
+            static.update(push_static(spec, n))
         sizes = shard_bytes(store, needed_arrays(spec))
         largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
         scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
@@ -72,8 +79,10 @@ class CpuExecutor(Executor):
         workers = cls._threads(options)
         limit = None if options.get("memory_budget") is None else max(cls._unit_size(options["store"], options)[0], 1)
         return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
-                            unit_edges=limit, adaptive_hoist=True, gather_changed=True,
-                            local_rounds=True)
+                            unit_edges=limit, adaptive_hoist=True, push=True,
+                            frontier_formats=("bitmap", "queue"), push_threshold=PUSH_THRESHOLD,
+                            gather_changed=True, local_rounds=True,
+                            **cpu_transfers(options))
 
     @staticmethod
     def _threads(options):
@@ -131,6 +140,12 @@ class CpuExecutor(Executor):
         self.runs = ResidentRuns(store, memory, dtype_of, ledger, shared)
         self.slots = Slots(store, memory, dtype_of, ledger)
         self.kern = kernels.Kernels(self)
+        # push (issue 8): the changed set of the last iteration (None: every vertex) is kept
+        # for the next push plan and for Readback.shard_changed / changed_edges
+        self.pusher = Pusher(self, ledger) if "push/acc" in memory.static else None
+        self.changed_ids = None
+        self.push_degrees = [] if self.pusher is None else [
+            store.out_degree() if d == "in" else store.in_degree() for d in self.pusher.dirs]
         self.front_ids = None      # sorted active ids; None: every vertex active
         self.seed_ids = None
         self._pool = None
@@ -148,26 +163,10 @@ class CpuExecutor(Executor):
             self.nxt[f][...] = a
         self.edges = {k: np.array(v, dtype=self.spec.edge_state[k]) for k, v in edge_state.items()}
 
-    def _use_lanes(self, count):
-        """Run ``count`` lanes (at most the capacity allocated): views of the first rows."""
-        if count > self.cap:
-            raise ValueError(f"{count} lanes on an executor of {self.cap}")
-        full, n = self._full, self.n
-        self.L = count
-
-        def view(a):   # the first n * count elements as a contiguous (n, count) array
-            return a[:n * count].reshape(n, count)
-        self.cur = {f: view(a) for f, a in full["cur"].items()}
-        self.nxt = {f: view(a) for f, a in full["nxt"].items()}
-        if full["lmask"] is not None:
-            self.lmask, self.lnext = view(full["lmask"]), view(full["lnext"])
-        if full["acc"] is not None:
-            self.acc_all = view(full["acc"])
-
     def set_frontier(self, mask, ids=None):
         self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
         if mask is None:
-            self.front_ids = self.seed_ids = None
+            self.front_ids = self.seed_ids = self.changed_ids = None
             changes.record(self, None)
             if self.lmask is not None:
                 self.lmask.fill(True)
@@ -176,18 +175,8 @@ class CpuExecutor(Executor):
             self.seed_lanes = np.asarray(mask, dtype=bool)
             mask = self.seed_lanes.any(axis=1)
         self.seed_ids = np.flatnonzero(mask) if ids is None or self.L is not None else np.asarray(ids)
-        self.front_ids = self.seed_ids
+        self.front_ids = self.changed_ids = self.seed_ids
         changes.record(self, self.seed_ids)
-
-    def set_lanes(self, alive):
-        """Lanes only: run only the lanes marked in ``alive`` from now on (the others converged:
-        their vertices stay as they are). Returns the active vertices per shard of the union."""
-        self.alive = np.asarray(alive, dtype=bool)
-        if self.lmask is not None:
-            self.lmask[:, ~self.alive] = False
-            self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
-            return np.diff(np.searchsorted(self.front_ids, self.intervals))
-        return np.diff(self.intervals)
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
@@ -199,25 +188,20 @@ class CpuExecutor(Executor):
         self._mask_used = False    # some units marked the mask instead
         self._applied = []         # (index, fields) per unit, for publish "copy"
         self._edge_writes = []
-        self._changed_parts, self._local = [], 0   # changed ids per unit; local rounds run
+        self._changed_parts, self._local = [], 0   # pull: each unit's changed ids; local rounds
+        if plan.direction == "push":
+            self.pusher.begin(plan.frontier_format)
         self._ctx = {}
-        self.hoisted = None
-        self.hoisted_changed = False
+        self.hoisted, self.hoisted_changed = None, False
         if plan.hoist:
             t0 = time.perf_counter()
-            self.hoisted_changed = self.prev_ids is not None and self.kern.dirs == ("in",)
-            if self.hoisted_changed:
-                self.hoisted = changes.messages(self, self.prev_ids)
-            else:
-                everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
-                self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
-                                         self.spec.gather_dtype, self.L)
+            self.hoisted, self.hoisted_changed = changes.hoist(self)
             self._st["gather"] += time.perf_counter() - t0
         if plan.dense:
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
 
     def load(self, plan):
-        if not any(u.transfer == "copy" for u in plan.units):
+        if not any(u.transfer in ("copy", "compact") for u in plan.units):
             for u in plan.units:
                 if u.transfer == "load":
                     t0 = time.perf_counter()
@@ -239,9 +223,9 @@ class CpuExecutor(Executor):
     def _produce(self, units, pool):
         """Runs on the read-ahead thread: each unit's data in place, in plan order."""
         for u in units:
-            if u.transfer == "copy":
+            if u.transfer in ("copy", "compact"):
                 pool.acquire(u.slot)
-                piece, nbytes = self.slots.read(u.shards[0], u.slot)
+                piece, nbytes = self.slots.read(u.shards[0], u.slot, self.front_ids, u.transfer)
             else:
                 nbytes = sum(self.runs.load(i) for i in u.shards) if u.transfer == "load" else 0
                 piece = self.runs.piece(u.shards[0])
@@ -251,7 +235,7 @@ class CpuExecutor(Executor):
 
     def done(self, plan, unit):
         self._ctx.pop(unit, None)
-        if unit.transfer == "copy":
+        if unit.transfer in ("copy", "compact"):
             self._pool.release(unit.slot)
 
     def _timed(self, phase, t0):
@@ -261,6 +245,11 @@ class CpuExecutor(Executor):
 
     def gather(self, plan, unit, piece):
         t0 = time.perf_counter()
+        if plan.direction == "push":
+            edges = self.pusher.gather(unit, piece, self.changed_ids)
+            with self._lock:
+                self._edges += edges
+            return self._timed("gather", t0)
         ctx = self._ctx.setdefault(unit, {})
         lo, hi, rows = self._rows(unit)
         acc, edges = self.kern.gather(piece, lo, hi, rows, unit.balance[0])
@@ -274,6 +263,11 @@ class CpuExecutor(Executor):
     def apply(self, plan, unit, piece):
         t0 = time.perf_counter()
         spec = self.spec
+        if plan.direction == "push":
+            index, written, self.changed_ids = self.pusher.apply()
+            self._applied.append((index, tuple(written)))
+            self._changed = len(self.changed_ids)
+            return self._timed("apply", t0)
         if unit is None:
             index, count, acc, ctx = slice(0, self.n), self.n, self.acc_all, {}
         else:
@@ -296,17 +290,16 @@ class CpuExecutor(Executor):
             ch = np.flatnonzero(changed)
             ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
             nchanged = len(ch)
-            if self.prev_mask is not None:
-                self._changed_parts.append(ctx["changed"])
+            if plan.local_rounds and unit is not None:   # asynchronous rounds (local.py)
+                ctx["changed"] = local.rounds(self, plan, unit, piece, ctx["changed"], written)
+                nchanged = len(ctx["changed"])
+            if self.pusher is not None or self.prev_mask is not None:
+                with self._lock:
+                    self._changed_parts.append(ctx["changed"])
         else:
             ctx["rows"] = np.arange(index.start, index.stop) if isinstance(index, slice) else index
             ctx["changed"] = changed
             nchanged = int(changed.sum())
-        if plan.local_rounds and unit is not None and self.L is None:
-            ctx["changed"], more = local.rounds(self, plan, unit, piece, ctx["changed"], written)
-            nchanged = len(ctx["changed"])
-            with self._lock:
-                self._local += more
         self._applied.append((index, tuple(written)))
         ctx["written"] = written
         with self._lock:
@@ -319,40 +312,19 @@ class CpuExecutor(Executor):
             self._activate_lanes(plan, unit, piece)
         elif plan.seed:
             changed = self._slice_ids(self.seed_ids, unit)
+        elif plan.activation == "changed":   # after a push: the pull frontier of its changed set
+            changed = self._slice_ids(self.changed_ids, unit)
         else:
             changed = self._ctx[unit]["changed"]
         if self.L is None and len(changed):
             targets = self.kern.activate(piece, changed)
-            if len(targets) * 16 >= self.n:
+            if plan.frontier_format == "bitmap" or len(targets) * 16 >= self.n:
                 # many: mark them in the mask (workers only ever set flags, no lock needed)
                 self.mask[targets] = True
                 self._mask_used = True
             else:
                 self._next.append(targets)
         self._timed("activate", t0)
-
-    def _mask_lanes(self, index, changed, written):
-        """Lanes where a vertex is not active (or the lane stopped) keep their values."""
-        if self.lmask is not None:
-            keep = self.lmask[index]
-        elif not self.alive.all():
-            keep = self.alive[None, :]
-        else:
-            return changed, written
-        out = {f: np.where(keep, val, self.cur[f][index]) for f, val in written.items()}
-        return changed & keep, out
-
-    def _activate_lanes(self, plan, unit, piece):
-        if plan.seed:
-            rows = self._slice_ids(self.seed_ids, unit)
-            changed = self.seed_lanes[rows]
-        else:
-            ctx = self._ctx[unit]
-            rows, changed = ctx["rows"], ctx["changed"]
-        some = changed.any(axis=1)
-        if some.any():
-            flat = self.kern.activate_lanes(piece, rows[some], changed[some])
-            self.lnext.reshape(-1)[flat] = True
 
     def scatter(self, plan, unit, piece):
         t0 = time.perf_counter()
@@ -379,8 +351,14 @@ class CpuExecutor(Executor):
             self.lmask, self.lnext = self.lnext, self.lmask
             self.lnext.fill(False)
             self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
+        elif plan.direction == "push":   # the record after a push is its changed set
+            self.front_ids = self.changed_ids
         elif plan.frontier:
             self.front_ids = self._merge_next()
+            if self.pusher is not None and not plan.seed and not plan.activation:
+                parts = self._changed_parts
+                self.changed_ids = (np.sort(np.concatenate(parts)) if parts
+                                    else np.zeros(0, dtype=np.int64))
         else:
             self.front_ids = None
 
@@ -423,9 +401,15 @@ class CpuExecutor(Executor):
         stats.time_scatter += st["scatter"]
         stats.time_read += st["read"]
         stats.bytes_read += self._bytes
+        self.slots.report(stats)
         stats.local_rounds += self._local
         rb = Readback(shard_active=counts, changed_vertices=self._changed,
                       active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
+        if self.pusher is not None:
+            ids = self.changed_ids
+            rb.shard_changed = (np.diff(self.intervals) if ids is None
+                                else np.diff(np.searchsorted(ids, self.intervals)))
+            rb.changed_edges = self.pusher.edges_of(ids, self.push_degrees)
         if self.L is not None:
             rb.lane_active = (self.lmask.sum(axis=0) if self.lmask is not None
                               else self.alive * self.n)

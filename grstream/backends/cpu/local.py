@@ -10,7 +10,7 @@ from ...program.views import VertexView, as_length
 
 
 def rounds(ex, plan, unit, piece, changed, written):
-    """Every vertex changed in any round (sorted ids) and the rounds run."""
+    """Every vertex changed in any round (sorted ids); the rounds run are counted in the stats."""
     lo, hi, _ = ex._rows(unit)
     for f in written:       # publish the unit's first apply now
         ex.cur[f][changed] = ex.nxt[f][changed]
@@ -33,5 +33,7 @@ def rounds(ex, plan, unit, piece, changed, written):
         rows = rows[ch]
         every.append(rows)
     if count == 0:
-        return changed, 0
-    return np.unique(np.concatenate(every)), count
+        return changed
+    with ex._lock:
+        ex._local += count
+    return np.unique(np.concatenate(every))

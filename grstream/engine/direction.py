@@ -1,0 +1,142 @@
+"""Push or pull, bitmap or queue: the per-iteration choices of issue 8, as small pure functions.
+
+The rule (Ligra's, tunable through Session / ``grstream run`` options)::
+
+    push  when the program is push-valid (ProgramSpec.push_ok, grstream/program/push.py), the
+          executor runs push plans (Capabilities.push), the run is not in lanes, and
+              edges a push walks from the changed set  <=  |E| * push_threshold
+          ("auto"; push_threshold: the user's, else the executor's Capabilities.push_threshold,
+          else Ligra's 1/20); ``direction="push"`` pushes whenever push is valid, ``"pull"`` never does;
+    pull  otherwise: every vertex of the frontier gathers over its own edges.
+
+    queue   when the plan's active vertices (the changed set for push, the frontier for pull)
+            <= n * queue_fraction (1/64) and the executor lists "queue"; else "bitmap".
+
+Pushing walks the out-edges (for ``gather_edges = "in"``) of the vertices that changed in the
+previous iteration; pulling walks the in-edges of their out-neighbours. On a sparse frontier both
+touch few edges, but pull also needs the frontier itself (an activation pass over the same
+out-edges) and reads every in-edge of each frontier vertex, changed or not; on a dense frontier
+pull wins because it writes each vertex once without combining messages. 1/20 is where Ligra
+measured the switch to pay, for a dense pull that stops scanning a vertex's in-edges once it is
+reached. An executor whose pull has no such exit declares its own measured threshold: the CPU
+executor's pull walks the changed set's out-edges to activate and then every in-edge of the
+frontier, so pushing is never slower there (RMAT-20 BFS, middle iteration, 61% of the edges:
+push 0.09 s, pull 0.28 s; CC first iteration, every edge: push 0.9 s, pull 1.9 s) and it
+declares 1.0. tools/bench_cpu.py measures the directions against scipy in one run.
+"""
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from ..errors import UsageError
+
+DIRECTION_MODES = ("auto", "push", "pull")
+#: push while the changed set's edges are at most this fraction of all edges (Ligra: 1/20)
+PUSH_THRESHOLD = 1 / 20
+#: a compacted vertex queue while the active vertices are at most this fraction of all vertices
+QUEUE_FRACTION = 1 / 64
+
+
+@dataclass(frozen=True)
+class DirectionRule:
+    """The user's direction options: ``mode`` ("auto" | "push" | "pull"), ``push_threshold`` and
+    ``queue_fraction`` (fractions of |E| and n, see the module docstring)."""
+
+    mode: str = "auto"
+    push_threshold: Optional[float] = None   # None: the executor's, else PUSH_THRESHOLD
+    queue_fraction: float = QUEUE_FRACTION
+
+    def __post_init__(self):
+        if self.mode not in DIRECTION_MODES:
+            raise UsageError(f"direction must be one of {DIRECTION_MODES}, not {self.mode!r}")
+        for name in ("push_threshold", "queue_fraction"):
+            value = getattr(self, name)
+            if value is None and name == "push_threshold":
+                continue
+            if not isinstance(value, (int, float)) or not 0 <= float(value) <= 1:
+                raise UsageError(f"{name} must be a fraction in [0, 1], not {value!r}")
+
+    @classmethod
+    def of(cls, direction=None, push_threshold=None, queue_fraction=None):
+        """A rule from optional option values (None: the default)."""
+        return cls(mode="auto" if direction is None else direction,
+                   push_threshold=push_threshold,
+                   queue_fraction=QUEUE_FRACTION if queue_fraction is None else queue_fraction)
+
+
+    def info(self, push_ok, reason):
+        """The rule and the program's push verdict, for Result.info["direction"]."""
+        return {"mode": self.mode, "push_ok": bool(push_ok), "reason": reason,
+                "push_threshold": self.push_threshold, "queue_fraction": self.queue_fraction}
+
+
+def executor_rule(rule, caps, threshold_given, fraction_given=False):
+    """``rule`` with the executor's own push threshold and queue fraction
+    (``Capabilities.push_threshold`` / ``queue_fraction``, e.g. the GPU's) where the user gave
+    none and the executor has one."""
+    own = {"push_threshold": getattr(caps, "push_threshold", None),
+           "queue_fraction": getattr(caps, "queue_fraction", None)}
+    given = {"push_threshold": threshold_given, "queue_fraction": fraction_given}
+    changes = {k: float(v) for k, v in own.items() if v is not None and not given[k]}
+    return replace(rule, **changes) if changes else rule
+
+
+def next_active(plan, rb):
+    """Active vertices after ``plan``: the next frontier, or after a push the changed set, which
+    counts as empty when it has no edge to send along (the pull frontier would be empty too, so
+    both directions stop after the same iteration)."""
+    if plan.direction == "push" and rb.changed_edges == 0:
+        return 0
+    return int(rb.shard_active.sum())
+
+
+def push_allowed(spec, caps, rule, lanes=False):
+    """``(allowed, reason)``: whether the planner may plan push for ``spec`` at all."""
+    if rule.mode == "pull":
+        return False, "direction = 'pull' was asked for"
+    if not spec.push_ok:
+        return False, spec.push_reason
+    if not caps.push:
+        return False, f"the {caps.kind} executor runs pull plans only"
+    if lanes:
+        # each lane has its own changed set; lanes keep one union frontier, so they pull
+        return False, "runs in lanes pull (one frontier for every lane)"
+    return True, spec.push_reason
+
+
+def threshold(rule, caps):
+    """The push threshold in force: the user's, the executor's, or PUSH_THRESHOLD."""
+    if rule.push_threshold is not None:
+        return float(rule.push_threshold)
+    own = getattr(caps, "push_threshold", None)
+    return PUSH_THRESHOLD if own is None else float(own)
+
+
+def choose_direction(rule, allowed, push_edges, num_edges, limit=None):
+    """"push" or "pull" for one iteration: ``push_edges`` are the edges a push from the changed
+    set walks (Readback.changed_edges, or :func:`estimate_edges`); ``limit``: the threshold
+    (:func:`threshold`; default the rule's, else PUSH_THRESHOLD)."""
+    if not allowed or rule.mode == "pull":
+        return "pull"
+    if rule.mode == "push":
+        return "push"
+    if limit is None:
+        limit = PUSH_THRESHOLD if rule.push_threshold is None else rule.push_threshold
+    return "push" if push_edges <= num_edges * limit else "pull"
+
+
+def choose_format(rule, caps, active, n):
+    """"queue" for a frontier of at most ``n * queue_fraction`` vertices where the executor
+    lists it, else "bitmap"."""
+    if "queue" in caps.frontier_formats and active <= n * rule.queue_fraction:
+        return "queue"
+    return "bitmap" if "bitmap" in caps.frontier_formats else caps.frontier_formats[0]
+
+
+def estimate_edges(counts, edges, sizes):
+    """Edges a push from ``counts`` changed vertices per shard walks, when the executor did not
+    count them: each shard's share of its edges (``edges``, ``sizes``: per shard)."""
+    total = 0.0
+    for c, e, s in zip(counts, edges, sizes):
+        if c:
+            total += float(e) * int(c) / max(int(s), 1)
+    return int(total)
