@@ -16,8 +16,9 @@ from .test_pagerank import reference
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(0, 40), m=st.integers(0, 120), seed=st.integers(0, 2**31),
        shards=st.integers(1, 6), budget=st.sampled_from(BUDGETS),
-       tol=st.sampled_from([1e-3, 1e-6, 1e-9]), phases=st.sampled_from([1, 3]))
-def test_delta_matches_power(tmp_path_factory, n, m, seed, shards, budget, tol, phases):
+       tol=st.sampled_from([1e-3, 1e-6, 1e-9]), phases=st.sampled_from([1, 3]),
+       direction=st.sampled_from(["auto", "pull", "push"]))
+def test_delta_matches_power(tmp_path_factory, n, m, seed, shards, budget, tol, phases, direction):
     rng = np.random.default_rng(seed)
     src, dst, _ = random_edges(rng, n, m)
     store = build(tmp_path_factory.mktemp("prd"), n, src, dst, num_shards=shards)
@@ -26,7 +27,7 @@ def test_delta_matches_power(tmp_path_factory, n, m, seed, shards, budget, tol, 
     from grstream.algorithms import pagerank_delta
     got, result = pagerank_delta.delta_pagerank(
         store, 0.85, None, tol, None, "weight", None, tol,
-        {"max_iter": 100000, "memory_budget": b}, phases=phases)
+        {"max_iter": 100000, "memory_budget": b, "direction": direction}, phases=phases)
     assert result.converged
     assert np.abs(got - want).sum() <= tol + 1e-11
     if n:

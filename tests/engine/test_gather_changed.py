@@ -103,8 +103,11 @@ def spread_reference(n, src, dst, source, seeded, gather_edges):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(0, 40), m=st.integers(0, 160), seed=st.integers(0, 2**31),
        shards=st.integers(1, 5), budget=st.sampled_from(BUDGETS), seeded=st.booleans(),
-       cls=st.sampled_from([Spread, SpreadPerEdge, SpreadOut]))
-def test_gather_changed_matches_reference(tmp_path_factory, n, m, seed, shards, budget, seeded, cls):
+       cls=st.sampled_from([Spread, SpreadPerEdge, SpreadOut]),
+       direction=st.sampled_from(["auto", "pull", "push"]))
+def test_gather_changed_matches_reference(tmp_path_factory, n, m, seed, shards, budget, seeded, cls,
+                                          direction):
+    # pull filters the gathered edges by the previous changed set; push sends from it
     rng = np.random.default_rng(seed)
     src, dst, _ = random_edges(rng, n, m)
     store = build(tmp_path_factory.mktemp("gc"), n, src, dst, num_shards=shards)
@@ -112,7 +115,8 @@ def test_gather_changed_matches_reference(tmp_path_factory, n, m, seed, shards, 
     if seeded and n == 0:
         return   # nothing to seed
     program = cls(source=source, seeded=seeded)
-    r = gr.run(program, store, memory_budget=budget_for(budget, cls(source=source), store))
+    r = gr.run(program, store, memory_budget=budget_for(budget, cls(source=source), store),
+               direction=direction)
     want, iterations = spread_reference(n, src, dst, source, seeded, cls.spec.gather_edges)
     np.testing.assert_allclose(r.values["total"], want, rtol=1e-12, atol=1e-15)
     assert r.iterations == iterations and r.converged
