@@ -8,6 +8,11 @@ import numpy as np
 
 from ...program.views import VertexView, as_length
 
+#: a round runs only while the unit's vertices it would gather are at most this fraction of the
+#: unit's span: a dense round costs what the next iteration would, plus the in-unit selection
+#: (measured on RMAT-20, docs/BENCHMARKS.md), so local rounds are for sparse, local frontiers
+SPARSE_ROUND = 1 / 8
+
 
 def rounds(ex, plan, unit, piece, changed, written):
     """Every vertex changed in any round (sorted ids); the rounds run are counted in the stats."""
@@ -15,10 +20,14 @@ def rounds(ex, plan, unit, piece, changed, written):
     for f in written:       # publish the unit's first apply now
         ex.cur[f][changed] = ex.nxt[f][changed]
     every, rows, count = [changed], changed, 0
-    while count < plan.local_rounds and len(rows):
+    limit = (hi - lo) * SPARSE_ROUND
+    while count < plan.local_rounds and 0 < len(rows) <= limit:
         targets = ex.kern.activate(piece, rows)
-        rows = np.unique(targets[(targets >= lo) & (targets < hi)])
-        if not len(rows):
+        rows = targets[(targets >= lo) & (targets < hi)]
+        if not len(rows) or len(rows) > 4 * limit:
+            break       # (before the unique, duplicates count: a cheap first test)
+        rows = np.unique(rows)
+        if len(rows) > limit:
             break
         count += 1
         # messages from the values just written, not the ones hoisted before the units
