@@ -62,3 +62,23 @@ def test_local_rounds_only_for_asynchronous_programs(tmp_path, rng):
     assert all(s.plan["local_rounds"] == 0 and s.local_rounds == 0 for s in r.stats)
     with pytest.raises(UsageError, match="local_rounds"):
         gr.Session(store, local_rounds=-1)
+
+
+@pytest.mark.parametrize("rounds", [0, 8])
+def test_units_that_skip_an_unloaded_shard(tmp_path, rounds):
+    # shards 0 and 2 change densely in iteration 1 and form one unit of their resident run; the
+    # run's shard 1 between them is never active, so its data is never loaded: activation and
+    # local rounds must not walk its rows
+    a, b, c = np.arange(1, 10), np.arange(10, 20), np.arange(20, 30)
+    src = np.concatenate([np.zeros(19, np.int64), np.repeat(a, len(c)), np.repeat(b, len(b))])
+    dst = np.concatenate([a, c, np.tile(c, len(a)), np.tile(b, len(b))])   # b: unreachable
+    store = build(tmp_path, 30, src, dst, num_shards=3, renumber=False)
+    lo, hi = store.intervals[1], store.intervals[2]
+    assert 10 <= lo < hi <= 20     # shard 1 holds only unreachable vertices
+    want = np.full(30, -1)
+    want[0], want[a], want[c] = 0, 1, 1
+    with gr.Session(store, direction="pull", threads=1, local_rounds=rounds) as s:
+        for _ in range(2):   # the second run finds shards 0 and 2 loaded: one unit
+            r = s.run(BFS(source=0))
+            np.testing.assert_array_equal(np.where(r.value > 30, -1, r.value), want)
+    assert r.stats[0].plan["units"] == 1 and r.stats[0].plan["shards"] == 2

@@ -18,7 +18,7 @@ from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
 from ...errors import UsageError
 from ...readahead import BufferPool, read_ahead
 from . import changes, kernels, local
-from .pieces import ResidentRuns, Slots, cpu_transfers
+from .pieces import ResidentRuns, Slots, cpu_transfers, unit_spans
 from .lanes import LaneMethods
 from .push import Pusher, push_static
 from ...program.views import VertexView, as_length
@@ -317,7 +317,7 @@ class CpuExecutor(LaneMethods, Executor):
         else:
             changed = self._ctx[unit]["changed"]
         if self.L is None and len(changed):
-            targets = self.kern.activate(piece, changed)
+            targets = self.kern.activate(piece, changed, unit_spans(self.intervals, unit.shards))
             if plan.frontier_format == "bitmap" or len(targets) * 16 >= self.n:
                 # many: mark them in the mask (workers only ever set flags, no lock needed)
                 self.mask[targets] = True

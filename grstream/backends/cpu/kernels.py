@@ -116,25 +116,32 @@ class Kernels:
         return props
 
     # ------------------------------------------------------------------ activation, scatter
-    def activate(self, piece, changed):
-        """Ids of every vertex that gathers from a ``changed`` vertex (duplicates possible)."""
+    def activate(self, piece, changed, spans=None):
+        """Ids of every vertex that gathers from a ``changed`` vertex (duplicates possible).
+        ``spans``: the unit's vertex ranges [a, b) (global ids, ascending, data loaded) holding
+        the sorted ``changed``; where most of a range changed, per-edge flags replace selecting
+        edge positions (a run's shards between a unit's may not be loaded, so never across)."""
         local = np.asarray(changed, dtype=np.int64) - piece.lo
         out = []
         for ptr, ids in self.act_pairs:
             indptr = piece.arrays[ptr]
-            if len(local):
-                first, last = int(local.min()), int(local.max()) + 1
-                if len(local) * DENSE_ACTIVATION >= last - first:
-                    # most of the span changed (delta programs keep nearly every vertex moving):
-                    # one flag per edge from a per-row mask beats building the edge positions
-                    flags = np.zeros(last - first, dtype=bool)
-                    flags[local - first] = True
-                    e0, e1 = int(indptr[first]), int(indptr[last])
-                    per_edge = np.repeat(flags, np.diff(indptr[first:last + 1]))
-                    out.append(piece.arrays[ids][e0:e1][per_edge])
-                    continue
-            sel, _ = expand_ranges(indptr, local)
-            out.append(piece.arrays[ids][sel])
+            sparse = [local]
+            if spans is not None and len(local):
+                sparse = []
+                for a, b in spans:
+                    a, b = a - piece.lo, b - piece.lo
+                    i, j = np.searchsorted(local, (a, b))
+                    if (j - i) * DENSE_ACTIVATION < b - a:
+                        sparse.append(local[i:j])
+                        continue
+                    # most of the range changed (delta programs keep nearly every vertex moving)
+                    flags = np.zeros(b - a, dtype=bool)
+                    flags[local[i:j] - a] = True
+                    per_edge = np.repeat(flags, np.diff(indptr[a:b + 1]))
+                    out.append(piece.arrays[ids][int(indptr[a]):int(indptr[b])][per_edge])
+            for part in sparse:
+                sel, _ = expand_ranges(indptr, part)
+                out.append(piece.arrays[ids][sel])
         return out[0] if len(out) == 1 else np.concatenate(out)
 
     def activate_lanes(self, piece, rows, changed):

@@ -7,6 +7,7 @@ early too, which such programs allow."""
 import numpy as np
 
 from ...program.views import VertexView, as_length
+from .pieces import unit_spans
 
 #: a round runs only while the unit's vertices it would gather are at most this fraction of the
 #: unit's span: a dense round costs what the next iteration would, plus the in-unit selection
@@ -16,14 +17,20 @@ SPARSE_ROUND = 1 / 8
 
 def rounds(ex, plan, unit, piece, changed, written):
     """Every vertex changed in any round (sorted ids); the rounds run are counted in the stats."""
-    lo, hi, _ = ex._rows(unit)
+    # the unit's own vertices only: a run's shards between the unit's may not be loaded
+    spans = unit_spans(ex.intervals, unit.shards)
+    lo, hi = spans[0][0], spans[-1][1]
+    inside = None if len(spans) == 1 else np.asarray(spans, dtype=np.int64)
     for f in written:       # publish the unit's first apply now
         ex.cur[f][changed] = ex.nxt[f][changed]
     every, rows, count = [changed], changed, 0
     limit = (hi - lo) * SPARSE_ROUND
     while count < plan.local_rounds and 0 < len(rows) <= limit:
-        targets = ex.kern.activate(piece, rows)
+        targets = ex.kern.activate(piece, rows, spans)
         rows = targets[(targets >= lo) & (targets < hi)]
+        if inside is not None:
+            k = np.searchsorted(inside[:, 0], rows, side="right") - 1
+            rows = rows[rows < inside[k, 1]]
         if not len(rows) or len(rows) > 4 * limit:
             break       # (before the unique, duplicates count: a cheap first test)
         rows = np.unique(rows)

@@ -155,3 +155,16 @@ class Slots:
             stats.transfer_bytes[mode] = stats.transfer_bytes.get(mode, 0) + nbytes
         stats.time_pack += self.pack_s
         self.moved, self.pack_s = {}, 0.0
+
+
+def unit_spans(intervals, shards):
+    """The vertex ranges [a, b) of a unit's shards (ascending), consecutive shards merged: a
+    unit of resident shards may skip shards of its run, whose data need not be loaded."""
+    out = []
+    for i in shards:
+        a, b = int(intervals[i]), int(intervals[i + 1])
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
