@@ -23,9 +23,9 @@ which the power method approaches from the other side.
 Threshold: a vertex pushes when its residual exceeds ``eps`` times its rank, with ``eps`` chosen
 so that an empty frontier (no vertex above it) also satisfies the bound: then every residual is
 at most ``eps (rank + residual)``, so ``|r| <= eps/(1-eps) |rank|``, and ``eps = a / (1 + a)``
-with ``a = tol (1 - d) / 2`` makes that ``a |rank|``. ``eps_scale`` (>= 1) pushes only larger
-residuals early: the run then goes in phases, each to an empty frontier at a threshold
-``eps_scale`` times the previous one's tenth... (see :func:`schedule`).
+with ``a = tol (1 - d) / 2`` makes that ``a |rank|``. :func:`run_delta` can also run in phases
+(:func:`schedule`: thresholds PHASE_FACTOR apart, each phase to an empty frontier, the last at the
+final threshold); on RMAT that did not pay (docs/BENCHMARKS.md), so ``pagerank`` runs one.
 """
 import numpy as np
 
