@@ -63,7 +63,7 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 ``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
-``time_pack``).
+``time_pack``); Capabilities ``gather_changed`` (default False).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -120,15 +120,21 @@ class Capabilities:
         None, or a callable returning the executor's measured
         :class:`~grstream.engine.costs.LinkCosts` (called once, when a plan first has a choice;
         executors cache the measurement per process).
+    gather_changed
+        The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
+        sources that changed in the previous iteration, the seed before the first); the session
+        refuses those programs on executors without it.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
-                 push_threshold=None, queue_fraction=None, transfer="auto", calibration=None):
+                 push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
+                 gather_changed=False):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
+        self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
         self.balance = balance

@@ -107,6 +107,9 @@ class Session:
         options = dict(self.options, **({"lanes": lanes} if lanes else {}))
         opts = dict(options, memory_budget=self.memory_budget, store=store)
         caps = ex_cls.capabilities(opts)
+        if spec.gather_from == "changed" and not caps.gather_changed:
+            raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
+                             f"'changed'), which the {ex_cls.name} executor does not run")
         rule = executor_rule(self.rule, caps, *self._given)
         # push plans read the reverse edges' properties and need executor arrays of their own:
         # only where push may be planned and the budget has room for them (else the program
@@ -265,7 +268,8 @@ class Session:
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
-        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state)
+        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state
+                    and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
         """Run several instances of one program class at once ("lanes"), one Result each.
@@ -276,8 +280,8 @@ class Session:
         or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
         Parameters that differ between the instances reach the program's methods as (lanes,)
         arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
-        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state, and executors
-        without lanes, use :meth:`run` per instance.
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
+        ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
         """
         programs = list(programs)
         if not programs:

@@ -4,90 +4,26 @@ The reference implementation of grstream/engine/executor.py (and of the semantic
 grstream/engine/backend.py). The frontier is kept both as a mask and as a sorted id array, so an
 iteration with a small frontier costs in proportion to the frontier, not to the graph.
 """
-import os
 import threading
 import time
 
 import numpy as np
 
-from ...engine.executor import Capabilities, Executor
-from ...engine.memory import Footprint
-from ...engine.planner import hoistable
+from ...engine.executor import Executor
 from ...engine.plan import Readback
-from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
-from ...errors import UsageError
+from ...engine.schedule import dataset_dtype
 from ...readahead import BufferPool, read_ahead
 from . import kernels
-from .pieces import ResidentRuns, Slots, cpu_transfers
+from .pieces import ResidentRuns, Slots
+from .facts import CpuFacts
 from .lanes import LaneMethods
-from .push import Pusher, push_static
+from .push import Pusher
 from ...program.views import VertexView, as_length
 
-#: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
-#: arrays and gathered messages are about as large as the arrays they index; an estimate, the
-#: program's own intermediate arrays are not counted)
-SCRATCH_PER_DATA_BYTE = 1
-#: the CPU's push threshold (engine/direction.py): its pull walks the changed set's out-edges to
-#: activate, then every in-edge of the frontier, so pushing is never slower (measured on RMAT-20)
-PUSH_THRESHOLD = 1.0
 
-
-class CpuExecutor(LaneMethods, Executor):
+class CpuExecutor(CpuFacts, LaneMethods, Executor):
     name = "cpu"
     lanes = True
-
-    # ------------------------------------------------------------------ class-level facts
-    @classmethod
-    def footprint(cls, store, spec, dense, options):
-        n, m = int(store.num_vertices), int(store.num_edges)
-        L = options.get("lanes") or 1
-        static = {}
-        for f, dt in spec.vertex_fields.items():
-            static[f"cur/{f}"] = static[f"nxt/{f}"] = L * n * dt.itemsize
-        for d in ("in_degree", "out_degree"):
-            if d in spec.vertex_reads:
-                static[d] = 8 * n
-        if spec.activate != "all":
-            static["frontier"] = n + (2 * L * n if options.get("lanes") else 0)
-        if hoistable(spec):
-            static["hoisted"] = L * n * spec.gather_dtype.itemsize
-        if dense:
-            static["acc"] = L * n * spec.gather_dtype.itemsize
-        for name, dt in spec.edge_state.items():
-            static[f"edges/{name}"] = m * dt.itemsize
-        if options.get("push"):   # the session may plan push (engine/direction.py)
-            static.update(push_static(spec, n))
-        sizes = shard_bytes(store, needed_arrays(spec))
-        largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
-        scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
-        return Footprint(static=static, scratch=scratch, alignment=64)
-
-    @staticmethod
-    def _unit_size(store, options):
-        """(edges, vertices) of the largest unit: the whole graph when unbounded, else a shard."""
-        if options.get("memory_budget") is None:
-            return int(store.num_edges) * 2, int(store.num_vertices)
-        infos = [store.shard_info(i) for i in range(store.num_shards)]
-        edges = max((x.num_in_edges + x.num_out_edges for x in infos), default=0)
-        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
-        return int(edges), int(sizes.max()) if len(sizes) else 0
-
-    @classmethod
-    def capabilities(cls, options):
-        workers = cls._threads(options)
-        limit = None if options.get("memory_budget") is None else max(cls._unit_size(options["store"], options)[0], 1)
-        return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
-                            unit_edges=limit, adaptive_hoist=True, push=True,
-                            frontier_formats=("bitmap", "queue"), push_threshold=PUSH_THRESHOLD,
-                            **cpu_transfers(options))
-
-    @staticmethod
-    def _threads(options):
-        threads = options.get("threads")
-        if threads is not None and int(threads) < 1:
-            raise UsageError(f"threads must be >= 1, not {threads}")
-        # numpy and scipy release the GIL in the heavy loops, so units compute in parallel
-        return max(1, int(threads or min(8, os.cpu_count() or 1)))
 
     # ------------------------------------------------------------------ setup
     def __init__(self, store, spec, memory, ledger, shared, **options):
@@ -114,6 +50,13 @@ class CpuExecutor(LaneMethods, Executor):
             self.mask = np.zeros(n, dtype=bool)
             if L is not None:   # each lane's frontier, this iteration and the next
                 self.lmask, self.lnext = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+        # gather_from "changed": who changed in the previous iteration (the seed before the first),
+        # as a bitmap the gathers index and the ids that set it (to clear it in O(changed));
+        # prev_ids None: every vertex counts as changed (an unseeded start)
+        self.prev_mask = self.prev_ids = None
+        if spec.gather_from == "changed":
+            ledger.take("device", "changed", memory.static["changed"])
+            self.prev_mask = np.zeros(n, dtype=bool)
         self.alive = None
         self.cap = L
         self.hoisted = self.acc_all = None
@@ -163,6 +106,7 @@ class CpuExecutor(LaneMethods, Executor):
         self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
         if mask is None:
             self.front_ids = self.seed_ids = self.changed_ids = None
+            self._set_changed(None)
             if self.lmask is not None:
                 self.lmask.fill(True)
             return
@@ -171,6 +115,18 @@ class CpuExecutor(LaneMethods, Executor):
             mask = self.seed_lanes.any(axis=1)
         self.seed_ids = np.flatnonzero(mask) if ids is None or self.L is not None else np.asarray(ids)
         self.front_ids = self.changed_ids = self.seed_ids
+        self._set_changed(self.seed_ids)
+
+    def _set_changed(self, ids):
+        """gather_from "changed": ``ids`` (None: every vertex) changed in the iteration that
+        ended; the bitmap is cleared through the previous ids, so this costs O(changed)."""
+        if self.prev_mask is None:
+            return
+        if self.prev_ids is not None:
+            self.prev_mask[self.prev_ids] = False
+        if ids is not None:
+            self.prev_mask[ids] = True
+        self.prev_ids = ids
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
@@ -182,19 +138,38 @@ class CpuExecutor(LaneMethods, Executor):
         self._mask_used = False    # some units marked the mask instead
         self._applied = []         # (index, fields) per unit, for publish "copy"
         self._edge_writes = []
-        self._changed_parts = []   # pull: each unit's changed ids
+        # each unit's changed ids: the changed set a push sends from, and the sources a
+        # gather_from "changed" program reads
+        self._changed_parts = []
         if plan.direction == "push":
             self.pusher.begin(plan.frontier_format)
         self._ctx = {}
         self.hoisted = None
+        self.hoisted_changed = False
         if plan.hoist:
             t0 = time.perf_counter()
-            everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
-            self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
-                                     self.spec.gather_dtype, self.L)
+            if self.prev_ids is not None and self.kern.dirs == ("in",):
+                # gather_from "changed" over in-edges: a message from a source that did not
+                # change is the identity, so only the changed sources' messages are computed
+                # (O(changed) + a fill) and every gather reads them as usual
+                self.hoisted = self._changed_messages(self.prev_ids)
+                self.hoisted_changed = True
+            else:
+                everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
+                self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
+                                         self.spec.gather_dtype, self.L)
             self._st["gather"] += time.perf_counter() - t0
         if plan.dense:
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
+
+    def _changed_messages(self, ids):
+        """Hoisted messages with the identity for every vertex outside ``ids``."""
+        spec = self.spec
+        out = np.full(self.n, spec.gather_reduce.identity(spec.gather_dtype), dtype=spec.gather_dtype)
+        if len(ids):
+            view = VertexView(self.cur, self.builtins, ids, len(ids))
+            out[ids] = as_length(self.program.gather_map(view, None, None), len(ids), spec.gather_dtype)
+        return out
 
     def load(self, plan):
         if not any(u.transfer in ("copy", "compact") for u in plan.units):
@@ -286,7 +261,7 @@ class CpuExecutor(LaneMethods, Executor):
             ch = np.flatnonzero(changed)
             ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
             nchanged = len(ch)
-            if self.pusher is not None:
+            if self.pusher is not None or self.prev_mask is not None:
                 with self._lock:
                     self._changed_parts.append(ctx["changed"])
         else:
@@ -339,6 +314,14 @@ class CpuExecutor(LaneMethods, Executor):
         for positions, values in self._edge_writes:
             for name, val in values.items():
                 self.edges[name][positions] = val
+        if self.prev_mask is not None and not plan.seed and not plan.activation:
+            # (an activation plan after a push keeps the push's changed set)
+            parts = self._changed_parts
+            if plan.direction == "push":
+                self._set_changed(self.changed_ids)
+            else:
+                self._set_changed(np.concatenate(parts) if len(parts) > 1 else
+                                  parts[0] if parts else np.zeros(0, dtype=np.int64))
         if plan.frontier and self.L is not None:
             self.lmask, self.lnext = self.lnext, self.lmask
             self.lnext.fill(False)

@@ -12,6 +12,9 @@ _IDS = {"in": "in/src", "out": "out/dst"}
 #: from this many edges on, a sum over in-edges of hoisted messages goes through scipy's CSR
 #: product (below, building the matrix costs more than numpy's reduceat)
 SPMV_EDGES = 1 << 14
+#: activation walks per-edge flags instead of selecting edge positions once more than one row in
+#: this many of a piece changed
+DENSE_ACTIVATION = 4
 
 
 class Kernels:
@@ -54,6 +57,14 @@ class Kernels:
             else:
                 sel, seg = expand_ranges(indptr, rows)
                 other = ids[sel]
+            if ex.prev_ids is not None and not (ex.hoisted_changed and d == "in"):
+                # gather_from "changed": only the edges whose other end changed last iteration
+                keep = ex.prev_mask[other]
+                kept = np.zeros(len(keep) + 1, dtype=np.int64)
+                np.cumsum(keep, out=kept[1:])
+                pos = np.flatnonzero(keep)
+                sel = (pos + sel.start) if isinstance(sel, slice) else sel[pos]
+                other, seg = other[pos], kept[seg]
             m = int(seg[-1]) if len(seg) else 0
             edges += m
             own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
@@ -109,7 +120,19 @@ class Kernels:
         local = np.asarray(changed, dtype=np.int64) - piece.lo
         out = []
         for ptr, ids in self.act_pairs:
-            sel, _ = expand_ranges(piece.arrays[ptr], local)
+            indptr = piece.arrays[ptr]
+            if len(local):
+                first, last = int(local.min()), int(local.max()) + 1
+                if len(local) * DENSE_ACTIVATION >= last - first:
+                    # most of the span changed (delta programs keep nearly every vertex moving):
+                    # one flag per edge from a per-row mask beats building the edge positions
+                    flags = np.zeros(last - first, dtype=bool)
+                    flags[local - first] = True
+                    e0, e1 = int(indptr[first]), int(indptr[last])
+                    per_edge = np.repeat(flags, np.diff(indptr[first:last + 1]))
+                    out.append(piece.arrays[ids][e0:e1][per_edge])
+                    continue
+            sel, _ = expand_ranges(indptr, local)
             out.append(piece.arrays[ids][sel])
         return out[0] if len(out) == 1 else np.concatenate(out)
 
