@@ -7,9 +7,9 @@ MODE_COLORS = {"copy": "tab:orange", "compact": "tab:purple", "zerocopy": "tab:c
 
 
 def plot_stats(stats, path, title=""):
-    """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``
-    (stacked by transfer mode where the executor reports bytes per mode); iterations that pushed
-    (issue 8) are shaded."""
+    """Write a PNG with active/changed vertices and bytes moved per iteration to ``path`` (stacked
+    by transfer mode where the executor reports bytes per mode); iterations that pushed (issue 8)
+    are shaded."""
     try:
         # a Figure of its own, not pyplot: the caller's matplotlib backend stays as it is
         from matplotlib.figure import Figure
@@ -63,7 +63,7 @@ def shade_push(stats, axes):
     """Shade each push iteration's column on ``axes`` (one legend entry)."""
     for k, it in enumerate(push_iterations(stats)):
         for ax in axes:
-            ax.axvspan(it - 0.5, it + 0.5, color="tab:purple", alpha=0.12,
+            ax.axvspan(it - 0.5, it + 0.5, color="tab:gray", alpha=0.15,
                        label="push" if (k == 0 and ax is axes[0]) else None)
     if push_iterations(stats):
         axes[0].legend()

@@ -60,7 +60,7 @@ class DeviceState:
     """
 
     def __init__(self, store, spec, ks, buffers, scratch, ledger, streams):
-        cuda = self.cuda = ensure_context()
+        self.cuda = ensure_context()
         self._mem = []
         self.ledger, self.buffers = ledger, dict(buffers)
         try:

@@ -1,7 +1,9 @@
-"""A stand-in for the engine's direction choice (issue 8): push plans built from the pull planner's
-plans by the contract of grstream/engine/plan.py, and a run loop that takes the direction of each
-iteration from a list. The CUDA tests use it to run every direction sequence on the executor
-while the planner side is built elsewhere; it decides nothing the contract leaves open.
+"""Forced direction sequences (issue 8): push plans built from the pull planner's plans by the
+contract of grstream/engine/plan.py, and a run loop that takes the direction of each iteration
+from a list (or a rule). The engine's own choice is Planner.iteration (grstream/engine/direction.py,
+tested end to end in test_push.py); this driver runs the sequences that rule would not produce
+(push, pull, push, ... switching every iteration) on the executor, as it did while the planner
+side was being built.
 
 The contract, as this driver follows it:
 

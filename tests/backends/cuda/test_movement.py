@@ -95,13 +95,6 @@ def device_view(ex, store, dev, name):
     return ex.locate(dev[name], length * dt.itemsize).view(dt)
 
 
-def device_view(ex, store, dev, name):
-    dt = np.dtype(np.int64) if name.endswith("indptr") else (
-        np.dtype(store.id_dtype) if name.split("/")[1] in ("src", "dst") else np.dtype(np.float64))
-    length = dev.lengths[name]
-    return ex.locate(dev[name], length * dt.itemsize).view(dt)
-
-
 def model_for(store, names, budget_kind, pinned="all", slot_bytes=0, static=10_000):
     """The engine's memory model for a stand-in footprint under one of the budget shapes."""
     fp = Footprint(static={"vertex state": static}, alignment=ALIGN)
