@@ -202,6 +202,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
                          "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
+    ap.add_argument("--transfers", action="store_true",
+                    help="only the transfer modes: BFS and CC at the 1/4 budget per mode")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
     ap.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
                     help="direction of the direction runs (BFS, CC, SSSP): push, pull or the switch")
     ap.add_argument("--direction-only", action="store_true",
@@ -209,9 +212,6 @@ def main(argv=None):
                          "threshold swept); no PageRank")
     ap.add_argument("--sssp-scale", type=int, default=None,
                     help="scale of the weighted RMAT graph of the SSSP runs (default --scale; 0: none)")
-    ap.add_argument("--transfers", action="store_true",
-                    help="only the transfer modes: BFS and CC at the 1/4 budget per mode")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -244,6 +244,7 @@ def main(argv=None):
     if args.transfers:
         bench_transfers(store, out, args.repeat)
         return finish(out, args)
+
     wstore = None
     sssp_scale = args.scale if args.sssp_scale is None else args.sssp_scale
     if sssp_scale:

@@ -59,11 +59,11 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour); issue 8: Capabilities ``push``, ``transfers``, ``frontier_formats``,
+first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
 ``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
-transfer cost model's inputs) and IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
-``time_pack``.
+transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
+``time_pack``).
 """
 from typing import Dict, Iterator, Optional, Tuple
 

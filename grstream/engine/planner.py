@@ -118,8 +118,8 @@ class Planner:
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
-        self._init_direction(store, rule, lanes, push_room)
         self.transfers = TransferPolicy(spec, memory, caps, self.facts)
+        self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public
     def seed(self, counts, seeded=True) -> IterationPlan:

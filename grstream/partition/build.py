@@ -67,8 +67,8 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         Bytes of working memory. When given, the build never holds the edge list: edges
         without edge ids take one pass over the input that writes sorted runs of packed keys
         (and their weights) to temporary files and counts degrees, then gather each shard's
-        keys from the runs; otherwise a degree pass and a bucketing pass into per-shard files. Shards are
-        made small enough that one shard sorts within the limit. Vertex arrays
+        keys from the runs; otherwise a degree pass and a bucketing pass into per-shard
+        files. Shards are made small enough that one shard sorts within the limit. Vertex arrays
         (``VERTEX_BYTES`` per vertex) count against it.
     undirected : bool
         Store every edge in both directions (a self-loop once). A symmetric input (Matrix

@@ -89,6 +89,16 @@ def csc_layout(csr, num_vertices, id_dtype):
     return finish(transpose(*csr, num_vertices), id_dtype)
 
 
+def csc_with_positions(csr, num_vertices, id_dtype):
+    """The CSC of a :func:`csr_layout` result, finished, and each CSC edge's position in that
+    CSR (int64): the scatter carries the position, the weights follow by one gather."""
+    indptr, neighbours, weights = csr
+    position = np.arange(len(neighbours), dtype=indptr.dtype)
+    csc_ptr, csc_src, position = transpose(indptr, neighbours, position, num_vertices)
+    csc = finish((csc_ptr, csc_src, np.take(weights, position)), id_dtype)
+    return csc, position.astype(np.int64, copy=False)
+
+
 def finish(layout, id_dtype):
     """A layout as the builds write it: int64 offsets, ``id_dtype`` neighbours."""
     indptr, neighbours, weights = layout

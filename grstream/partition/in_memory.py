@@ -55,13 +55,19 @@ def build_in_memory(plan, writer):
             del parts
             csr, counted_in = counting.csr_layout(src, dst, weight, n, plan.dedup)
             del src, dst, weight
-            # the CSC scatter runs on the second thread while the out-sides are written
-            csc = pool.submit(counting.csc_layout, csr, n, id_dtype)
+            eid = None
+            if plan.edge_ids:
+                # the CSC scatter carries each edge's CSR position: that is its edge id
+                csc, eid = counting.csc_with_positions(csr, n, id_dtype)
+            else:
+                # the CSC scatter runs on the second thread while the out-sides are written
+                csc = pool.submit(counting.csc_layout, csr, n, id_dtype)
             csr = counting.finish(csr, id_dtype)
             if not plan.dedup:
                 in_degree, out_degree = counted_in, np.diff(csr[0])
             del counted_in
-            return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc)
+            return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc,
+                                 eid)
         else:
             # keys straight from the chunks: no concatenated id arrays at all
             srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
@@ -78,13 +84,15 @@ def build_in_memory(plan, writer):
     return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc)
 
 
-def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc):
+def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc, eid=None):
     """Cut both layouts into the planned shards and write them.
 
     ``csc`` may be a future: every out-side is then written while it is computed (with the
     disk writeback of those bytes started before waiting for it), then every in-side.
+    Edge ids: ``eid`` per CSC edge, or computed from both layouts' input positions.
     """
-    eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None
+    if plan.edge_ids and eid is None:
+        eid = _global_edge_ids(csr[3], csc[3])
     intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
     del in_degree, out_degree
     result = Result(n, intervals, heavy, id_dtype)
@@ -126,9 +134,9 @@ def _global_edge_ids(out_positions, in_positions):
 
 
 def _counting_applies(plan):
-    """Weighted layouts by counting sorts: weights without edge ids, in a dtype scipy's C
-    scatter carries (not float16)."""
-    return (plan.options.weighted and not plan.edge_ids and counting.AVAILABLE
+    """Weighted layouts by counting sorts: weights in a dtype scipy's C scatter carries (not
+    float16)."""
+    return (plan.options.weighted and counting.AVAILABLE
             and plan.options.weight_dtype in counting.WEIGHT_DTYPES)
 
 

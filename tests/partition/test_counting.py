@@ -103,10 +103,11 @@ def _both_paths(tmp, source_of, **kwargs):
     chunk=st.integers(1, 60),
     extra_vertices=st.integers(0, 4),
     weight_dtype=st.sampled_from(["float64", "float32"]),
+    edge_ids=st.booleans(),
 )
 def test_weighted_store_is_bit_identical_to_the_sorted_build(
         tmp_path_factory, edges, flags, num_shards, chunk, extra_vertices,
-        weight_dtype):
+        weight_dtype, edge_ids):
     tmp = tmp_path_factory.mktemp("w")
     src = [e[0] for e in edges]
     dst = [e[1] for e in edges]
@@ -114,21 +115,23 @@ def test_weighted_store_is_bit_identical_to_the_sorted_build(
     declared = max(src + dst + [-1]) + 1 + extra_vertices
     (new, old), taken = _both_paths(
         tmp, lambda: array_source(src, dst, w, num_vertices=declared, chunk=chunk),
-        num_shards=num_shards, weight_dtype=weight_dtype, **flags)
+        num_shards=num_shards, weight_dtype=weight_dtype, edge_ids=edge_ids, **flags)
     assert taken == [True]
     assert new == old
 
 
 @pytest.mark.parametrize("undirected", [False, True])
 @pytest.mark.parametrize("duplicates", [True, False])
+@pytest.mark.parametrize("edge_ids", [False, True])
 def test_weighted_store_of_a_real_graph_is_bit_identical(tmp_path, undirected,
-                                                         duplicates):
+                                                         duplicates, edge_ids):
     # rome99: DIMACS, 1-based ids, integer weights, repeated arcs
     path = DATASETS / "rome99.gr"
     if not path.exists():
         pytest.skip("rome99.gr not available")
     (new, old), taken = _both_paths(tmp_path, lambda: str(path), num_shards=5,
-                                    undirected=undirected, duplicates=duplicates)
+                                    undirected=undirected, duplicates=duplicates,
+                                    edge_ids=edge_ids)
     assert taken == [True]
     assert new == old
 
@@ -154,12 +157,12 @@ def lines_again(src, dst):
     return [f"{s} {d} {k % 3 + 0.5}" for k, (s, d) in enumerate(zip(src[:40], dst[:40]))]
 
 
-def test_float16_weights_and_edge_ids_keep_the_sorted_path(tmp_path, monkeypatch):
+def test_float16_weights_keep_the_sorted_path(tmp_path, monkeypatch):
     taken = []
     original = in_memory._counting_applies
     monkeypatch.setattr(in_memory, "_counting_applies",
                         lambda plan: taken.append(original(plan)) or taken[-1])
     source = array_source([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0])
     build_shards(source, tmp_path / "h.h5", weight_dtype="float16", progress=False)
-    build_shards(source, tmp_path / "e.h5", edge_ids=True, progress=False)
+    build_shards(source, tmp_path / "u.h5", weighted=False, edge_ids=True, progress=False)
     assert taken == [False, False]

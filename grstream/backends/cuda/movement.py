@@ -60,8 +60,7 @@ class Mover:
         Packs "compact" units into staging buffers (None: the mover takes no compact unit).
     """
 
-    def __init__(self, store, memory, streams, ledger, shared, push_names=(), mapped=False,
-                 packer=None):
+    def __init__(self, store, memory, streams, ledger, shared, push_names=(), mapped=False, packer=None):
         self.store, self.memory, self.ex, self.ledger, self.shared = store, memory, streams, ledger, shared
         self.names = list(memory.names)
         push = [n for n in push_names if n in self.names]
