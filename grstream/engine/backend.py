@@ -58,6 +58,7 @@ class IterationStats:
     transfer_bytes: Dict[str, int] = field(default_factory=dict)
     transfer_seconds: Dict[str, float] = field(default_factory=dict)
     time_pack: float = 0.0
+    local_rounds: int = 0          # asynchronous rounds run inside units (IterationPlan.local_rounds)
     aggregates: Dict[str, float] = field(default_factory=dict)
     plan: Dict[str, object] = field(default_factory=dict)   # IterationPlan.summary() of the run
 

@@ -63,7 +63,8 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 ``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
-``time_pack``); Capabilities ``gather_changed`` (default False).
+``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
+(default False).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -120,6 +121,8 @@ class Capabilities:
         None, or a callable returning the executor's measured
         :class:`~grstream.engine.costs.LinkCosts` (called once, when a plan first has a choice;
         executors cache the measurement per process).
+    local_rounds
+        The executor runs plans with ``IterationPlan.local_rounds`` > 0.
     gather_changed
         The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
         sources that changed in the previous iteration, the seed before the first); the session
@@ -130,10 +133,11 @@ class Capabilities:
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
-                 gather_changed=False):
+                 gather_changed=False, local_rounds=False):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
+        self.local_rounds = bool(local_rounds)
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)

@@ -55,6 +55,12 @@ the vertices that received a message, and it records the changed set, not the pu
 "seed" | "changed": an activation-only plan over the seed or the previous iteration's changed
 set), transfers "compact" and "zerocopy", ``Readback.shard_changed`` and
 ``Readback.changed_edges``. docs/ARCHITECTURE.md describes them.
+issue 8 item 4 (2026-11-24): ``IterationPlan.local_rounds`` (int, default 0): after a unit's
+first apply, the executor may run up to this many further gather+apply rounds over the unit's
+own vertices that a changed vertex of the unit activates, reading the values just written
+(asynchronous local rounds, Subway-async / Seraph); every vertex changed in any round counts as
+changed for activation. Set only for programs that declare ``asynchronous = True`` and have no
+scatter, edge state, aggregates or ``gather_from = "changed"``; docs/PROGRAMS.md.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
@@ -122,6 +128,7 @@ class IterationPlan:
     direction: str = "pull"               # see DIRECTIONS: every unit's direction
     frontier_format: str = "bitmap"       # see FRONTIER_FORMATS
     activation: str = ""                  # see ACTIVATIONS: an activation-only plan's sources
+    local_rounds: int = 0                 # further in-unit rounds after a unit's apply (async)
 
     @property
     def shards(self):
@@ -144,7 +151,7 @@ class IterationPlan:
                 "bytes_pinned": self.bytes_pinned, "bytes_scratch": self.bytes_scratch,
                 "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store,
                 "plan_direction": self.direction, "frontier_format": self.frontier_format,
-                "activation": self.activation,
+                "activation": self.activation, "local_rounds": self.local_rounds,
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
                                 if u.transfer in ("copy", "compact", "zerocopy")}}
 

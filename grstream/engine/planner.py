@@ -50,6 +50,14 @@ def hoistable(spec):
     return bool(spec.has_gather and uses is not None and uses <= {"src"})
 
 
+def allows_local_rounds(spec, caps):
+    """Asynchronous local rounds (IterationPlan.local_rounds) keep the result only for programs
+    that promise it (``asynchronous``) and whose state is the vertex fields alone."""
+    return bool(getattr(caps, "local_rounds", False) and spec.asynchronous and spec.has_gather
+                and spec.activate == "frontier" and spec.gather_from == "all"
+                and not spec.has_scatter and not spec.edge_state and not spec.aggregates)
+
+
 def phases_of(spec, dense):
     out = []
     if spec.has_gather:
@@ -93,8 +101,10 @@ class Planner:
 
     def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
-                 rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True):
+                 rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True,
+                 local_rounds: int = 0):
         self.spec, self.memory, self.caps = spec, memory, caps
+        self.local_rounds = int(local_rounds) if allows_local_rounds(spec, caps) else 0
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.sizes = np.diff(self.intervals)
@@ -156,6 +166,9 @@ class Planner:
             self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
         if self.spec.activate == "all" or not self.spec.has_gather:
             self.push_ok = False
+        if self.push_ok and self.local_rounds:
+            # local rounds re-gather a loaded unit's vertices: a pull-side schedule
+            self.push_ok, self.push_reason = False, "local_rounds asked for: the run pulls"
         pushed = {"in": "out", "out": "in"}
         infos = [store.shard_info(i) for i in range(self.S)]
         self.push_edges = np.array(
@@ -264,7 +277,8 @@ class Planner:
             publish_edges=bool(spec.has_scatter and ran and not seed),
             reduce=tuple(spec.aggregates), workers=workers,
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
-            bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed)
+            bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
+            local_rounds=0 if seed or not ran else self.local_rounds)
 
     def _units(self, shards, counts, dense):
         batch = self.caps.batch_resident == "always" or (self.caps.batch_resident == "dense" and dense)

@@ -59,7 +59,9 @@ class Session:
         "auto" | "push" | "pull", and the fractions of |E| and n of the push and queue rules
         (default: the executor's, else 1/20 and 1/64): see grstream/engine/direction.py.
     **options
-        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...).
+        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
+        and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
+        programs declaring ``asynchronous = True`` (docs/PROGRAMS.md).
 
     Examples
     --------
@@ -87,6 +89,10 @@ class Session:
         self.store = store
         self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
         self.progress = progress
+        # asynchronous local rounds (IterationPlan.local_rounds): an engine option, not the executor's
+        self.local_rounds = int(options.pop("local_rounds", 0) or 0)
+        if self.local_rounds < 0:
+            raise UsageError(f"local_rounds must be >= 0, not {self.local_rounds}")
         self.options = options
         self._prepared = {}
         self.shared, self.loaded = {}, set()
@@ -149,7 +155,8 @@ class Session:
         planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
-                          rule=rule, lanes=bool(lanes), push_room=pushing)
+                          rule=rule, lanes=bool(lanes), push_room=pushing,
+                          local_rounds=0 if lanes else self.local_rounds)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
 

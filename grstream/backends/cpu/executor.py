@@ -13,7 +13,7 @@ from ...engine.executor import Executor
 from ...engine.plan import Readback
 from ...engine.schedule import dataset_dtype
 from ...readahead import BufferPool, read_ahead
-from . import kernels
+from . import changes, kernels, local
 from .pieces import ResidentRuns, Slots
 from .facts import CpuFacts
 from .lanes import LaneMethods
@@ -50,13 +50,7 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
             self.mask = np.zeros(n, dtype=bool)
             if L is not None:   # each lane's frontier, this iteration and the next
                 self.lmask, self.lnext = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
-        # gather_from "changed": who changed in the previous iteration (the seed before the first),
-        # as a bitmap the gathers index and the ids that set it (to clear it in O(changed));
-        # prev_ids None: every vertex counts as changed (an unseeded start)
-        self.prev_mask = self.prev_ids = None
-        if spec.gather_from == "changed":
-            ledger.take("device", "changed", memory.static["changed"])
-            self.prev_mask = np.zeros(n, dtype=bool)
+        changes.allocate(self, memory, ledger)   # gather_from "changed": prev_mask, prev_ids
         self.alive = None
         self.cap = L
         self.hoisted = self.acc_all = None
@@ -106,7 +100,7 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
         if mask is None:
             self.front_ids = self.seed_ids = self.changed_ids = None
-            self._set_changed(None)
+            changes.record(self, None)
             if self.lmask is not None:
                 self.lmask.fill(True)
             return
@@ -115,18 +109,7 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
             mask = self.seed_lanes.any(axis=1)
         self.seed_ids = np.flatnonzero(mask) if ids is None or self.L is not None else np.asarray(ids)
         self.front_ids = self.changed_ids = self.seed_ids
-        self._set_changed(self.seed_ids)
-
-    def _set_changed(self, ids):
-        """gather_from "changed": ``ids`` (None: every vertex) changed in the iteration that
-        ended; the bitmap is cleared through the previous ids, so this costs O(changed)."""
-        if self.prev_mask is None:
-            return
-        if self.prev_ids is not None:
-            self.prev_mask[self.prev_ids] = False
-        if ids is not None:
-            self.prev_mask[ids] = True
-        self.prev_ids = ids
+        changes.record(self, self.seed_ids)
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
@@ -138,9 +121,9 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         self._mask_used = False    # some units marked the mask instead
         self._applied = []         # (index, fields) per unit, for publish "copy"
         self._edge_writes = []
-        # each unit's changed ids: the changed set a push sends from, and the sources a
-        # gather_from "changed" program reads
-        self._changed_parts = []
+        # each unit's changed ids (the changed set a push sends from, the sources a
+        # gather_from "changed" program reads); local rounds run
+        self._changed_parts, self._local = [], 0
         if plan.direction == "push":
             self.pusher.begin(plan.frontier_format)
         self._ctx = {}
@@ -148,12 +131,9 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         self.hoisted_changed = False
         if plan.hoist:
             t0 = time.perf_counter()
-            if self.prev_ids is not None and self.kern.dirs == ("in",):
-                # gather_from "changed" over in-edges: a message from a source that did not
-                # change is the identity, so only the changed sources' messages are computed
-                # (O(changed) + a fill) and every gather reads them as usual
-                self.hoisted = self._changed_messages(self.prev_ids)
-                self.hoisted_changed = True
+            self.hoisted_changed = self.prev_ids is not None and self.kern.dirs == ("in",)
+            if self.hoisted_changed:
+                self.hoisted = changes.messages(self, self.prev_ids)
             else:
                 everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
                 self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
@@ -161,15 +141,6 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
             self._st["gather"] += time.perf_counter() - t0
         if plan.dense:
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
-
-    def _changed_messages(self, ids):
-        """Hoisted messages with the identity for every vertex outside ``ids``."""
-        spec = self.spec
-        out = np.full(self.n, spec.gather_reduce.identity(spec.gather_dtype), dtype=spec.gather_dtype)
-        if len(ids):
-            view = VertexView(self.cur, self.builtins, ids, len(ids))
-            out[ids] = as_length(self.program.gather_map(view, None, None), len(ids), spec.gather_dtype)
-        return out
 
     def load(self, plan):
         if not any(u.transfer in ("copy", "compact") for u in plan.units):
@@ -261,13 +232,18 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
             ch = np.flatnonzero(changed)
             ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
             nchanged = len(ch)
-            if self.pusher is not None or self.prev_mask is not None:
-                with self._lock:
-                    self._changed_parts.append(ctx["changed"])
         else:
             ctx["rows"] = np.arange(index.start, index.stop) if isinstance(index, slice) else index
             ctx["changed"] = changed
             nchanged = int(changed.sum())
+        if plan.local_rounds and unit is not None and self.L is None:
+            ctx["changed"], more = local.rounds(self, plan, unit, piece, ctx["changed"], written)
+            nchanged = len(ctx["changed"])
+            with self._lock:
+                self._local += more
+        if self.L is None and (self.pusher is not None or self.prev_mask is not None):
+            with self._lock:   # after the local rounds: every vertex that changed in them
+                self._changed_parts.append(ctx["changed"])
         self._applied.append((index, tuple(written)))
         ctx["written"] = written
         with self._lock:
@@ -314,14 +290,7 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         for positions, values in self._edge_writes:
             for name, val in values.items():
                 self.edges[name][positions] = val
-        if self.prev_mask is not None and not plan.seed and not plan.activation:
-            # (an activation plan after a push keeps the push's changed set)
-            parts = self._changed_parts
-            if plan.direction == "push":
-                self._set_changed(self.changed_ids)
-            else:
-                self._set_changed(np.concatenate(parts) if len(parts) > 1 else
-                                  parts[0] if parts else np.zeros(0, dtype=np.int64))
+        changes.publish(self, plan, self._changed_parts)
         if plan.frontier and self.L is not None:
             self.lmask, self.lnext = self.lnext, self.lmask
             self.lnext.fill(False)
@@ -377,6 +346,7 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         stats.time_read += st["read"]
         stats.bytes_read += self._bytes
         self.slots.report(stats)
+        stats.local_rounds += self._local
         rb = Readback(shard_active=counts, changed_vertices=self._changed,
                       active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
         if self.pusher is not None:

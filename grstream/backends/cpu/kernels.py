@@ -29,18 +29,19 @@ class Kernels:
                          ([("in/indptr", "in/src")] if direction in ("out", "all") else [])
 
     # ------------------------------------------------------------------ gather
-    def gather(self, piece, lo, hi, rows, kind):
-        """(accumulator per active vertex, edges gathered over) of the span [lo, hi) or ``rows``."""
+    def gather(self, piece, lo, hi, rows, kind, fresh=False):
+        """(accumulator per active vertex, edges gathered over) of the span [lo, hi) or ``rows``;
+        ``fresh``: compute messages from ``cur`` even when the plan hoisted them."""
         a, b = lo - piece.lo, hi - piece.lo
         if rows is not None and kind == "sweep":
             # most of the span is active: a sweep with the inactive results dropped beats
             # selecting edges; statistics still count only the active vertices' edges
-            acc, _ = self._gather(piece, a, b, None)
+            acc, _ = self._gather(piece, a, b, None, fresh)
             local = rows - piece.lo
             return acc[local - a], self._edges_of(piece, local)
-        return self._gather(piece, a, b, None if rows is None else rows - piece.lo)
+        return self._gather(piece, a, b, None if rows is None else rows - piece.lo, fresh)
 
-    def _gather(self, piece, a, b, rows):
+    def _gather(self, piece, a, b, rows, fresh=False):
         ex = self.ex
         spec, arrays = ex.spec, piece.arrays
         dtype, monoid = spec.gather_dtype, spec.gather_reduce
@@ -68,7 +69,7 @@ class Kernels:
             m = int(seg[-1]) if len(seg) else 0
             edges += m
             own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
-            hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None else None
+            hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None and not fresh else None
             if (hoisted is not None and monoid is sum_monoid and d == "in" and dtype.kind in "fi"
                     and m >= SPMV_EDGES and L is None):
                 # sum of a per-source value over in-edges is a sparse matrix-vector product: let
