@@ -28,6 +28,7 @@ of the edge estimate.
 from dataclasses import replace
 
 from . import costs as cm
+from .schedule import push_arrays
 
 
 class TransferPolicy:
@@ -38,6 +39,10 @@ class TransferPolicy:
         self.forced = getattr(caps, "transfer", "auto")
         self.pinned = frozenset(memory.pinned)
         self.shapes = cm.shard_shapes(memory) if self.offered else ()
+        # a push unit moves (copy) or reads (zerocopy) only its walk directions' arrays
+        pushed = [n for n in push_arrays(spec) if n in memory.names]
+        self.push_shapes = (cm.shard_shapes(memory, names=pushed) if self.offered and pushed
+                            else self.shapes)
         self.base = self.costs = None
         self.predicted = {}     # iteration -> [(mode, shape, active)] of its plan's streamed units
         # mean gathered edges per vertex (facts: the planner's ShardFacts), for the skew
@@ -72,8 +77,11 @@ class TransferPolicy:
             out.append("zerocopy")
         return tuple(out)
 
-    def modes(self, iteration, units, counts):
-        """``units`` with each streamed unit's transfer (and the bytes it moves) chosen."""
+    def modes(self, iteration, units, counts, edges=None):
+        """``units`` with each streamed unit's transfer (and the bytes it moves) chosen;
+        ``edges``: per shard, the edges a push unit walks from its ``counts`` changed vertices
+        (push units are estimated on their walk directions' arrays with that edge fraction,
+        not on the pull frontier's skew)."""
         if not self.offered:
             return units
         out, chosen = [], []
@@ -83,14 +91,20 @@ class TransferPolicy:
                 out.append(u)
                 continue
             i = u.shards[0]
-            shape = self.shapes[i]
-            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew)
+            fe = None
+            if u.direction == "push":
+                shape = self.push_shapes[i]
+                if edges is not None:
+                    fe = min(float(edges[i]) / shape.edges, 1.0) if shape.edges else 1.0
+            else:
+                shape = self.shapes[i]
+            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew, fe)
             if self.forced != "auto":
                 mode = self.forced if self.forced in allowed else "copy"
             else:
-                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew)
+                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew, fe)
             b = est[mode][0]
-            chosen.append((mode, shape, int(counts[i])))
+            chosen.append((mode, shape, int(counts[i]), fe))
             if mode != "copy":   # a zero-copy unit holds no slot
                 u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
             out.append(u)
@@ -99,8 +113,8 @@ class TransferPolicy:
 
     def _predict(self, chosen, skew):
         out = {}
-        for mode, shape, active in chosen:
-            b, s = cm.estimate(shape, active, self.costs, skew)[mode]
+        for mode, shape, active, fe in chosen:
+            b, s = cm.estimate(shape, active, self.costs, skew, fe)[mode]
             pb, ps = out.get(mode, (0, 0.0))
             out[mode] = (pb + b, ps + s)
         return out
