@@ -8,6 +8,11 @@ same matrix; (4) with a memory budget of vertex state + 1/4 of the shard data Pa
 achieved streaming bandwidth of a dense iteration as a percentage of (1), and the same with every
 shard streamed; (5) BFS from the highest-degree vertex with the 1/4 budget: bytes copied against
 all shards x iterations, and the CPU path on this host's cores; (6) CC with the 1/4 budget.
+
+``--transfers`` runs only (1), (2) and the transfer modes (issue 8): BFS and CC (pull) at the 1/4 budget
+with each streamed shard copied, compacted, zero-copied or chosen by the cost model (``auto``),
+medians of ``--repeat`` runs after a first one that fills the pinned cache, the bytes each moved
+against the floor of every out-edge crossing the link once, and the modes chosen per iteration.
 """
 import argparse
 import datetime
@@ -47,25 +52,26 @@ def run_cuda(program, store, **options):
                   max_iter=max_iter, backend_options=options)
 
 
-def unbounded_model(program, store):
-    """The memory model of ``program`` with everything resident (static bytes, shard regions)."""
+def unbounded_model(program, store, push=False):
+    """The memory model of ``program`` with everything resident (static bytes, shard regions);
+    ``push``: as a session that may plan push iterations holds it."""
     from grstream.backends.cuda.executor import CudaExecutor
     from grstream.engine.memory import plan_memory
     from grstream.engine.planner import is_dense
     from grstream.engine.schedule import needed_arrays
     spec = type(program).spec
-    fp = CudaExecutor.footprint(store, spec, is_dense(spec), {})
-    return plan_memory(store, needed_arrays(spec), fp)
+    fp = CudaExecutor.footprint(store, spec, is_dense(spec), {"push": push})
+    return plan_memory(store, needed_arrays(spec, push=push), fp)
 
 
-def budget_quarter(program, store):
+def budget_quarter(program, store, push=False):
     """Vertex state + 1/4 of the shard bytes ``program`` moves, and the all-streamed minimum."""
     from grstream.errors import MemoryBudgetError
     try:
         gr.run(program, store, device="cuda", memory_budget=1)
     except MemoryBudgetError as exc:
         minimum = exc.minimum
-    model = unbounded_model(program, store)
+    model = unbounded_model(program, store, push)
     needed = sum(model.regions)
     return model.static_bytes + model.scratch_bytes + needed // 4, minimum, needed
 
@@ -119,6 +125,71 @@ def cusparse_pagerank_ms(store, repeat=20):
     return float(np.median(times)), int(at.nnz)
 
 
+def directed(store, make, mode, budget, threshold=None, repeat=2, queue_fraction=None):
+    """Run ``make()`` ``repeat`` times in one Session with direction ``mode`` (push | pull | auto,
+    the executor's threshold unless ``threshold``); the last run's time (start() + iterations, as
+    :func:`bfs_twice`), its per-iteration (direction, format, changed vertices, ms, bytes copied)
+    and values."""
+    with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED, direction=mode,
+                    push_threshold=threshold, queue_fraction=queue_fraction) as session:
+        for _ in range(repeat):
+            r = session.run(make())
+    per = [(s.plan["plan_direction"], s.plan["frontier_format"][0], int(s.changed_vertices),
+            round(s.time_total * 1e3, 2), int(s.bytes_h2d), round(s.time_kernel * 1e3, 2)) for s in r.stats]
+    start = r.info.get("start_wall_s", 0.0)
+    return {"ms": (start + sum(s.time_total for s in r.stats)) * 1e3, "start_ms": start * 1e3,
+            "iterations": r.iterations, "per_iter": per, "bytes_h2d": sum(p[4] for p in per),
+            "residency": r.info["residency"], "direction": r.info["direction"]}, r.values
+
+
+def direction_bench(store, out, args, wstore=None):
+    """BFS in memory and at the 1/4 budget, CC at the 1/4 budget, SSSP weighted: pull, push and
+    the switch (auto, the GPU's threshold) side by side, results checked equal; with
+    ``--direction-only`` also the switch threshold swept and the frontier format forced."""
+    from grstream.backends.cuda.executor import PUSH_THRESHOLD
+    modes = ["pull", "push", "auto"] if args.direction_only else [args.direction]
+    source = int(np.argmax(store.out_degree()))
+    BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
+    # the 1/4 budget of a run that may push: vertex state with the push buffers + 1/4 of the
+    # shard bytes push and pull read (pull-only runs: the pull footprint, as before)
+    bq = {m: budget_quarter(BFS(), store, push=m != "pull")[0] for m in modes}
+    cq = {m: budget_quarter(CC(), store, push=m != "pull")[0] for m in modes}
+    cases = [("bfs_inmem", lambda: BFS(source=source), None, "level", store),
+             ("bfs_quarter", lambda: BFS(source=source), bq, "level", store),
+             ("cc_quarter", CC, cq, "label", store)]
+    if wstore is not None:
+        SSSP = gr.algorithms.sssp.SSSP
+        wsource = int(np.argmax(wstore.out_degree()))
+        sq = {m: budget_quarter(SSSP(source=wsource), wstore, push=m != "pull")[0] for m in modes}
+        cases += [("sssp_inmem", lambda: SSSP(source=wsource), None, "dist", wstore),
+                  ("sssp_quarter", lambda: SSSP(source=wsource), sq, "dist", wstore)]
+    res = {}
+    for label, make, budget, field, st in cases:
+        ref = None
+        for mode in modes:
+            r, values = directed(st, make, mode, None if budget is None else budget[mode])
+            if ref is None:
+                ref = values[field]
+            r["equal_first_mode"] = bool(np.array_equal(values[field], ref))
+            res[f"{label}_{mode}"] = r
+            log(f"{label} {mode} ({r['residency']}): {r['ms']:.1f} ms (start {r['start_ms']:.1f}), "
+                f"{r['iterations']} iterations, {r['bytes_h2d'] / 1e9:.3f} GB copied, same values: "
+                f"{r['equal_first_mode']}; per iteration (direction, format, changed, ms, bytes, kernel ms): "
+                f"{r['per_iter']}")
+    if args.direction_only:
+        for th in (1 / 20, 1 / 8, 1 / 4, 1 / 2, 1.0):
+            for label, budget in (("bfs_inmem", None), ("bfs_quarter", bq["auto"])):
+                r, _ = directed(store, lambda: BFS(source=source), "auto", budget, th)
+                res[f"{label}_auto_{th:.3f}"] = r
+                log(f"{label} auto, threshold {th:.3f}: {r['ms']:.1f} ms; {r['per_iter']}")
+        for qf in (0.0, 1.0):
+            r, _ = directed(store, lambda: BFS(source=source), "push", None, queue_fraction=qf)
+            res[f"bfs_inmem_push_queue{qf:g}"] = r
+            log(f"bfs_inmem push, {'queue' if qf else 'bitmap'} always: {r['ms']:.1f} ms; {r['per_iter']}")
+    out["directions"] = res
+    out["push_threshold"] = PUSH_THRESHOLD
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=24)
@@ -131,6 +202,16 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
                          "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
+    ap.add_argument("--transfers", action="store_true",
+                    help="only the transfer modes: BFS and CC at the 1/4 budget per mode")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
+    ap.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
+                    help="direction of the direction runs (BFS, CC, SSSP): push, pull or the switch")
+    ap.add_argument("--direction-only", action="store_true",
+                    help="only BFS / CC / SSSP with pull, push and auto side by side (and the switch "
+                         "threshold swept); no PageRank")
+    ap.add_argument("--sssp-scale", type=int, default=None,
+                    help="scale of the weighted RMAT graph of the SSSP runs (default --scale; 0: none)")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -159,6 +240,25 @@ def main(argv=None):
     log(f"RMAT scale {args.scale}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
         f"store {store.nbytes() / 1e9:.2f} GB, {store.num_shards} shards; generated {t1 - t0:.1f}s, "
         f"sharded {t2 - t1:.1f}s")
+
+    if args.transfers:
+        bench_transfers(store, out, args.repeat)
+        return finish(out, args)
+
+    wstore = None
+    sssp_scale = args.scale if args.sssp_scale is None else args.sssp_scale
+    if sssp_scale:
+        t0 = time.perf_counter()
+        wpath = os.path.join(tmp, f"rmat{sssp_scale}w.h5")
+        src, dst, w = rmat(sssp_scale, args.edge_factor, seed=1, weights=True)
+        gr.build_shards((src, dst, w), wpath, num_shards=args.shards, progress=False, weighted=True)
+        del src, dst, w
+        wstore = gr.open(wpath)
+        log(f"weighted RMAT scale {sssp_scale} for SSSP: {wstore.num_edges:,} edges, built in "
+            f"{time.perf_counter() - t0:.1f}s")
+    if args.direction_only:
+        direction_bench(store, out, args, wstore)
+        return finish(out, args)
 
     PageRank = gr.algorithms.pagerank.PageRank
     pr = lambda: PageRank(tol=0.0)  # noqa: E731  (dense: never converges early)
@@ -315,7 +415,66 @@ def main(argv=None):
                  "components": int(len(np.unique(r.values["label"])))}
     log(f"CC (budget {cq / 1e9:.2f} GB): {r.iterations} iterations, {out['cc']['iter_ms']:.1f} ms in "
         f"iterations, {out['cc']['bytes_h2d'] / 1e9:.2f} GB copied, {out['cc']['components']:,} components")
+    direction_bench(store, out, args, wstore)
     return finish(out, args)
+
+
+MODES = ("copy", "compact", "zerocopy", "auto")
+
+
+def bench_transfers(store, out, repeat):
+    """BFS and CC at the 1/4 budget per transfer mode (see the module docstring)."""
+    source = int(np.argmax(store.out_degree()))
+    floor = int(store.num_edges) * np.dtype(store.id_dtype).itemsize   # every out-edge once
+    out["transfers"] = res = {"floor_bytes": floor, "source": source}
+    make = {"bfs": lambda: gr.algorithms.bfs.BFS(source=source),
+            "cc": lambda: gr.algorithms.cc.ConnectedComponents()}
+    for algo, program in make.items():
+        budget, _, _ = budget_quarter(program(), store)
+        field = "level" if algo == "bfs" else "label"
+        reference = None
+        for mode in MODES:
+            # pull throughout: the modes apply to pull units (push units are copied unless forced)
+            with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED,
+                            direction="pull", transfer=mode) as session:
+                # host compaction takes seconds per run on this link's scale: one timed run
+                runs = [session.run(program()) for _ in range((1 if mode == "compact" else repeat) + 1)]
+            timed = runs[1:]   # the first run filled the pinned host cache from the store
+            if reference is None:
+                reference = timed[0].values[field]
+            total = [r.info.get("start_wall_s", 0.0) + sum(s.time_total for s in r.stats) for r in timed]
+            iters = [sum(s.time_total for s in r.stats) for r in timed]
+            last = timed[-1]
+            moved = {}
+            for s in last.stats:
+                for m, b in s.transfer_bytes.items():
+                    moved[m] = moved.get(m, 0) + b
+            per_iter = []
+            for s in last.stats:
+                chosen = {}
+                for m in s.plan.get("shard_modes", {}).values():
+                    chosen[m] = chosen.get(m, 0) + 1
+                per_iter.append({"iteration": s.iteration, "active": s.active_vertices,
+                                 "modes": chosen, "skipped": s.shards_skipped,
+                                 "bytes": dict(s.transfer_bytes),
+                                 "seconds": {m: round(t * 1e3, 3) for m, t in s.transfer_seconds.items()},
+                                 "pack_ms": round(s.time_pack * 1e3, 3), "ms": round(s.time_total * 1e3, 3)})
+            entry = res[f"{algo}_{mode}"] = {
+                "ms": float(np.median(total)) * 1e3, "ms_all": [t * 1e3 for t in total],
+                "iter_ms": float(np.median(iters)) * 1e3, "iterations": last.iterations,
+                "bytes": moved, "bytes_total": int(sum(moved.values())),
+                "bytes_h2d": int(sum(s.bytes_h2d for s in last.stats)),
+                "equal": bool(np.array_equal(last.values[field], reference)),
+                "budget": budget, "residency": last.info["memory"]["residency"],
+                "resident_shards": last.info["memory"]["resident_shards"], "per_iter": per_iter}
+            log(f"{algo.upper()} 1/4 budget, transfer={mode}: {entry['ms']:.1f} ms median of {len(timed)} "
+                f"({entry['iter_ms']:.1f} ms in {entry['iterations']} iterations); moved "
+                f"{entry['bytes_total'] / 1e9:.3f} GB ({', '.join(f'{m} {b / 1e9:.3f}' for m, b in moved.items())}) "
+                f"vs floor {floor / 1e9:.2f} GB; same result as copy: {entry['equal']}")
+            for it in per_iter:
+                log(f"    it {it['iteration']}: active {it['active']:,}, modes {it['modes']}, "
+                    f"skipped {it['skipped']}, {it['ms']:.2f} ms, pack {it['pack_ms']:.2f} ms, "
+                    f"link s {it['seconds']}")
 
 
 def finish(out, args):

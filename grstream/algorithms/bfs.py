@@ -21,6 +21,7 @@ class BFS(gr.GASProgram):
 
     vertex = {"level": "int64"}
     gather_reduce = gr.monoid.min
+    asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
 
     def init(self, v):

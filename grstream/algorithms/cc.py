@@ -21,6 +21,7 @@ class ConnectedComponents(gr.GASProgram):
     vertex = {"label": "int64"}
     gather_edges = "all"
     gather_reduce = gr.monoid.min
+    asynchronous = True   # min of monotone values: any order of updates reaches the same result
 
     def init(self, v):
         v.label = v.id

@@ -20,6 +20,8 @@ from ..errors import UsageError
 NAME = "pagerank"
 #: stopping rules: name -> the threshold on the L1 change of one iteration, given tol and n
 STOP_RULES = {"l1": lambda tol, n: tol, "networkx": lambda tol, n: n * tol}
+#: ways to compute it: power iteration (the default) or residual pushes (pagerank_delta.py)
+METHODS = ("power", "delta")
 
 
 class PageRank(gr.GASProgram):
@@ -169,7 +171,7 @@ def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart
 def pagerank(store: "ShardStore", damping: float = 0.85, personalization: Any = None,
              max_iter: int = 100, tol: float = 1e-6, nstart: Any = None,
              weight: Optional[str] = "weight", dangling: Any = None, stop: str = "l1",
-             **run_options: Any) -> Tuple[np.ndarray, "Result"]:
+             method: str = "power", **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """PageRank scores (float64, summing to 1) and the engine Result.
 
     Parameters
@@ -192,10 +194,26 @@ def pagerank(store: "ShardStore", damping: float = 0.85, personalization: Any = 
         ``"l1"``: stop when sum |x' - x| < tol, which keeps the error within about
         ``tol * d / (1 - d)`` at any size; ``"networkx"``: sum |x' - x| < n tol, NetworkX's rule,
         which stops after one iteration once n > 2 / tol.
+    method : {"power", "delta"}
+        ``"power"``: power iteration, every vertex every iteration. ``"delta"``: residual
+        PageRank (grstream/algorithms/pagerank_delta.py): only vertices whose pending mass is
+        large against their rank push it on, so iterations cost in proportion to the vertices
+        still moving; it stops when a proven bound on the L1 distance to the exact PageRank is
+        below the stopping rule's threshold (``tol`` for "l1"). It takes no ``nstart``, and a
+        ``dangling`` distribution only when it equals the personalization.
     **run_options
         Passed to :func:`grstream.run` (device, memory_budget, progress, ...).
     """
     max_iter = check_count("max_iter", max_iter)
+    check_choice("method", method, METHODS)
+    if method == "delta":
+        from .pagerank_delta import delta_pagerank
+        damping = check_fraction("damping", damping)
+        tol = check_positive("tol", tol)
+        check_choice("stop", stop, tuple(STOP_RULES))
+        return delta_pagerank(store, damping, personalization, tol, nstart, weight, dangling,
+                              STOP_RULES[stop](tol, int(store.num_vertices)),
+                              dict(run_options, max_iter=max_iter))
     program = pagerank_program(store, damping=damping, personalization=personalization, tol=tol,
                                nstart=nstart, weight=weight, dangling=dangling, stop=stop)
     result = execute(program, store, dict(run_options, max_iter=max_iter))
@@ -205,4 +223,5 @@ def pagerank(store: "ShardStore", damping: float = 0.85, personalization: Any = 
 def from_args(store, args, run_options):
     return pagerank(store, damping=args.damping,
                     tol=1e-6 if args.tol is None else args.tol,
+                    method=args.method or "power",
                     **dict(run_options, max_iter=100 if args.max_iter is None else args.max_iter))

@@ -21,6 +21,7 @@ class SSSP(gr.GASProgram):
     vertex = {"dist": "float64"}
     reads = {"weight"}
     gather_reduce = gr.monoid.min
+    asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
 
     def init(self, v):

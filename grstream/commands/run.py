@@ -40,6 +40,9 @@ def add_parser(sub):
                    help="iteration limit (bfs, sssp, pagerank, cc)")
     p.add_argument("--tol", type=non_negative, default=None, help="pagerank tolerance (default 1e-6)")
     p.add_argument("--damping", type=damping, default=None, help="pagerank damping (default 0.85)")
+    p.add_argument("--method", choices=("power", "delta"), default=None,
+                   help="pagerank: power iteration (default) or delta (residual pushes, stops "
+                        "within a proven L1 distance --tol of the exact ranks)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write per-vertex values: .npy, or .tsv/.csv with an id column "
                         "(README \"Vertex ids\")")
@@ -48,7 +51,8 @@ def add_parser(sub):
                         "vertices' edges are at most --push-threshold of all edges), push "
                         "(whenever the program allows it), pull")
     p.add_argument("--push-threshold", type=fraction, default=None, metavar="F",
-                   help="fraction of the edges up to which auto pushes (default 1/20 = 0.05)")
+                   help="fraction of the edges up to which auto pushes (default: the executor's, "
+                        "1/20 = 0.05 on the CPU, 1.0 on the GPU)")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -58,11 +62,12 @@ def add_parser(sub):
 
 #: the algorithm-specific options each algorithm takes; the others are refused, never ignored
 TAKES = {"bfs": ("source", "max_iter"), "sssp": ("source", "max_iter"),
-         "pagerank": ("damping", "tol", "max_iter"), "cc": ("max_iter",), "bc": ("sources", "seed")}
+         "pagerank": ("damping", "tol", "max_iter", "method"), "cc": ("max_iter",), "bc": ("sources", "seed")}
 #: option dest -> (flag, default filled in when the algorithm takes it and it was not given;
 #: --source's is the store's first vertex, filled in once the store is open)
 SPECIFIC = {"source": ("--source", None), "sources": ("--sources", None), "seed": ("--seed", 0),
-            "damping": ("--damping", 0.85), "tol": ("--tol", None), "max_iter": ("--max-iter", None)}
+            "damping": ("--damping", 0.85), "tol": ("--tol", None), "max_iter": ("--max-iter", None),
+            "method": ("--method", "power")}
 
 
 def check_options(name, args):

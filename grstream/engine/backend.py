@@ -52,6 +52,13 @@ class IterationStats:
     time_copy: float = 0.0         # GPU: copy engine busy time
     time_kernel: float = 0.0       # GPU: kernel busy time
     copy_hidden: float = 0.0       # GPU: copy time overlapped with compute
+    # per transfer mode of the streamed units ("copy", "compact", "zerocopy"): bytes over the host
+    # link and seconds (copy / compact: copy-engine busy time of those units; zerocopy: kernel busy
+    # time of the units reading mapped host memory); time_pack: host seconds packing compacted shards
+    transfer_bytes: Dict[str, int] = field(default_factory=dict)
+    transfer_seconds: Dict[str, float] = field(default_factory=dict)
+    time_pack: float = 0.0
+    local_rounds: int = 0          # asynchronous rounds run inside units (IterationPlan.local_rounds)
     aggregates: Dict[str, float] = field(default_factory=dict)
     plan: Dict[str, object] = field(default_factory=dict)   # IterationPlan.summary() of the run
 

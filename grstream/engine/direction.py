@@ -24,7 +24,7 @@ frontier, so pushing is never slower there (RMAT-20 BFS, middle iteration, 61% o
 push 0.09 s, pull 0.28 s; CC first iteration, every edge: push 0.9 s, pull 1.9 s) and it
 declares 1.0. tools/bench_cpu.py measures the directions against scipy in one run.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..errors import UsageError
@@ -69,6 +69,17 @@ class DirectionRule:
         return {"mode": self.mode, "push_ok": bool(push_ok), "reason": reason,
                 "push_threshold": self.push_threshold, "threshold": limit,
                 "queue_fraction": self.queue_fraction}
+
+
+def executor_rule(rule, caps, threshold_given, fraction_given=False):
+    """``rule`` with the executor's own push threshold and queue fraction
+    (``Capabilities.push_threshold`` / ``queue_fraction``, e.g. the GPU's) where the user gave
+    none and the executor has one."""
+    own = {"push_threshold": getattr(caps, "push_threshold", None),
+           "queue_fraction": getattr(caps, "queue_fraction", None)}
+    given = {"push_threshold": threshold_given, "queue_fraction": fraction_given}
+    changes = {k: float(v) for k, v in own.items() if v is not None and not given[k]}
+    return replace(rule, **changes) if changes else rule
 
 
 def next_active(plan, rb):

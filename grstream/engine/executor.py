@@ -60,7 +60,11 @@ Changes to this module after the first contract (2026-11-23) are additive and li
 ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
 Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
 first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
-``push_threshold`` (default None: Ligra's 1/20).
+``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
+fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
+transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
+``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
+(default False).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -103,17 +107,38 @@ class Capabilities:
     frontier_formats
         The IterationPlan.frontier_format values it implements.
     push_threshold
-        The direction rule's threshold measured for this executor (fraction of |E| up to which
-        pushing from the changed set beats pulling; grstream/engine/direction.py), or None for
-        Ligra's 1/20. A user's ``push_threshold`` overrides it.
+        The executor's own default of the direction rule's push threshold (a fraction of |E|,
+        grstream/engine/direction.py), used when the user gives none; None: the rule's default
+        (Ligra's 1/20, a CPU figure).
+    queue_fraction
+        Likewise for the rule's queue fraction (a fraction of n below which a plan's frontier is
+        a compacted queue); None: the rule's default.
+    transfer
+        ``"auto"``: the planner's cost model (grstream/engine/costs.py) chooses each streamed
+        shard's transfer among ``transfers``; a mode name: every streamed shard that can take it
+        does (the executor's ``transfer`` option, for tests and benchmarks).
+    calibration
+        None, or a callable returning the executor's measured
+        :class:`~grstream.engine.costs.LinkCosts` (called once, when a plan first has a choice;
+        executors cache the measurement per process).
+    local_rounds
+        The executor runs plans with ``IterationPlan.local_rounds`` > 0.
+    gather_changed
+        The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
+        sources that changed in the previous iteration, the seed before the first); the session
+        refuses those programs on executors without it.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
-                 push_threshold=None):
+                 push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
+                 gather_changed=False, local_rounds=False):
+        self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
-        self.push_threshold = push_threshold
+        self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
+        self.local_rounds = bool(local_rounds)
+        self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
         self.balance = balance

@@ -25,8 +25,12 @@ transfer (per unit)
     not loaded yet: read them once (store -> executor memory) into their resident place, where they
     stay. ``"copy"``: streamed: read (from the pinned host cache when ``source == "pinned"``, else
     from the store through a staging buffer) and copied into streaming slot ``slot``; the slot is
-    reused by a later unit. Reserved for later: ``"compact"`` (copy only the active vertices'
-    edges), ``"zerocopy"`` (kernels read pinned host memory directly). Skipped shards (no active
+    reused by a later unit. ``"compact"``: streamed like "copy" (slot ``slot``), but only the
+    active vertices' rows move: full-length ``indptr`` arrays with empty rows for inactive vertices
+    and the active rows' edges (grstream/engine/compaction.py). ``"zerocopy"``: nothing is copied;
+    the kernels read the shard where it lies in the pinned host cache (mapped memory; ``slot``
+    None). The planner chooses among them per streamed shard (grstream/engine/transfers.py,
+    grstream/engine/costs.py); ``nbytes`` is then its estimate of the bytes over the link. Skipped shards (no active
     vertex) are not in any unit; they are listed in ``plan.skipped``.
 balance (per shard of a unit)
     The load-balance strategy of the shard's gather. CPU: ``"full"`` (every vertex of the shard is
@@ -51,6 +55,12 @@ the vertices that received a message, and it records the changed set, not the pu
 "seed" | "changed": an activation-only plan over the seed or the previous iteration's changed
 set), transfers "compact" and "zerocopy", ``Readback.shard_changed`` and
 ``Readback.changed_edges``. docs/ARCHITECTURE.md describes them.
+issue 8 item 4 (2026-11-24): ``IterationPlan.local_rounds`` (int, default 0): after a unit's
+first apply, the executor may run up to this many further gather+apply rounds over the unit's
+own vertices that a changed vertex of the unit activates, reading the values just written
+(asynchronous local rounds, Subway-async / Seraph); every vertex changed in any round counts as
+changed for activation. Set only for programs that declare ``asynchronous = True`` and have no
+scatter, edge state, aggregates or ``gather_from = "changed"``; docs/PROGRAMS.md.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
@@ -118,6 +128,7 @@ class IterationPlan:
     direction: str = "pull"               # see DIRECTIONS: every unit's direction
     frontier_format: str = "bitmap"       # see FRONTIER_FORMATS
     activation: str = ""                  # see ACTIVATIONS: an activation-only plan's sources
+    local_rounds: int = 0                 # further in-unit rounds after a unit's apply (async)
 
     @property
     def shards(self):
@@ -140,7 +151,9 @@ class IterationPlan:
                 "bytes_pinned": self.bytes_pinned, "bytes_scratch": self.bytes_scratch,
                 "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store,
                 "plan_direction": self.direction, "frontier_format": self.frontier_format,
-                "activation": self.activation}
+                "activation": self.activation, "local_rounds": self.local_rounds,
+                "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
+                                if u.transfer in ("copy", "compact", "zerocopy")}}
 
     def __str__(self):
         head = (f"iteration {self.iteration}{' (seed)' if self.seed else ''}: "

@@ -31,6 +31,7 @@ from .direction import (DirectionRule, choose_direction, choose_format, estimate
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
+from .transfers import TransferPolicy
 
 #: below this many active edges a plan runs its units in order on one thread (a pool round trip
 #: costs more than the work)
@@ -47,6 +48,14 @@ def hoistable(spec):
     """gather_map reads only ``src``: compute it once per vertex instead of once per edge."""
     uses = getattr(spec.analysis, "gather_uses", None)
     return bool(spec.has_gather and uses is not None and uses <= {"src"})
+
+
+def allows_local_rounds(spec, caps):
+    """Asynchronous local rounds (IterationPlan.local_rounds) keep the result only for programs
+    that promise it (``asynchronous``) and whose state is the vertex fields alone."""
+    return bool(getattr(caps, "local_rounds", False) and spec.asynchronous and spec.has_gather
+                and spec.activate == "frontier" and spec.gather_from == "all"
+                and not spec.has_scatter and not spec.edge_state and not spec.aggregates)
 
 
 def phases_of(spec, dense):
@@ -92,8 +101,10 @@ class Planner:
 
     def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
-                 rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True):
+                 rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True,
+                 local_rounds: int = 0):
         self.spec, self.memory, self.caps = spec, memory, caps
+        self.local_rounds = int(local_rounds) if allows_local_rounds(spec, caps) else 0
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.sizes = np.diff(self.intervals)
@@ -117,6 +128,7 @@ class Planner:
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
+        self.transfers = TransferPolicy(spec, memory, caps, self.facts)
         self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public
@@ -125,6 +137,7 @@ class Planner:
         seed vertices per shard), then the first aggregates. Unseeded (every vertex active), it
         has no unit and only reduces the aggregates."""
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
+        self.transfers.start()
         units = self._units(shards, counts, dense=False)
         self.record, self._pull_next = "frontier", False
         plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
@@ -136,7 +149,7 @@ class Planner:
         if self.spec.activate == "all":
             counts, all_active = self.sizes, True
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = self._units(shards, counts, dense=self.dense)
+        units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
         plan = self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
                           all_active=all_active)
         return self._with_format(plan, counts)
@@ -153,6 +166,9 @@ class Planner:
             self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
         if self.spec.activate == "all" or not self.spec.has_gather:
             self.push_ok = False
+        if self.push_ok and self.local_rounds:
+            # local rounds re-gather a loaded unit's vertices: a pull-side schedule
+            self.push_ok, self.push_reason = False, "local_rounds asked for: the run pulls"
         pushed = {"in": "out", "out": "in"}
         infos = [store.shard_info(i) for i in range(self.S)]
         self.push_edges = np.array(
@@ -201,6 +217,7 @@ class Planner:
         message; the changed set is what the executor records."""
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
+        units = self._modes(iteration, units, counts)   # zero-copy when forced (engine/transfers.py)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
         plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
@@ -223,7 +240,15 @@ class Planner:
         fmt = choose_format(self.rule, self.caps, active, self.n)
         return plan if fmt == plan.frontier_format else replace(plan, frontier_format=fmt)
 
+    def observe(self, plan, stats):
+        """After ``plan`` ran: its measured statistics refine the transfer cost model."""
+        self.transfers.observe(plan.iteration, stats, plan.direction)
+
     # ------------------------------------------------------------------ pieces
+    def _modes(self, iteration, units, counts):
+        """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py)."""
+        return self.transfers.modes(iteration, units, counts)
+
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
         spec, mem = self.spec, self.memory
         touched = set(shards)
@@ -252,7 +277,8 @@ class Planner:
             publish_edges=bool(spec.has_scatter and ran and not seed),
             reduce=tuple(spec.aggregates), workers=workers,
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
-            bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed)
+            bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
+            local_rounds=0 if seed or not ran else self.local_rounds)
 
     def _units(self, shards, counts, dense):
         batch = self.caps.batch_resident == "always" or (self.caps.batch_resident == "dense" and dense)

@@ -1,11 +1,15 @@
 """Per-iteration plots of a run: frontier size and bytes moved (GraphReduce Fig. 3 / Fig. 16)."""
 from ..errors import UsageError
 from ..io.atomic import atomic_file
+from .costs import MODES
+
+MODE_COLORS = {"copy": "tab:orange", "compact": "tab:purple", "zerocopy": "tab:cyan"}
 
 
 def plot_stats(stats, path, title=""):
-    """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``;
-    iterations that pushed (issue 8) are shaded."""
+    """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``
+    (stacked by transfer mode where the executor reports bytes per mode); iterations that pushed
+    (issue 8) are shaded."""
     try:
         # a Figure of its own, not pyplot: the caller's matplotlib backend stays as it is
         from matplotlib.figure import Figure
@@ -22,9 +26,18 @@ def plot_stats(stats, path, title=""):
     ax1.grid(alpha=0.3)
     # on the GPU the bytes that matter cross the host link; on the CPU they come from the store
     gpu = any(s.bytes_h2d for s in stats)
-    moved = [(s.bytes_h2d if gpu else s.bytes_read) / 2**20 for s in stats]
-    ax2.bar(its, moved, color="tab:orange",
-            label="host -> device bytes" if gpu else "shard bytes read")
+    modes = [m for m in MODES if any(getattr(s, "transfer_bytes", {}).get(m) for s in stats)]
+    if modes:
+        # streamed shards' bytes stacked by how they moved (copy / compact / zerocopy)
+        bottom = [0.0] * len(stats)
+        for m in modes:
+            part = [s.transfer_bytes.get(m, 0) / 2**20 for s in stats]
+            ax2.bar(its, part, bottom=bottom, color=MODE_COLORS[m], label=f"{m} bytes")
+            bottom = [a + b for a, b in zip(bottom, part)]
+    else:
+        moved = [(s.bytes_h2d if gpu else s.bytes_read) / 2**20 for s in stats]
+        ax2.bar(its, moved, color="tab:orange",
+                label="host -> device bytes" if gpu else "shard bytes read")
     ax2.set_ylabel("MiB moved")
     ax2.set_xlabel("iteration")
     ax2.grid(alpha=0.3)
@@ -50,7 +63,7 @@ def shade_push(stats, axes):
     """Shade each push iteration's column on ``axes`` (one legend entry)."""
     for k, it in enumerate(push_iterations(stats)):
         for ax in axes:
-            ax.axvspan(it - 0.5, it + 0.5, color="tab:purple", alpha=0.12,
+            ax.axvspan(it - 0.5, it + 0.5, color="tab:gray", alpha=0.15,
                        label="push" if (k == 0 and ax is axes[0]) else None)
     if push_iterations(stats):
         axes[0].legend()

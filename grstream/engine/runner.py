@@ -46,7 +46,9 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     callback : callable, optional
         Called with each IterationStats.
     backend_options : dict, optional
-        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...).
+        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
+        and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
+        programs declaring ``asynchronous = True`` (docs/PROGRAMS.md).
     direction, push_threshold, queue_fraction
         Push or pull per iteration: ``"auto"`` (default), ``"push"``, ``"pull"``, and the
         fractions of the rule (grstream/engine/direction.py; docs/PROGRAMS.md).

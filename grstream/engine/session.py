@@ -8,7 +8,6 @@ the older ones are closed (and their shard data dropped) to make room for the ne
 """
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -16,12 +15,13 @@ import numpy as np
 
 from ..errors import MemoryBudgetError, UsageError
 from .backend import IterationStats, check_edge_props
-from .direction import DirectionRule, next_active, push_allowed
+from .direction import DirectionRule, executor_rule, next_active, push_allowed
 from .executor import Executor
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .state import initial_edge_state, initial_state, seed_ids
+from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
 
 if TYPE_CHECKING:  # names for the annotations only
@@ -56,10 +56,12 @@ class Session:
     progress : bool
         Default of :meth:`run`'s ``progress``.
     direction, push_threshold, queue_fraction
-        "auto" | "push" | "pull", and the fractions of |E| (default 1/20) and n (1/64) of the
-        push and queue rules: see grstream/engine/direction.py.
+        "auto" | "push" | "pull", and the fractions of |E| and n of the push and queue rules
+        (default: the executor's, else 1/20 and 1/64): see grstream/engine/direction.py.
     **options
-        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...).
+        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
+        and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
+        programs declaring ``asynchronous = True`` (docs/PROGRAMS.md).
 
     Examples
     --------
@@ -75,6 +77,7 @@ class Session:
                  **options: Any) -> None:
         from ..devices import resolve
         self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
+        self._given = (push_threshold is not None, queue_fraction is not None)
         self.cls = resolve(device)
         for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
             if value is not None and int(value) < 0:
@@ -86,6 +89,10 @@ class Session:
         self.store = store
         self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
         self.progress = progress
+        # asynchronous local rounds (IterationPlan.local_rounds): an engine option, not the executor's
+        self.local_rounds = int(options.pop("local_rounds", 0) or 0)
+        if self.local_rounds < 0:
+            raise UsageError(f"local_rounds must be >= 0, not {self.local_rounds}")
         self.options = options
         self._prepared = {}
         self.shared, self.loaded = {}, set()
@@ -106,10 +113,14 @@ class Session:
         options = dict(self.options, **({"lanes": lanes} if lanes else {}))
         opts = dict(options, memory_budget=self.memory_budget, store=store)
         caps = ex_cls.capabilities(opts)
+        if spec.gather_from == "changed" and not caps.gather_changed:
+            raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
+                             f"'changed'), which the {ex_cls.name} executor does not run")
+        rule = executor_rule(self.rule, caps, *self._given)
         # push plans read the reverse edges' properties and need executor arrays of their own:
         # only where push may be planned and the budget has room for them (else the program
         # pulls, with the memory minimum of pull)
-        pushing = push_allowed(spec, caps, self.rule, lanes=bool(lanes))[0]
+        pushing = push_allowed(spec, caps, rule, lanes=bool(lanes))[0]
         if "in/eid" in needed_arrays(spec) and store.num_shards and "in/eid" not in store.dataset_names(0):
             raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
                              f"edge ids in the store: rebuild it with --edge-ids")
@@ -141,7 +152,8 @@ class Session:
         planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
-                          rule=self.rule, lanes=bool(lanes), push_room=pushing)
+                          rule=rule, lanes=bool(lanes), push_room=pushing,
+                          local_rounds=0 if lanes else self.local_rounds)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
 
@@ -182,7 +194,7 @@ class Session:
         store, spec = self.store, type(program).spec
         prep = self._prepare(type(program))
         ex, planner = prep.executor, prep.planner
-        _check_stops(program, max_iter)
+        check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, alloc=ex.host_state)
         planner.allow_push(program, state, seed)
@@ -233,6 +245,7 @@ class Session:
                 st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
                 st.next_active_vertices, st.aggregates = active, rb.aggregates
                 st.time_total = time.perf_counter() - t0
+                planner.observe(plan, st)   # measured transfers refine the cost model
                 _set_aggregates(program, rb.aggregates)
                 stats.append(st)
                 if callback is not None:
@@ -252,15 +265,16 @@ class Session:
         info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
-                     "direction": self.rule.info(planner.run_push, planner.run_reason,
-                                                 planner.threshold)})
+                     "direction": planner.rule.info(planner.run_push, planner.run_reason,
+                                                    planner.threshold)})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
-        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state)
+        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state
+                    and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
         """Run several instances of one program class at once ("lanes"), one Result each.
@@ -271,8 +285,8 @@ class Session:
         or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
         Parameters that differ between the instances reach the program's methods as (lanes,)
         arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
-        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state, and executors
-        without lanes, use :meth:`run` per instance.
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
+        ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
         """
         programs = list(programs)
         if not programs:
@@ -301,7 +315,7 @@ class Session:
         # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
         prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
         ex, planner = prep.executor, prep.planner
-        _check_stops(program, max_iter)
+        check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, lanes=L)
         ex.bind(program)
@@ -416,30 +430,6 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def default_limit(n, max_iter):
-    """``max_iter``, or the safety net of 10 n + 10 iterations."""
-    return max_iter if max_iter is not None else max(1, 10 * int(n) + 10)
-
-
-def _check_stops(program, max_iter):
-    if max_iter is None and not type(program).spec.stops_itself:
-        raise UsageError(f"{type(program).__name__} has activate = 'all' and no converged(), "
-                         f"so it never stops by itself: define converged(self) or pass max_iter")
-
-
-def progress_bar(program, max_iter, limit):
-    from tqdm import tqdm
-    # the default limit is a safety net, not an estimate: show it without an ETA
-    desc = type(program).__name__ + ("" if max_iter is not None else f" (limit {limit})")
-    return tqdm(total=max_iter, desc=desc, unit="iter", leave=False)
-
-
-def warn_limit(program, limit, active):
-    warnings.warn(f"{type(program).__name__} stopped at the default limit of 10 n + 10 = "
-                  f"{limit} iterations with {active} vertices still active; pass max_iter "
-                  f"or define converged()", RuntimeWarning, stacklevel=4)
 
 
 def _set_aggregates(program, aggs):

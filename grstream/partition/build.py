@@ -64,11 +64,11 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         Target bytes of a shard's datasets instead of ``num_shards``. Default without
         either: 64 MiB shards, at least one.
     memory_limit : int, optional
-        Bytes of working memory. When given, the build never holds the edge list: unweighted
-        edges without edge ids take one pass over the input that writes sorted runs of packed
-        keys to temporary files and counts degrees, then gather each shard's keys from the
-        runs; otherwise a degree pass and a bucketing pass into per-shard files. Shards are
-        made small enough that one shard sorts within the limit. Vertex arrays
+        Bytes of working memory. When given, the build never holds the edge list: edges
+        without edge ids take one pass over the input that writes sorted runs of packed keys
+        (and their weights) to temporary files and counts degrees, then gather each shard's
+        keys from the runs; otherwise a degree pass and a bucketing pass into per-shard
+        files. Shards are made small enough that one shard sorts within the limit. Vertex arrays
         (``VERTEX_BYTES`` per vertex) count against it.
     undirected : bool
         Store every edge in both directions (a self-loop once). A symmetric input (Matrix
@@ -192,11 +192,12 @@ def _build_external(plan, writer):
     if plan.renumber_requested and not plan.renumber:
         set_renumbering(plan)
     try:
-        if not plan.options.weighted and not plan.edge_ids:
+        if not plan.edge_ids:
             try:
                 return build_keyed(plan, writer)
             except WideIds:
-                log.info("ids beyond 2**32: bucketing edge records instead of packed keys")
+                log.info("ids too wide for packed keys (beyond 2**32, or weighted chunks whose "
+                         "ids and edge indices exceed the block sort): bucketing edge records")
         return build_records(plan, writer)
     except renumbering.SparseIds as sparse:
         # found during the first pass: build again, over renumbered ids when they are sparse

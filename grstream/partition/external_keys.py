@@ -1,5 +1,5 @@
-"""The external build of unweighted edges without edge ids: sorted runs of packed keys on disk,
-gathered back one shard at a time."""
+"""The external build of edges without edge ids: sorted runs of packed keys on disk (with a
+weight file beside them for weighted edges), gathered back one shard at a time."""
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -7,7 +7,8 @@ import numpy as np
 from ..readahead import read_ahead
 from ..store import format as fmt
 from .edges import DegreeCounter
-from .layout import compress_keys, count_into, pack_keys
+from .layout import compress, compress_keys, compress_weighted_keys, count_into, pack_keys, \
+    sorted_run
 from . import renumber as renumbering
 from .plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .runs import KeyRuns
@@ -18,18 +19,22 @@ KEY_ID_LIMIT = (1 << 32) - 1
 
 
 class WideIds(Exception):
-    """An id does not fit a packed key's 32-bit half."""
+    """An id does not fit a packed key's 32-bit half (or, weighted, a chunk's ids and edge
+    indices do not fit the block sort of one run)."""
 
 
 def build_keyed(plan, writer):
-    """Unweighted edges without edge ids: one pass over the input writes sorted key runs and
-    counts degrees; then each shard's keys are gathered from the runs, sorted and written."""
+    """Edges without edge ids: one pass over the input writes sorted key runs (and their
+    weights) and counts degrees; then each shard's keys are gathered from the runs, sorted
+    and written."""
     counter = DegreeCounter()
     bucket_dir = plan.tmp_dir if plan.tmp_dir is not None else writer.path.parent
-    runs = KeyRuns(bucket_dir, writer.path.name)
+    weighted = plan.options.weighted
+    runs = KeyRuns(bucket_dir, writer.path.name,
+                   plan.options.weight_dtype if weighted else None)
     try:
         with plan.bar("reading + sorting runs") as bar, ThreadPoolExecutor(1) as pool:
-            for src, dst, _ in read_ahead(plan.prepared_chunks(bar)):
+            for src, dst, w in read_ahead(plan.prepared_chunks(bar)):
                 if len(src) == 0:
                     continue
                 top = int(max(src.max(), dst.max())) + 1
@@ -38,10 +43,10 @@ def build_keyed(plan, writer):
                     raise WideIds()
                 counter.grow(top)
                 # each direction packs, sorts, counts and writes its run on its own thread
-                pending = pool.submit(_run, runs, "out", src, dst, counter.out_degree)
-                _run(runs, "in", dst, src, counter.in_degree)
+                pending = pool.submit(_run, runs, "out", src, dst, counter.out_degree, w, top)
+                _run(runs, "in", dst, src, counter.in_degree, w, top)
                 pending.result()
-                del src, dst, pending
+                del src, dst, w, pending
         renumbering.check_sparse(plan, counter)
         n = vertex_count(plan, len(counter.in_degree))
         if n > KEY_ID_LIMIT:
@@ -64,12 +69,20 @@ def build_keyed(plan, writer):
     return result
 
 
-def _run(runs, direction, primary, secondary, degree):
-    key = pack_keys(primary, secondary)
-    key.sort()
+def _run(runs, direction, primary, secondary, degree, weight=None, top=None):
+    if weight is None:
+        key = pack_keys(primary, secondary)
+        key.sort()
+    else:
+        # weights follow a stable sort (equal keys in input order): the edge index rides in
+        # the key, so the chunk's ids and index must fit the block sort
+        run = sorted_run(primary, secondary, weight, top)
+        if run is None:
+            raise WideIds()
+        key, weight = run
     # sorted primaries make the counting pass sequential
     count_into(degree, np.right_shift(key, np.uint64(32)).view(np.int64))
-    runs.append(direction, key)
+    runs.append(direction, key, weight)
 
 
 def _interval_sums(values, intervals):
@@ -91,7 +104,17 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
     def side(direction, i):
         lo, hi = int(intervals[i]), int(intervals[i + 1])
         keys = runs.load(direction, hi << 32, int(counts[direction][i]))
-        return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
+        if runs.weight_dtype is None:
+            return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
+        keys, weights = keys
+        parts = compress_weighted_keys(keys, weights, lo, hi, result.id_dtype, plan.dedup)
+        if parts is None:
+            # too wide for the block sort: the general path over the decoded ids
+            primary = np.right_shift(keys, np.uint64(32)).view(np.int64)
+            secondary = (keys & np.uint64(0xFFFFFFFF)).view(np.int64)
+            parts = compress(primary, secondary, weights, lo, hi, result.num_vertices,
+                             result.id_dtype, plan.dedup)
+        return parts
 
     def submit(i):
         # the in-side cursor and the out-side cursor are separate: one thread each

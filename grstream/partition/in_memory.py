@@ -6,6 +6,7 @@ import numpy as np
 from ..store import format as fmt
 from .edges import DegreeCounter
 from .layout import compress, compress_pieces
+from . import counting
 from . import renumber as renumbering
 from .plan import plan_intervals, set_renumbering, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
@@ -44,6 +45,29 @@ def build_in_memory(plan, writer):
                                   plan.edge_ids)
             csr = compress(src, dst, weight, 0, n, n, id_dtype, plan.dedup, plan.edge_ids)
             del src, dst, weight
+            csc = pending.result()
+        elif _counting_applies(plan):
+            # weighted: stable counting sorts carry the weights (grstream/partition/counting.py)
+            itype = counting.index_dtype(n, sum(len(p[0]) for p in parts))
+            src = _concat([p[0] for p in parts], itype)
+            dst = _concat([p[1] for p in parts], itype)
+            weight = _concat([p[2] for p in parts], plan.options.weight_dtype)
+            del parts
+            csr, counted_in = counting.csr_layout(src, dst, weight, n, plan.dedup)
+            del src, dst, weight
+            eid = None
+            if plan.edge_ids:
+                # the CSC scatter carries each edge's CSR position: that is its edge id
+                csc, eid = counting.csc_with_positions(csr, n, id_dtype)
+            else:
+                # the CSC scatter runs on the second thread while the out-sides are written
+                csc = pool.submit(counting.csc_layout, csr, n, id_dtype)
+            csr = counting.finish(csr, id_dtype)
+            if not plan.dedup:
+                in_degree, out_degree = counted_in, np.diff(csr[0])
+            del counted_in
+            return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc,
+                                 eid)
         else:
             # keys straight from the chunks: no concatenated id arrays at all
             srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
@@ -54,25 +78,49 @@ def build_in_memory(plan, writer):
                                   plan.edge_ids)
             csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup, weight, plan.edge_ids)
             del srcs, dsts, weight
-        csc = pending.result()
+            csc = pending.result()
     if not plan.dedup:
         in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
-    eid = _global_edge_ids(csr[3], csc[3]) if plan.edge_ids else None
+    return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc)
+
+
+def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc, eid=None):
+    """Cut both layouts into the planned shards and write them.
+
+    ``csc`` may be a future: every out-side is then written while it is computed (with the
+    disk writeback of those bytes started before waiting for it), then every in-side.
+    Edge ids: ``eid`` per CSC edge, or computed from both layouts' input positions.
+    """
+    if plan.edge_ids and eid is None:
+        eid = _global_edge_ids(csr[3], csc[3])
     intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
     del in_degree, out_degree
     result = Result(n, intervals, heavy, id_dtype)
     result.mode = "in-memory"
-    with plan.bar("writing", total=len(intervals) - 1, unit="shards") as bar:
-        for i in range(len(intervals) - 1):
-            lo, hi = int(intervals[i]), int(intervals[i + 1])
-            in_parts = _slice(csc, lo, hi)
-            extra = None
-            if eid is not None:
-                extra = {fmt.EDGE_ID: eid[int(csc[0][lo]):int(csc[0][hi])]}
-            out_nbytes = write_part(writer, result, plan, i, lo, hi, "out", _slice(csr, lo, hi))
-            in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", in_parts, extra)
-            finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes)
-            bar.update(1)
+    num_shards = len(intervals) - 1
+    bounds = [(int(intervals[i]), int(intervals[i + 1])) for i in range(num_shards)]
+    with plan.bar("writing", total=num_shards, unit="shards") as bar:
+        if isinstance(csc, tuple):
+            for i, (lo, hi) in enumerate(bounds):
+                extra = None
+                if eid is not None:
+                    extra = {fmt.EDGE_ID: eid[int(csc[0][lo]):int(csc[0][hi])]}
+                out_nbytes = write_part(writer, result, plan, i, lo, hi, "out",
+                                        _slice(csr, lo, hi))
+                in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", _slice(csc, lo, hi),
+                                       extra)
+                finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes)
+                bar.update(1)
+        else:
+            out_nbytes = [write_part(writer, result, plan, i, lo, hi, "out", _slice(csr, lo, hi))
+                          for i, (lo, hi) in enumerate(bounds)]
+            del csr
+            writer.start_writeback()
+            csc = csc.result()
+            for i, (lo, hi) in enumerate(bounds):
+                in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", _slice(csc, lo, hi))
+                finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes[i])
+                bar.update(1)
     write_vertex_data(writer, result, plan)
     return result
 
@@ -85,8 +133,18 @@ def _global_edge_ids(out_positions, in_positions):
     return csr_position[in_positions]
 
 
+def _counting_applies(plan):
+    """Weighted layouts by counting sorts: weights in a dtype scipy's C scatter carries (not
+    float16)."""
+    return (plan.options.weighted and counting.AVAILABLE
+            and plan.options.weight_dtype in counting.WEIGHT_DTYPES)
+
+
 def _concat(arrays, dtype):
-    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
+    if not arrays:
+        return np.empty(0, dtype=dtype)
+    # ids below the vertex count fit ``dtype``: the cast is exact
+    return np.concatenate(arrays, dtype=dtype, casting="unsafe")
 
 
 def _slice(compressed, lo, hi):

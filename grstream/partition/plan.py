@@ -23,6 +23,10 @@ SORT_BYTES_PER_EDGE = 72
 #: sorted in place, the neighbour ids cut from it (and a dedup mask and copy), and the
 #: previous shard's ids waiting to be written
 KEY_SORT_BYTES_PER_EDGE = 32
+#: extra per edge when those keys carry weights (float64; float32 measured no smaller): the
+#: edge's index packed into the key and cut out again, the weights read, gathered into the
+#: keys' order and waiting to be written with the ids
+WEIGHTED_KEY_SORT_BYTES_PER_EDGE = 32
 #: extra working bytes per edge with edge ids (input index in the records, the (index, CSR
 #: position) records routed to the in-edge's shard, their sort order and the ids written)
 EDGE_ID_BYTES_PER_EDGE = 56
@@ -58,7 +62,8 @@ class Plan:
     @property
     def sort_bytes_per_edge(self):
         if self.keyed:
-            return KEY_SORT_BYTES_PER_EDGE
+            return KEY_SORT_BYTES_PER_EDGE + (WEIGHTED_KEY_SORT_BYTES_PER_EDGE
+                                              if self.options.weighted else 0)
         return SORT_BYTES_PER_EDGE + (EDGE_ID_BYTES_PER_EDGE if self.edge_ids else 0)
 
     def bar(self, desc, total=None, unit="edges"):

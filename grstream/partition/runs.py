@@ -6,6 +6,10 @@ shard intervals while they are written, so degrees can be counted in the same pa
 ``i`` takes, from every run, the keys below its upper bound: each run's keys for shard ``i``
 directly follow those for shard ``i - 1``, so a cursor per run reads every key once (plus one
 short over-read per run and shard, which the next run's read overwrites).
+
+Weighted edges add a weight file per direction holding each run's weights in the order of its
+keys (the run sorted stably, so equal keys keep input order); a shard's weights are read from
+the same ranges its keys came from.
 """
 import contextlib
 import os
@@ -22,21 +26,27 @@ _KEY = np.dtype(np.uint64)
 
 
 class KeyRuns:
-    """Temporary run files ``out.bin`` / ``in.bin`` in a directory under ``directory``."""
+    """Temporary run files ``out.bin`` / ``in.bin`` in a directory under ``directory``, and
+    ``out.w.bin`` / ``in.w.bin`` for weights of ``weight_dtype`` when given."""
 
-    def __init__(self, directory, name):
+    def __init__(self, directory, name, weight_dtype=None):
         self.directory = make_bucket_dir(directory, name)
         self._files = {d: open(self.directory / f"{d}.bin", "w+b") for d in ("out", "in")}
+        self.weight_dtype = None if weight_dtype is None else np.dtype(weight_dtype)
+        self._weights = {} if weight_dtype is None else {
+            d: open(self.directory / f"{d}.w.bin", "w+b") for d in ("out", "in")}
         self._starts = {d: [] for d in self._files}
         self._ends = {d: [] for d in self._files}
         self._size = {d: 0 for d in self._files}
         self._cursor = {}
 
-    def append(self, direction, keys):
-        """Append one sorted run of uint64 keys."""
+    def append(self, direction, keys, weights=None):
+        """Append one sorted run of uint64 keys (and their weights, when weighted)."""
         if len(keys) == 0:
             return
         write_array(self._files[direction], keys)
+        if self.weight_dtype is not None:
+            write_array(self._weights[direction], weights.astype(self.weight_dtype, copy=False))
         self._starts[direction].append(self._size[direction])
         self._size[direction] += len(keys)
         self._ends[direction].append(self._size[direction])
@@ -45,7 +55,8 @@ class KeyRuns:
         """The next ``count`` keys below ``bound`` over all runs, runs concatenated (each sorted).
 
         ``count`` must be exactly how many keys below ``bound`` are left (the shard's degree
-        sum); the cursors then stand at the first key of the next shard in every run.
+        sum); the cursors then stand at the first key of the next shard in every run. Weighted
+        runs return ``(keys, weights)``, the weights in the keys' order.
         """
         handle = self._files[direction]
         if direction not in self._cursor:
@@ -58,7 +69,9 @@ class KeyRuns:
         bound = np.uint64(bound)
         fill = 0
         fd = handle.fileno()
+        taken_from = []         # (run position, buffer position, keys) per run
         for k in range(len(cursor)):
+            taken_from.append((int(cursor[k]), fill))
             left = int(ends[k] - cursor[k])
             # the run's share of this shard, a little over, so one read usually suffices
             guess = left * count // max(left_total, 1)
@@ -75,10 +88,19 @@ class KeyRuns:
                     break
         if fill != count:
             raise RuntimeError(f"run files hold {fill} keys below the bound, degrees say {count}")
-        return buffer[:count]
+        if self.weight_dtype is None:
+            return buffer[:count]
+        self._weights[direction].flush()
+        weights = np.empty(count, dtype=self.weight_dtype)
+        wfd = self._weights[direction].fileno()
+        size = self.weight_dtype.itemsize
+        for (position, start), stop in zip(taken_from, [t[1] for t in taken_from[1:]] + [fill]):
+            if stop > start:
+                _pread(wfd, weights[start:stop], position * size)
+        return buffer[:count], weights
 
     def cleanup(self):
-        for handle in self._files.values():
+        for handle in list(self._files.values()) + list(self._weights.values()):
             with contextlib.suppress(OSError):  # a full disk fails the last flush: remove anyway
                 handle.close()
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -97,6 +97,9 @@ class ProgramSpec:
         self.direction = getattr(cls, "direction", "auto")
         if self.direction not in DIRECTIONS:
             raise ProgramError(f"direction must be one of {DIRECTIONS}, not {self.direction!r}", name)
+        # the author's promise that apply is monotone (min/max style): a vertex may see its
+        # neighbours' new values early (asynchronous local rounds) and the result is the same
+        self.asynchronous = bool(getattr(cls, "asynchronous", False))
         # topology-driven programs keep every vertex active: only converged() or max_iter ends them
         self.stops_itself = self.activate != "all" or _defined(cls, "converged")
 
@@ -185,6 +188,10 @@ class GASProgram:
                       programs).
     ``direction``     ``"auto"`` (default: the engine pushes or pulls per iteration where that
                       gives the same result) or ``"pull"`` (never push).
+    ``asynchronous``  False (default); True promises that the result does not depend on when a
+                      vertex sees its neighbours' new values (monotone programs over an idempotent
+                      monoid: BFS, SSSP, CC), so the engine may iterate a loaded shard locally
+                      (``local_rounds``, docs/PROGRAMS.md).
     ``activate``      ``"frontier"`` (default): only neighbours of changed vertices are active next
                       iteration; ``"all"``: every vertex every iteration (topology-driven).
     ``params``        dict of numeric parameters with defaults, readable as ``self.<name>``.

@@ -88,4 +88,4 @@ def test_refused_through_the_installed_entry_point(store_path):
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 2
     assert done.stderr.strip() == ("grstream run: error: pagerank does not take --source "
-                                   "(its options: --damping, --tol, --max-iter)")
+                                   "(its options: --damping, --tol, --max-iter, --method)")

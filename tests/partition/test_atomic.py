@@ -66,12 +66,14 @@ def test_sigkill_mid_write_leaves_no_store(tmp_path, old_store, memory_limit):
     assert not list(tmp_path.glob("g.h5.tmp-*"))
 
 
-# the in-memory build and the external build of unweighted edges read the input once; the
-# external build of weighted edges reads it twice (degrees, then bucketing)
-@pytest.mark.parametrize("memory_limit, weighted, failing_pass",
-                         [(None, False, 1), (1 << 22, False, 1), (1 << 22, True, 2)])
+# the in-memory build and the external build of packed-key runs (weighted or not) read the
+# input once; the external build of edge records (edge ids) reads it twice (degrees, then
+# bucketing)
+@pytest.mark.parametrize("memory_limit, weighted, failing_pass, edge_ids",
+                         [(None, False, 1, False), (1 << 22, False, 1, False),
+                          (1 << 22, True, 1, False), (1 << 22, True, 2, True)])
 def test_failing_source_leaves_old_store_and_no_temporaries(tmp_path, memory_limit, weighted,
-                                                            failing_pass):
+                                                            failing_pass, edge_ids):
     target = tmp_path / "g.h5"
     build_shards(array_source([0, 1], [1, 0]), target, progress=False)
     before = target.read_bytes()
@@ -86,7 +88,7 @@ def test_failing_source_leaves_old_store_and_no_temporaries(tmp_path, memory_lim
 
     with pytest.raises(OSError, match="disk went away"):
         build_shards(EdgeSource("flaky", chunks, weighted=weighted), target, num_shards=2,
-                     memory_limit=memory_limit, progress=False)
+                     memory_limit=memory_limit, progress=False, edge_ids=edge_ids)
     assert len(calls) == failing_pass
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.h5"]

@@ -286,13 +286,13 @@ def test_overwrite_false_keeps_existing(tmp_path):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
     from grstream.errors import MemoryBudgetError
-    from grstream.partition.plan import (KEY_SORT_BYTES_PER_EDGE, SORT_BYTES_PER_EDGE,
-                                          SORT_VERTEX_BYTES)
+    from grstream.partition.plan import (KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES,
+                                          WEIGHTED_KEY_SORT_BYTES_PER_EDGE)
     src = np.zeros(5000, dtype=np.int64)
     dst = np.arange(1, 5001)
     w = np.ones(5000) if weighted else None
-    # the hub's 5000 edges sort at 72 B each with a weight, as packed keys without
-    per_edge = SORT_BYTES_PER_EDGE if weighted else KEY_SORT_BYTES_PER_EDGE
+    # the hub's 5000 edges sort as packed keys, at 32 B each more with a weight
+    per_edge = KEY_SORT_BYTES_PER_EDGE + (WEIGHTED_KEY_SORT_BYTES_PER_EDGE if weighted else 0)
     need = SORT_VERTEX_BYTES * 5001 + 5000 * per_edge
     with pytest.raises(MemoryBudgetError, match="vertex 0 has 5000 edges") as info:
         build_shards(array_source(src, dst, w), tmp_path / "hub.h5", memory_limit=need - 1,

@@ -27,7 +27,9 @@ CHILD = textwrap.dedent("""
                 pairs = np.fromfile(f, dtype=np.int64, count=2 * 65536).reshape(-1, 2)
                 if len(pairs) == 0:
                     return
-                yield pairs[:, 0].copy(), pairs[:, 1].copy(), None
+                # the weighted build: a weight per edge, computed from its ids
+                w = (pairs[:, 0] % 7 + 0.5) if kind == "weighted" else None
+                yield pairs[:, 0].copy(), pairs[:, 1].copy(), w
 
     # warm up: every library the build touches is loaded before the baseline is taken
     small = EdgeSource("warm", lambda: iter([(np.array([0]), np.array([1]), None)]), weighted=False)
@@ -36,9 +38,9 @@ CHILD = textwrap.dedent("""
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     base = hwm()
-    if kind == "raw":
-        build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
-                     progress=False)
+    if kind in ("raw", "weighted"):
+        build_shards(EdgeSource("file", chunks, weighted=kind == "weighted"), out,
+                     memory_limit=limit, progress=False)
     elif kind == "undirected":
         # the options that enlarge a chunk's working set: doubling, renumbering, a loop mask
         build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
@@ -57,7 +59,7 @@ CHILD = textwrap.dedent("""
 SLACK = 8 * 2 ** 20
 
 
-@pytest.mark.parametrize("kind", ["raw", "npy", "undirected"])
+@pytest.mark.parametrize("kind", ["raw", "npy", "undirected", "weighted"])
 def test_external_build_stays_within_memory_limit(tmp_path, kind):
     rng = np.random.default_rng(0)
     m, n = 3_000_000, 200_000

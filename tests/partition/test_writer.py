@@ -45,3 +45,43 @@ def test_an_edge_dataset_of_the_wrong_length_is_refused(tmp_path):
                               {"cost": np.ones(1)})
         writer.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def _write_triangle(writer):
+    indptr = np.array([0, 1, 2, 3], dtype=np.int64)
+    writer.shard_part(0, "out", indptr, np.array([1, 2, 0], np.int32))
+    writer.start_writeback()            # the out-side on its way to the disk
+    writer.shard_part(0, "in", indptr, np.array([2, 0, 1], np.int32))
+    writer.shard_attrs(0, 0, 3, 3, 3, 2 * (4 * 8 + 3 * 4))
+    for name, array in ((fmt.INTERVALS, [0, 3]), (fmt.IN_DEGREE, [1, 1, 1]),
+                        (fmt.OUT_DEGREE, [1, 1, 1])):
+        writer.dataset(name, np.array(array, dtype=np.int64))
+    writer.commit(_root({}))
+
+
+def test_writeback_started_mid_build_leaves_a_whole_store(tmp_path):
+    with StoreWriter(tmp_path / "t.h5") as writer:
+        _write_triangle(writer)
+    with gr.open(tmp_path / "t.h5", verify="always") as store:
+        np.testing.assert_array_equal(store.read(0, "in/src"), [2, 0, 1])
+        np.testing.assert_array_equal(store.read(0, "out/dst"), [1, 2, 0])
+    assert [p.name for p in tmp_path.iterdir()] == ["t.h5"]
+
+
+def test_a_full_disk_during_writeback_fails_the_commit(tmp_path, monkeypatch):
+    import errno
+    import os
+    import threading
+    from grstream.errors import OutputError
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        if threading.current_thread().name == "grstream-writeback":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OutputError, match="no space left"):
+        with StoreWriter(tmp_path / "t.h5") as writer:
+            _write_triangle(writer)
+    assert list(tmp_path.iterdir()) == []

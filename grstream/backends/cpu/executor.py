@@ -4,89 +4,26 @@ The reference implementation of grstream/engine/executor.py (and of the semantic
 grstream/engine/backend.py). The frontier is kept both as a mask and as a sorted id array, so an
 iteration with a small frontier costs in proportion to the frontier, not to the graph.
 """
-import os
 import threading
 import time
 
 import numpy as np
 
-from ...engine.executor import Capabilities, Executor
-from ...engine.memory import Footprint
-from ...engine.planner import hoistable
+from ...engine.executor import Executor
 from ...engine.plan import Readback
-from ...engine.schedule import dataset_dtype, needed_arrays, shard_bytes
-from ...errors import UsageError
+from ...engine.schedule import dataset_dtype
 from ...readahead import BufferPool, read_ahead
-from . import kernels
+from . import changes, kernels, local
 from .pieces import ResidentRuns, Slots
+from .facts import CpuFacts
 from .lanes import LaneMethods
-from .push import Pusher, push_static
+from .push import Pusher
 from ...program.views import VertexView, as_length
 
-#: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
-#: arrays and gathered messages are about as large as the arrays they index; an estimate, the
-#: program's own intermediate arrays are not counted)
-SCRATCH_PER_DATA_BYTE = 1
-#: the CPU's push threshold (engine/direction.py): its pull walks the changed set's out-edges to
-#: activate, then every in-edge of the frontier, so pushing is never slower (measured on RMAT-20)
-PUSH_THRESHOLD = 1.0
 
-
-class CpuExecutor(LaneMethods, Executor):
+class CpuExecutor(CpuFacts, LaneMethods, Executor):
     name = "cpu"
     lanes = True
-
-    # ------------------------------------------------------------------ class-level facts
-    @classmethod
-    def footprint(cls, store, spec, dense, options):
-        n, m = int(store.num_vertices), int(store.num_edges)
-        L = options.get("lanes") or 1
-        static = {}
-        for f, dt in spec.vertex_fields.items():
-            static[f"cur/{f}"] = static[f"nxt/{f}"] = L * n * dt.itemsize
-        for d in ("in_degree", "out_degree"):
-            if d in spec.vertex_reads:
-                static[d] = 8 * n
-        if spec.activate != "all":
-            static["frontier"] = n + (2 * L * n if options.get("lanes") else 0)
-        if hoistable(spec):
-            static["hoisted"] = L * n * spec.gather_dtype.itemsize
-        if dense:
-            static["acc"] = L * n * spec.gather_dtype.itemsize
-        for name, dt in spec.edge_state.items():
-            static[f"edges/{name}"] = m * dt.itemsize
-        if options.get("push"):   # the session may plan push (engine/direction.py)
-            static.update(push_static(spec, n))
-        sizes = shard_bytes(store, needed_arrays(spec, push=bool(options.get("push"))))
-        largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
-        scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
-        return Footprint(static=static, scratch=scratch, alignment=64)
-
-    @staticmethod
-    def _unit_size(store, options):
-        """(edges, vertices) of the largest unit: the whole graph when unbounded, else a shard."""
-        if options.get("memory_budget") is None:
-            return int(store.num_edges) * 2, int(store.num_vertices)
-        infos = [store.shard_info(i) for i in range(store.num_shards)]
-        edges = max((x.num_in_edges + x.num_out_edges for x in infos), default=0)
-        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
-        return int(edges), int(sizes.max()) if len(sizes) else 0
-
-    @classmethod
-    def capabilities(cls, options):
-        workers = cls._threads(options)
-        limit = None if options.get("memory_budget") is None else max(cls._unit_size(options["store"], options)[0], 1)
-        return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
-                            unit_edges=limit, adaptive_hoist=True, push=True,
-                            frontier_formats=("bitmap", "queue"), push_threshold=PUSH_THRESHOLD)
-
-    @staticmethod
-    def _threads(options):
-        threads = options.get("threads")
-        if threads is not None and int(threads) < 1:
-            raise UsageError(f"threads must be >= 1, not {threads}")
-        # numpy and scipy release the GIL in the heavy loops, so units compute in parallel
-        return max(1, int(threads or min(8, os.cpu_count() or 1)))
 
     # ------------------------------------------------------------------ setup
     def __init__(self, store, spec, memory, ledger, shared, **options):
@@ -113,6 +50,7 @@ class CpuExecutor(LaneMethods, Executor):
             self.mask = np.zeros(n, dtype=bool)
             if L is not None:   # each lane's frontier, this iteration and the next
                 self.lmask, self.lnext = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+        changes.allocate(self, memory, ledger)   # gather_from "changed": prev_mask, prev_ids
         self.alive = None
         self.cap = L
         self.hoisted = self.acc_all = None
@@ -162,6 +100,7 @@ class CpuExecutor(LaneMethods, Executor):
         self.alive = None if self.L is None else np.ones(self.L, dtype=bool)
         if mask is None:
             self.front_ids = self.seed_ids = self.changed_ids = None
+            changes.record(self, None)
             if self.lmask is not None:
                 self.lmask.fill(True)
             return
@@ -170,6 +109,7 @@ class CpuExecutor(LaneMethods, Executor):
             mask = self.seed_lanes.any(axis=1)
         self.seed_ids = np.flatnonzero(mask) if ids is None or self.L is not None else np.asarray(ids)
         self.front_ids = self.changed_ids = self.seed_ids
+        changes.record(self, self.seed_ids)
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
@@ -181,22 +121,29 @@ class CpuExecutor(LaneMethods, Executor):
         self._mask_used = False    # some units marked the mask instead
         self._applied = []         # (index, fields) per unit, for publish "copy"
         self._edge_writes = []
-        self._changed_parts = []   # pull: each unit's changed ids
+        # each unit's changed ids (the changed set a push sends from, the sources a
+        # gather_from "changed" program reads); local rounds run
+        self._changed_parts, self._local = [], 0
         if plan.direction == "push":
             self.pusher.begin(plan.frontier_format)
         self._ctx = {}
         self.hoisted = None
+        self.hoisted_changed = False
         if plan.hoist:
             t0 = time.perf_counter()
-            everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
-            self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
-                                     self.spec.gather_dtype, self.L)
+            self.hoisted_changed = self.prev_ids is not None and self.kern.dirs == ("in",)
+            if self.hoisted_changed:
+                self.hoisted = changes.messages(self, self.prev_ids)
+            else:
+                everyone = VertexView(self.cur, self.builtins, slice(0, self.n), self.n, lanes=self.L)
+                self.hoisted = as_length(self.program.gather_map(everyone, None, None), self.n,
+                                         self.spec.gather_dtype, self.L)
             self._st["gather"] += time.perf_counter() - t0
         if plan.dense:
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
 
     def load(self, plan):
-        if not any(u.transfer == "copy" for u in plan.units):
+        if not any(u.transfer in ("copy", "compact") for u in plan.units):
             for u in plan.units:
                 if u.transfer == "load":
                     t0 = time.perf_counter()
@@ -218,9 +165,9 @@ class CpuExecutor(LaneMethods, Executor):
     def _produce(self, units, pool):
         """Runs on the read-ahead thread: each unit's data in place, in plan order."""
         for u in units:
-            if u.transfer == "copy":
+            if u.transfer in ("copy", "compact"):
                 pool.acquire(u.slot)
-                piece, nbytes = self.slots.read(u.shards[0], u.slot)
+                piece, nbytes = self.slots.read(u.shards[0], u.slot, self.front_ids, u.transfer)
             else:
                 nbytes = sum(self.runs.load(i) for i in u.shards) if u.transfer == "load" else 0
                 piece = self.runs.piece(u.shards[0])
@@ -230,7 +177,7 @@ class CpuExecutor(LaneMethods, Executor):
 
     def done(self, plan, unit):
         self._ctx.pop(unit, None)
-        if unit.transfer == "copy":
+        if unit.transfer in ("copy", "compact"):
             self._pool.release(unit.slot)
 
     def _timed(self, phase, t0):
@@ -285,13 +232,18 @@ class CpuExecutor(LaneMethods, Executor):
             ch = np.flatnonzero(changed)
             ctx["changed"] = ch + index.start if isinstance(index, slice) else index[ch]
             nchanged = len(ch)
-            if self.pusher is not None:
-                with self._lock:
-                    self._changed_parts.append(ctx["changed"])
         else:
             ctx["rows"] = np.arange(index.start, index.stop) if isinstance(index, slice) else index
             ctx["changed"] = changed
             nchanged = int(changed.sum())
+        if plan.local_rounds and unit is not None and self.L is None:
+            ctx["changed"], more = local.rounds(self, plan, unit, piece, ctx["changed"], written)
+            nchanged = len(ctx["changed"])
+            with self._lock:
+                self._local += more
+        if self.L is None and (self.pusher is not None or self.prev_mask is not None):
+            with self._lock:   # after the local rounds: every vertex that changed in them
+                self._changed_parts.append(ctx["changed"])
         self._applied.append((index, tuple(written)))
         ctx["written"] = written
         with self._lock:
@@ -338,6 +290,7 @@ class CpuExecutor(LaneMethods, Executor):
         for positions, values in self._edge_writes:
             for name, val in values.items():
                 self.edges[name][positions] = val
+        changes.publish(self, plan, self._changed_parts)
         if plan.frontier and self.L is not None:
             self.lmask, self.lnext = self.lnext, self.lmask
             self.lnext.fill(False)
@@ -392,6 +345,8 @@ class CpuExecutor(LaneMethods, Executor):
         stats.time_scatter += st["scatter"]
         stats.time_read += st["read"]
         stats.bytes_read += self._bytes
+        self.slots.report(stats)
+        stats.local_rounds += self._local
         rb = Readback(shard_active=counts, changed_vertices=self._changed,
                       active_edges=self._edges, aggregates=dict(getattr(self, "_aggregates", {})))
         if self.pusher is not None:

@@ -12,6 +12,9 @@ _IDS = {"in": "in/src", "out": "out/dst"}
 #: from this many edges on, a sum over in-edges of hoisted messages goes through scipy's CSR
 #: product (below, building the matrix costs more than numpy's reduceat)
 SPMV_EDGES = 1 << 14
+#: activation walks per-edge flags instead of selecting edge positions once more than one row in
+#: this many of a piece changed
+DENSE_ACTIVATION = 4
 
 
 class Kernels:
@@ -26,18 +29,19 @@ class Kernels:
                          ([("in/indptr", "in/src")] if direction in ("out", "all") else [])
 
     # ------------------------------------------------------------------ gather
-    def gather(self, piece, lo, hi, rows, kind):
-        """(accumulator per active vertex, edges gathered over) of the span [lo, hi) or ``rows``."""
+    def gather(self, piece, lo, hi, rows, kind, fresh=False):
+        """(accumulator per active vertex, edges gathered over) of the span [lo, hi) or ``rows``;
+        ``fresh``: compute messages from ``cur`` even when the plan hoisted them."""
         a, b = lo - piece.lo, hi - piece.lo
         if rows is not None and kind == "sweep":
             # most of the span is active: a sweep with the inactive results dropped beats
             # selecting edges; statistics still count only the active vertices' edges
-            acc, _ = self._gather(piece, a, b, None)
+            acc, _ = self._gather(piece, a, b, None, fresh)
             local = rows - piece.lo
             return acc[local - a], self._edges_of(piece, local)
-        return self._gather(piece, a, b, None if rows is None else rows - piece.lo)
+        return self._gather(piece, a, b, None if rows is None else rows - piece.lo, fresh)
 
-    def _gather(self, piece, a, b, rows):
+    def _gather(self, piece, a, b, rows, fresh=False):
         ex = self.ex
         spec, arrays = ex.spec, piece.arrays
         dtype, monoid = spec.gather_dtype, spec.gather_reduce
@@ -54,10 +58,18 @@ class Kernels:
             else:
                 sel, seg = expand_ranges(indptr, rows)
                 other = ids[sel]
+            if ex.prev_ids is not None and not (ex.hoisted_changed and d == "in"):
+                # gather_from "changed": only the edges whose other end changed last iteration
+                keep = ex.prev_mask[other]
+                kept = np.zeros(len(keep) + 1, dtype=np.int64)
+                np.cumsum(keep, out=kept[1:])
+                pos = np.flatnonzero(keep)
+                sel = (pos + sel.start) if isinstance(sel, slice) else sel[pos]
+                other, seg = other[pos], kept[seg]
             m = int(seg[-1]) if len(seg) else 0
             edges += m
             own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
-            hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None else None
+            hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None and not fresh else None
             if (hoisted is not None and monoid is sum_monoid and d == "in" and dtype.kind in "fi"
                     and m >= SPMV_EDGES and L is None):
                 # sum of a per-source value over in-edges is a sparse matrix-vector product: let
@@ -109,7 +121,19 @@ class Kernels:
         local = np.asarray(changed, dtype=np.int64) - piece.lo
         out = []
         for ptr, ids in self.act_pairs:
-            sel, _ = expand_ranges(piece.arrays[ptr], local)
+            indptr = piece.arrays[ptr]
+            if len(local):
+                first, last = int(local.min()), int(local.max()) + 1
+                if len(local) * DENSE_ACTIVATION >= last - first:
+                    # most of the span changed (delta programs keep nearly every vertex moving):
+                    # one flag per edge from a per-row mask beats building the edge positions
+                    flags = np.zeros(last - first, dtype=bool)
+                    flags[local - first] = True
+                    e0, e1 = int(indptr[first]), int(indptr[last])
+                    per_edge = np.repeat(flags, np.diff(indptr[first:last + 1]))
+                    out.append(piece.arrays[ids][e0:e1][per_edge])
+                    continue
+            sel, _ = expand_ranges(indptr, local)
             out.append(piece.arrays[ids][sel])
         return out[0] if len(out) == 1 else np.concatenate(out)
 

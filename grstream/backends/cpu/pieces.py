@@ -6,9 +6,28 @@ run's interval. A unit of resident shards is then one numpy pass over slices of 
 number of shards. Streamed shards are read into the model's slot buffers, carved per the model's
 region layout.
 """
+import time
+
 import numpy as np
 
+from ...engine import compaction
 from ...engine.memory import resident_runs
+from ...errors import UsageError
+
+#: the CPU executor's ``transfer`` option: "copy" (default) or "compact", which packs each
+#: streamed shard's active rows after reading it (the reference of the CUDA executor's
+#: compaction; on the CPU it never pays, the store read is the cost, so "auto" means "copy")
+CPU_TRANSFERS = ("auto", "copy", "compact")
+
+
+def cpu_transfers(options):
+    """Capabilities keywords of the CPU executor's ``transfer`` option."""
+    mode = options.get("transfer", "auto")
+    if mode not in CPU_TRANSFERS:
+        raise UsageError(f"transfer must be one of {', '.join(CPU_TRANSFERS)} on the CPU, not {mode!r}")
+    if mode != "compact" or options.get("lanes"):
+        return {}
+    return {"transfers": ("resident", "load", "copy", "compact"), "transfer": "compact"}
 
 
 class Piece:
@@ -93,9 +112,11 @@ class Slots:
             self.buffers.append(np.empty(memory.slot_bytes, dtype=np.uint8))
         out_counts = [store.shard_info(i).num_out_edges for i in range(store.num_shards)]
         self.out_off = np.concatenate(([0], np.cumsum(out_counts, dtype=np.int64)))
+        self.moved, self.pack_s = {}, 0.0   # bytes per transfer mode, packing seconds (report)
 
-    def read(self, i, slot):
-        """Shard ``i`` read into slot ``slot``: (Piece, bytes read)."""
+    def read(self, i, slot, front_ids=None, transfer="copy"):
+        """Shard ``i`` read into slot ``slot``: (Piece, bytes read); ``transfer`` "compact": the
+        Piece holds only the rows of the active vertices (``front_ids``, None: every vertex)."""
         buf = self.buffers[slot]
         arrays, nbytes = {}, 0
         offsets, lengths = self.memory.offsets[i], self.memory.lengths[i]
@@ -105,4 +126,32 @@ class Slots:
             self.store.read(i, name, out=arr)
             arrays[name] = arr
             nbytes += arr.nbytes
+        self.moved["copy"] = self.moved.get("copy", 0) + nbytes
+        if transfer == "compact":
+            arrays = self._compact(i, arrays, front_ids)
         return Piece(self.intervals[i], arrays, self.out_off[i]), nbytes
+
+    def _compact(self, i, arrays, front_ids):
+        t0 = time.perf_counter()
+        lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
+        rows = (np.arange(hi - lo, dtype=np.int64) if front_ids is None
+                else compaction.rows_of(front_ids, lo, hi))
+        packed = {}
+
+        def out(name, length, dtype):
+            packed[name] = np.empty(length, dtype=dtype)   # within the unit temporaries' scratch
+            return packed[name]
+        nbytes = compaction.pack(arrays, self.memory.names, rows, out)
+        self.moved["copy"] -= sum(a.nbytes for a in arrays.values())
+        self.moved["compact"] = self.moved.get("compact", 0) + nbytes
+        self.pack_s += time.perf_counter() - t0
+        return packed
+
+    def report(self, stats):
+        """Bytes per transfer mode and packing time since the last report, into ``stats``."""
+        for mode, nbytes in self.moved.items():
+            if not nbytes:
+                continue
+            stats.transfer_bytes[mode] = stats.transfer_bytes.get(mode, 0) + nbytes
+        stats.time_pack += self.pack_s
+        self.moved, self.pack_s = {}, 0.0

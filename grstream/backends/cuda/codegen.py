@@ -11,6 +11,9 @@ from typing import Dict, List
 import numpy as np
 
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
+from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
+                           PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY, SELECT_BITMAP, SELECT_QUEUE,
+                           SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
                         MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
@@ -42,7 +45,25 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
     elif phase == "apply":
         args = [S(I64, "lo"), S(I64, "nv"), V("unsigned", "frontier"), V("gr_msg_t", "acc"),
                 V("unsigned char", "changed", False), V("long long", "ptr_a"), V("long long", "ptr_b"),
+                V("unsigned", "chg_next", False), V("unsigned", "pdeg"),
                 V("unsigned long long", "counters", False)]
+    elif phase.startswith("push_bitmap") or phase.startswith("push_queue"):
+        select = ([S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg")] if "bitmap" in phase
+                  else [S(I64, "lo"), S(I64, "count"), V("gr_id_t", "queue"), S(I64, "qbase"), S(I32, "spread")])
+        args = shard + edge + select + [V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
+                                        V("unsigned long long", "counters", False)]
+    elif phase == "push_apply":
+        args = [S(I64, "words"), V("unsigned", "touched", False), V("gr_msg_t", "pacc", False),
+                        V("unsigned", "next", False), V("unsigned", "chg_next", False),
+                        V("unsigned", "pdeg"), V("unsigned long long", "counters", False)]
+    elif phase == "queue_start":
+        args = [V("unsigned long long", "counts"), S(I32, "num_shards"),
+                V("unsigned long long", "cursors", False)]
+    elif phase == "compact":
+        args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
+                V("unsigned long long", "cursors", False), V("gr_id_t", "queue", False)]
+    elif phase == "activate_bits":
+        args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg"), V("unsigned", "next", False)]
     elif phase == "activate":
         args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "next", False)]
     elif phase == "mark":
@@ -86,6 +107,7 @@ class KernelSource:
     gather_props: List[str]        # edge properties gather_map takes, in argument order
     hoisted: bool                  # gather reads hmsg[] instead of calling gather_map per edge
     merge_ok: bool                 # the merge-path gather is available (the monoid has an atomic)
+    push_dirs: tuple = ()          # edge directions push kernels walk ("out": CSR, "in": CSC); () no push
     msg_dtype: np.dtype = None
     id_dtype: np.dtype = None
     aggregates: Dict[str, np.dtype] = field(default_factory=dict)
@@ -110,6 +132,18 @@ def can_hoist(spec):
         return False
     uses = getattr(spec.analysis, "gather_uses", None)
     return uses is not None and uses <= {"src"}
+
+
+def push_walks(spec, merge_ok=True):
+    """The edge directions a push of ``spec`` walks from a changed vertex (``"out"``: its CSR
+    out-edges, for programs gathering over in-edges; ``"in"``: its CSC in-edges, for programs
+    gathering over out-edges), or () when the GPU cannot push it: no gather, topology-driven
+    (dense) programs, no atomic for the monoid and message dtype (``merge_ok``), or mutable edge
+    state (scatter / edge-state reads stay with pull). Whether pushing gives pull's result is
+    the engine's judgement (the program's push_ok); this is what the kernels can do."""
+    if not (spec.has_gather and spec.activate != "all" and merge_ok) or spec.edge_state or spec.has_scatter:
+        return ()
+    return {"in": ("out",), "out": ("in",), "all": ("out", "in")}[spec.gather_edges]
 
 
 def _aggregate_bodies(aggs):
@@ -197,6 +231,24 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
 
     atomic = monoid.cuda_atomic if monoid is not None else None
     merge_ok = bool(atomic) and atomic in translated.source
+    walks = push_walks(spec, merge_ok)
+    if walks:
+        parts.append(PUSH_PRELUDE)
+        mod.add("activate_bits", TWC.substitute(
+            BID="blockIdx.x", SELECT="gr_active(chg, lo + k)", BLOCK_BEGIN="", BLOCK_END="", WARP_BEGIN="",
+            WARP_END="", THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, (long long)nbr[j]);"))
+        for d in walks:
+            prop_args = "".join(f", e_{p}[j]" for p in props)
+            gmap = (f"grstream_gather_map(u, w{prop_args})" if d == "out"
+                    else f"grstream_gather_map(w, u{prop_args})")
+            edge = PUSH_EDGE.substitute(ATOMIC=atomic, GMAP=gmap,
+                                        SKIP=SKIP_IDEMPOTENT if monoid.idempotent else "")
+            for fmt, select in (("bitmap", SELECT_BITMAP), ("queue", SELECT_QUEUE)):
+                mod.add(f"push_{fmt}_{d}", PUSH_TWC.substitute(SELECT=select, EDGE=edge), props)
+        mod.add("push_apply", PUSH_APPLY_BITMAP.substitute(
+            ONE=PUSH_APPLY_ONE.substitute(MARK="out |= 1u << b;"), TAIL=PUSH_APPLY_TAIL))
+        mod.add("queue_start", QUEUE_START_BODY)
+        mod.add("compact", COMPACT_BODY)
     if spec.has_gather:
         prop_args = "".join(f", e_{p}[j]" for p in props)
         width = tab_width(len(props))
@@ -240,5 +292,5 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         mod.add("aggregates", first)
         mod.add("aggfinal", final)
     return KernelSource(source="\n".join(parts + mod.parts), name=name, kernels=mod.kernels, gather_props=props,
-                        hoisted=hoist, merge_ok=merge_ok, msg_dtype=msg_dt, id_dtype=np.dtype(id_dtype),
+                        hoisted=hoist, merge_ok=merge_ok, push_dirs=tuple(walks), msg_dtype=msg_dt, id_dtype=np.dtype(id_dtype),
                         aggregates=aggs, translated=translated, args=mod.args)

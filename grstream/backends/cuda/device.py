@@ -12,7 +12,9 @@ from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
 from .streams import Streams
 
-_COUNTERS = 2   # readback words: changed vertices, gathered edges; then aggregates, shard counts
+#: readback words: changed vertices, gathered edges, edges a push from the changed set walks; then
+#: aggregates, the active vertices per shard, the changed vertices per shard
+_COUNTERS = 3
 _CONTEXT = []   # [context, users] of the primary context this module pushed
 
 
@@ -58,7 +60,7 @@ class DeviceState:
     """
 
     def __init__(self, store, spec, ks, buffers, scratch, ledger, streams):
-        cuda = self.cuda = ensure_context()
+        self.cuda = ensure_context()
         self._mem = []
         self.ledger, self.buffers = ledger, dict(buffers)
         try:
@@ -71,6 +73,7 @@ class DeviceState:
         cuda = self.cuda
         self.device = cuda.Context.get_device()
         self.spec, self.ks, self.translated = spec, ks, ks.translated
+        self.store = store
         n = self.n = int(store.num_vertices)
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
@@ -104,7 +107,17 @@ class DeviceState:
         self.rb_dev = self.mem["readback block"]
         # small host buffers stay pageable: the memory model bounds pinned memory to the cache
         # and the staging buffers, and these copies are a few hundred bytes
-        self.rb_host = np.zeros(self.counts_word + max(self.S, 1), np.uint64)
+        self.rb_host = np.zeros(self.counts_word + 2 * max(self.S, 1), np.uint64)
+        # push plans (issue 8): absent (None) when the kernels cannot push this program
+        self.pacc, self.touched = get("push accumulator"), get("touched")
+        self.chg = [get("changed 0"), get("changed 1")]
+        self.pdeg, self.cq = get("push degree"), get("changed queue")
+        self.cursors = get("push cursors")
+        if self.pdeg is not None:
+            deg = np.zeros(n, np.int64)
+            for d in ks.push_dirs:
+                deg += np.asarray(store.out_degree() if d == "out" else store.in_degree(), dtype=np.int64)
+            cuda.memcpy_htod(self.pdeg, deg.astype(np.uint32))
         self.agg_partials = [self.mem[f"aggregate partials {k}"] for k in range(len(self.agg_names))]
         self.aggregates = {}
 
@@ -145,11 +158,17 @@ class DeviceState:
         self.cuda.memcpy_htod_async(self.g_ptr, buf, self.ex.compute)
         return buf.nbytes
 
-    def count_frontier(self):
-        """Active vertices per shard of the current frontier (device popcounts, into the readback)."""
-        counts = int(self.rb_dev) + 8 * self.counts_word
+    def count_frontier(self, bitmap=None, which=0):
+        """Set vertices per shard of a bitmap (default: the current frontier; ``which`` 1: the
+        changed counts' place) by device popcounts, into the readback block."""
+        counts = self.counts_addr(which)
         self.cuda.memset_d32_async(counts, 0, 2 * max(self.S, 1), self.ex.compute)
-        self.launch("count", (self.n + 31) // 32, self.front[0], self.n, self.mem["intervals"], self.S, counts)
+        self.launch("count", (self.n + 31) // 32, self.front[0] if bitmap is None else bitmap, self.n,
+                    self.mem["intervals"], self.S, counts)
+
+    def counts_addr(self, which=0):
+        """Device address of the per-shard counts in the readback block: 0 active, 1 changed."""
+        return int(self.rb_dev) + 8 * (self.counts_word + which * max(self.S, 1))
 
     def reduce_aggregates(self):
         if not self.agg_names:
@@ -176,8 +195,9 @@ class DeviceState:
             self.aggregates[a] = raw[off:off + dt.itemsize].view(dt)[0].item()
         return self.rb_host.nbytes
 
-    def shard_counts(self):
-        return self.rb_host[self.counts_word:self.counts_word + self.S].astype(np.int64)
+    def shard_counts(self, which=0):
+        at = self.counts_word + which * max(self.S, 1)
+        return self.rb_host[at:at + self.S].astype(np.int64)
 
     # ------------------------------------------------------------------ state in and out
     def load_state(self, state, edge_state, staged=None):

@@ -22,6 +22,9 @@ slots, slot_bytes
     Streaming slots and their target size (:meth:`CudaExecutor.memory_options`).
 merge_items : int
     Edges per thread of the merge-path gather.
+transfer : {"auto", "copy", "compact", "zerocopy"}
+    How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
+    iteration, or one mode forced wherever a shard can take it.
 """
 import time
 
@@ -32,13 +35,16 @@ from ...engine.memory import Footprint
 from ...engine.plan import Readback
 from ...engine.planner import gather_directions, is_dense
 from ...engine.state import seed_ids
-from ...engine.schedule import activation_arrays, needed_arrays
+from ...engine.schedule import activation_arrays, needed_arrays, push_arrays
 from ...errors import DeviceError, UsageError
-from . import loadbalance
+from . import loadbalance, transfer
+from .compact import Packer
+from .zerocopy import ZeroCopyKernels
 from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
 from .gathers import Gathers
 from .movement import Mover, release_shared
+from .pushes import Pushes
 from .schedule import ALIGN, DEFAULT_MARGIN, align, static_buffers
 from .skeletons import MERGE_PER_THREAD, tab_width
 
@@ -49,7 +55,22 @@ from .skeletons import MERGE_PER_THREAD, tab_width
 DENSE_SLOT_BYTES = 64 << 20
 #: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
 SEED_LIST = 64
-OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items")
+#: the direction switch of the GPU (Capabilities.push_threshold, the default of the engine's rule
+#: on this executor): push while the edges a push from the changed set walks are at most this
+#: fraction of all edges, i.e. whenever the program may push. Ligra's 1/20 is a CPU figure. On the
+#: H100 (RMAT-24, docs/BENCHMARKS.md) a BFS push never lost more than 1.5 ms per iteration to the
+#: pull it replaced in GPU memory (15.0 against 13.6 ms on the heaviest level), a switch back to
+#: pull costs an activation pass (6 ms in memory, 42 ms at the 1/4 budget), and a streamed push
+#: moves half of pull's bytes (the CSR only): pushing throughout took BFS at the 1/4 budget from
+#: 187 ms (threshold 1/2) and 272 ms (pull) to 137 ms, SSSP from 233 (pull) to 158 ms. CC, which
+#: walks both directions and so moves everything either way, is 14% slower pushed (306 against
+#: 268 ms at the 1/4 budget): pass direction="pull" or a lower push_threshold for it.
+PUSH_THRESHOLD = 1.0
+#: Capabilities.queue_fraction: the compacted queue costs two launches and gained nothing over
+#: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits): bitmap
+#: unless the user asks for queue_fraction
+QUEUE_FRACTION = 0.0
+OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -70,6 +91,11 @@ def _largest_region(store, spec):
                for i in range(store.num_shards))
 
 
+def _twc(unit):
+    from dataclasses import replace
+    return replace(unit, balance=("twc",) * len(unit.balance))
+
+
 def _check(options):
     unknown = set(options) - set(OPTIONS) - {"memory_budget", "store"}
     if "host_cache" in unknown:
@@ -88,7 +114,9 @@ class CudaExecutor(Executor):
 
     # ------------------------------------------------------------------ class-level facts
     @classmethod
-    def _buffers(cls, store, spec, dense):
+    def _buffers(cls, store, spec, dense, push=False):
+        """(kernel source, static and scratch bytes); ``push``: the session may plan push
+        iterations, so the push buffers are held too (when the kernels can push the program)."""
         ks = kernel_source(store, spec)
         n, S = int(store.num_vertices), int(store.num_shards)
         sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
@@ -103,14 +131,15 @@ class CudaExecutor(Executor):
                                 int(sizes.max()) if S else 0, S, ks.hoisted,
                                 [dt.itemsize for dt in ks.aggregates.values()],
                                 acc_vertices=n if dense else None, edge_state=estate,
-                                num_edges=int(store.num_edges), permuted=permuted, max_in=max_in)
+                                num_edges=int(store.num_edges), permuted=permuted, max_in=max_in,
+                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if push and ks.push_dirs else 0)
         static = {k: align(max(v, 1)) for k, v in static.items()}
         scratch = {"shard tables": align(tables)} if tables else {}
         return ks, static, scratch
 
     @classmethod
     def footprint(cls, store, spec, dense, options):
-        _, static, scratch = cls._buffers(store, spec, dense)
+        _, static, scratch = cls._buffers(store, spec, dense, bool(options.get("push")))
         host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
         return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state)
 
@@ -146,9 +175,14 @@ class CudaExecutor(Executor):
     def capabilities(cls, options):
         _check(options)
         forced = loadbalance.forced_strategy(options.get("load_balance", "auto"), bool(options.get("deterministic")))
-        # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off)
+        # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off).
+        # Push plans (issue 8) run for programs the kernels can push (codegen.push_walks: a
+        # frontier program whose monoid has an atomic, no edge state); the switch threshold of
+        # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
         return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
-                            adaptive_hoist=False)
+                            adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
+                            push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
+                            **transfer.capabilities(options))
 
     @classmethod
     def release_shared(cls, shared):
@@ -172,19 +206,29 @@ class CudaExecutor(Executor):
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.streams = int(options.get("streams", 4))
         dense = is_dense(spec)
-        ks, static, scratch = self._buffers(store, spec, dense)
+        # the push buffers exist when the session planned memory for push (footprint option "push")
+        ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
-        self.dev = self.mover = None
+        self.dev = self.mover = self.packer = self.zc = None
+        self.mode_times = transfer.ModeTimes()
         self._host_state = {}   # field -> page-locked array, reused by every run of a session
         try:
             self.dev = DeviceState(store, spec, ks, {**static, **scratch}, set(scratch), ledger, self.streams)
-            self.mover = Mover(store, memory, self.dev.ex, ledger, shared)
+            self.packer = Packer(memory, store.intervals)
+            self.mover = Mover(store, memory, self.dev.ex, ledger, shared,
+                               push_names=[n for n in push_arrays(spec) if n in memory.names],
+                               mapped=transfer.mapped(options), packer=self.packer)
+            # zero-copy units run the warp-merged, aligned variant of the kernels; deterministic
+            # runs keep the ordinary ones (the variant reduces short rows in another order)
+            self.zc = (ZeroCopyKernels(self.dev, ks)
+                       if self.mover.cache_dev is not None and not self.deterministic else None)
         except BaseException:
             self.close()
             raise
         self.dirs = gather_directions(spec)
         self.gathers = Gathers(self.dev, store, spec, ks, self.dirs, merge_items, scratch.get("shard tables", 0))
+        self.pushes = Pushes(self.dev, ks)
         act = activation_arrays(spec)
         self.act_pairs = [(act[k], act[k + 1]) for k in range(0, len(act), 2)]
         self.sizes = np.diff(self.dev.intervals)
@@ -218,6 +262,8 @@ class CudaExecutor(Executor):
         # "seed_s" includes what is left of the copy)
         t0 = time.perf_counter()
         self.dev.load_state(state, edge_state, staged=self._host_state)
+        if self.pushes.available:
+            self.pushes.reset()
         self.start_times = {"state_s": time.perf_counter() - t0}
 
     def set_frontier(self, mask, ids=None):
@@ -226,12 +272,23 @@ class CudaExecutor(Executor):
             self.seed_idx = None
         else:
             self.seed_idx = seed_ids(mask) if ids is None else np.asarray(ids, dtype=np.int64)
+        if self.pushes.available:
+            self.pushes.seed(self.seed_idx, self.sizes)
         self._seed_host = time.perf_counter() - t0
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        self.packer.set_frontier(transfer.host_frontier(dev, plan))   # compacted units' rows
         self._t0 = time.perf_counter()
+        push = plan.direction == "push"
+        if push and not self.pushes.available:
+            raise DeviceError(f"{self.spec.name}: the CUDA kernels cannot push this program "
+                              f"(no atomic for its monoid, edge state or scatter); plan pull")
+        if plan.frontier_format not in ("bitmap", "queue"):
+            raise DeviceError(f"frontier format {plan.frontier_format!r} is not one of bitmap, queue")
+        # a computing iteration (not a seeding or activation-only plan) writes a new changed set
+        self._computing = not plan.seed and not plan.activation
         self._origin = cuda.Event()
         self._origin.record(s)
         self._mstats = {}
@@ -240,23 +297,42 @@ class CudaExecutor(Executor):
         dev.clear_counters(everything=plan.seed)
         if plan.frontier:
             cuda.memset_d32_async(dev.front[1], 0, (dev.n + 31) // 32, s)
-        if plan.hoist:
+        if self.pushes.available:
+            self.pushes.begin(plan, self._computing)
+        # push kernels call gather_map per edge from the changed vertices: a hoisted pass over every
+        # vertex would cost O(n) for a sparse changed set, and no pull reads it this time
+        if plan.hoist and not push:
             if not self.ks.hoisted:   # the planner and the code generator agree on hoisting
                 raise DeviceError(f"{self.spec.name}: the plan hoists but the kernels read per edge")
             dev.launch("hoist", dev.n, dev.n, dev.hmsg)
-        elif self.ks.hoisted and plan.units and "gather" in plan.phases:
+        elif self.ks.hoisted and plan.units and "gather" in plan.phases and not push:
             raise DeviceError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
                               f"does not hoist them")
-        if plan.dense:
+        if plan.dense and not push:
             dev.launch("fill", dev.n, dev.acc, dev.n)
         self._front = 0 if plan.all_active else int(dev.front[0])
         self._hmsg = 0 if dev.hmsg is None else int(dev.hmsg)
 
     def load(self, plan):
-        yield from self.mover.deliver(plan, self._mstats)
+        main = self.dev.fn
+        items = self.mover.deliver(plan, self._mstats)
+        try:
+            for unit, data in items:
+                if unit.transfer == "zerocopy" and self.zc is not None and unit.direction == "pull":
+                    # mapped host rows are read by warps (zerocopy.py): TWC unless the user forced
+                    # a strategy (other directions read them with the ordinary kernels)
+                    self.dev.fn = self.zc.enter()
+                    yield (_twc(unit) if self.load_balance == "auto" else unit), data
+                    self.dev.fn = main
+                else:
+                    yield unit, data
+        finally:
+            self.dev.fn = main
+            items.close()
 
     def done(self, plan, unit):
-        self.dev.ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+        self.mode_times.done(self.dev.ex, unit)
+        self.dev.ex.shard_done(unit.slot if unit.transfer in ("copy", "compact") else None)
 
     def _fused(self, plan, unit, data, phase):
         """Whether ``phase`` of ``unit`` is already done. The accumulator and the changed flags hold
@@ -272,10 +348,17 @@ class CudaExecutor(Executor):
         return True
 
     def gather(self, plan, unit, data):
+        if plan.direction == "push" or unit.direction == "push":
+            for arrays in data:
+                self.pushes.shard(plan, arrays, self.gathers.edge_prop)
+            return
         if not self._fused(plan, unit, data, "gather"):
             self._gather(plan, unit, data)
 
     def apply(self, plan, unit, data):
+        if unit is None and plan.direction == "push":
+            self.pushes.apply(plan)
+            return
         if unit is None or not self._fused(plan, unit, data, "apply"):
             self._apply(plan, unit, data)
 
@@ -299,23 +382,31 @@ class CudaExecutor(Executor):
     def _apply(self, plan, unit, data):
         dev, spec = self.dev, self.spec
         if unit is None:   # dense: every vertex, one launch over the per-vertex accumulator
-            dev.launch("apply", dev.n, 0, dev.n, 0, dev.acc, 0, 0, 0, dev.rb_dev)
+            dev.launch("apply", dev.n, 0, dev.n, 0, dev.acc, 0, 0, 0, 0, 0, dev.rb_dev)
             return
+        # a computing iteration's changed vertices go into the changed bitmap a push walks next
+        chg = dev.chg[1] if self._computing and self.pushes.available else 0
+        pdeg = dev.pdeg if chg else 0
         for arrays in data:
             i = arrays.shard
             lo, nv = int(dev.intervals[i]), int(self.sizes[i])
             indptrs = [arrays[f"{d}/indptr"] for d in self.dirs] + [0, 0]
             dev.launch("apply", nv, lo, nv, self._front, dev.acc if spec.has_gather else 0,
                        dev.changed if plan.frontier or spec.has_scatter else 0,
-                       indptrs[0], indptrs[1], dev.rb_dev)
+                       indptrs[0], indptrs[1], chg, pdeg, dev.rb_dev)
 
     def _activate(self, plan, unit, data):
         dev = self.dev
         for arrays in data:
             i = arrays.shard
             lo, nv = int(dev.intervals[i]), int(self.sizes[i])
-            if plan.seed:
+            if plan.seed or plan.activation == "seed":
                 self._seed(arrays, lo, nv)
+                continue
+            if plan.activation == "changed":
+                # activation-only plan over the previous iteration's changed set (after a push)
+                for ptr, ids in self.act_pairs:
+                    dev.launch("activate_bits", nv, arrays[ptr], arrays[ids], lo, nv, dev.chg[0], dev.front[1])
                 continue
             for ptr, ids in self.act_pairs:
                 dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
@@ -372,6 +463,8 @@ class CudaExecutor(Executor):
         if plan.frontier:
             dev.front.reverse()
             dev.count_frontier()
+        if self.pushes.available:
+            self.pushes.publish(self._computing)
 
     def reduce(self, plan):
         if plan.reduce:
@@ -381,6 +474,7 @@ class CudaExecutor(Executor):
         dev = self.dev
         dev.ex.shard_done(None)
         d2h = dev.readback()
+        self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats)
         t_copy, t_kernel, hidden = dev.ex.timeline(self._origin)
         m = self._mstats
         stats.bytes_h2d += self._h2d + int(m.get("bytes_h2d", 0))
@@ -397,8 +491,11 @@ class CudaExecutor(Executor):
         edges = int(self.shard_edges[list(plan.shards)].sum()) if plan.dense else int(dev.rb_host[1])
         if plan.seed:
             self.start_times["seed_s"] = time.perf_counter() - self._t0 + getattr(self, "_seed_host", 0.0)
-        return Readback(shard_active=counts, changed_vertices=int(dev.rb_host[0]), active_edges=edges,
-                        aggregates=dict(dev.aggregates))
+        rb = Readback(shard_active=counts, changed_vertices=int(dev.rb_host[0]), active_edges=edges,
+                      aggregates=dict(dev.aggregates))
+        if self.pushes.available:
+            rb.shard_changed, rb.changed_edges = self.pushes.read_back(self._computing)
+        return rb
 
     # ------------------------------------------------------------------ results
     def state(self):
@@ -426,6 +523,9 @@ class CudaExecutor(Executor):
                 pass
             self.mover.close()
             self.mover = None
+        if self.packer is not None:
+            self.packer.close()
+            self.packer = None
         for name, arr in self._host_state.items():
             self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
         self._host_state = {}

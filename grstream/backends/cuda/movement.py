@@ -22,6 +22,8 @@ from ...readahead import BufferPool, read_ahead
 
 #: key prefix of the resident allocations a session's CUDA executors share (``shared`` dict)
 SHARED = "cuda-resident"
+#: transfers of streamed shards (grstream/engine/plan.py): read from the pinned cache or the store
+STREAMED = ("copy", "compact", "zerocopy")
 
 
 class DeviceArrays(dict):
@@ -47,17 +49,33 @@ class Mover:
     shared : dict
         The session's shared dict: resident shard data, keyed by
         :func:`~grstream.engine.memory.residency_key`, usable by every executor of the session.
+    push_names : list of str
+        The datasets a push unit reads (:func:`grstream.engine.schedule.push_arrays`): a streamed
+        push unit copies only these into its slot (a push of a BFS moves the out-edges' CSR, not
+        the in-edges' CSC); the slot keeps the region's layout, so the budget is the same.
+    mapped : bool
+        Allocate the pinned cache mapped, so that "zerocopy" units can be read in place
+        (:mod:`.zerocopy`; the streams need ``pinned_mapped`` and ``mapped_address``).
+    packer : :class:`.compact.Packer` or None
+        Packs "compact" units into staging buffers (None: the mover takes no compact unit).
     """
 
-    def __init__(self, store, memory, streams, ledger, shared):
+    def __init__(self, store, memory, streams, ledger, shared, push_names=(), mapped=False, packer=None):
         self.store, self.memory, self.ex, self.ledger, self.shared = store, memory, streams, ledger, shared
         self.names = list(memory.names)
+        push = [n for n in push_names if n in self.names]
+        # pushes that read every array (CC walks both directions) copy like pulls (one range)
+        self.push_names = push if push and set(push) != set(self.names) else self.names
         self.dtypes = {n: dataset_dtype(store, n) for n in self.names}
         self._owned = []            # (kind, name, nbytes, allocation) this mover took
         self.slots = [self._take("device", f"slot {k}", memory.slot_bytes, streams.device_alloc)
                       for k in range(memory.slots)]
         cache = memory.pinned_cache_bytes
-        self.cache = self._take("pinned", "pinned cache", cache, streams.pinned_empty) if cache else None
+        alloc = streams.pinned_mapped if mapped else streams.pinned_empty
+        self.cache = self._take("pinned", "pinned cache", cache, alloc) if cache else None
+        # the cache's device address (mapped): zero-copy units read it in place
+        self.cache_dev = streams.mapped_address(self.cache) if mapped and cache else None
+        self.packer = packer
         self.staging = [self._take("pinned", f"staging {k}", memory.staging_bytes, streams.pinned_empty)
                         for k in range(memory.staging)]
         self.cache_filled = set()
@@ -117,7 +135,7 @@ class Mover:
     def _needs_store(self, u):
         if u.transfer == "load":
             return True
-        return u.transfer == "copy" and any(i not in self.memory.pinned_offsets or i not in self.cache_filled
+        return u.transfer in STREAMED and any(i not in self.memory.pinned_offsets or i not in self.cache_filled
                                             for i in u.shards)
 
     def _produce(self, units, pool):
@@ -127,16 +145,22 @@ class Mover:
             reads = []
             if u.transfer != "resident":
                 for i in u.shards:
-                    if u.transfer == "copy" and i in offs:
+                    if u.transfer in STREAMED and i in offs:
                         nbytes = 0
                         views = self._views(i, self.cache, offs[i])
                         if i not in self.cache_filled:
                             nbytes = self._read(i, views)
                             self.cache_filled.add(i)
-                        reads.append((i, views, nbytes, None))
+                        b = None
+                        if u.transfer == "compact":   # packed into a staging buffer
+                            b = pool.acquire()
+                            views = self.packer.pack(i, views, self.staging[b])
+                        reads.append((i, views, nbytes, b))
                     else:
                         b = pool.acquire()
                         views = self._views(i, self.staging[b], 0)
+                        if u.direction == "push" and u.transfer == "copy":   # read what moves
+                            views = {n: views[n] for n in self.push_names}
                         reads.append((i, views, self._read(i, views), b))
             yield u, reads
 
@@ -151,15 +175,19 @@ class Mover:
         """
         for k in ("bytes_h2d", "bytes_read", "time_read", "copied", "copies"):
             stats.setdefault(k, 0)
+        modes = stats.setdefault("modes", {})      # transfer -> bytes over the link
+        spans = stats.setdefault("copy_spans", [])  # (transfer, first, end) copy spans of each unit
         units = list(plan.units)
         pool = BufferPool(len(self.staging))
         produced = self._produce(units, pool)
+        # store reads and packing run on the read-ahead thread, overlapped with the copies
         items = read_ahead(produced, depth=max(len(self.staging), 2), pool=pool) \
-            if any(self._needs_store(u) for u in units) else produced
+            if any(self._needs_store(u) or u.transfer == "compact" for u in units) else produced
         pending = deque()   # (staging buffer, token of the copy out of it)
         try:
             for k, u in enumerate(units):
-                self._reclaim(pending, pool, starved=self._needs_store(u) and pool.free == 0)
+                staged = self._needs_store(u) or u.transfer == "compact"
+                self._reclaim(pending, pool, starved=staged and pool.free == 0)
                 t0 = time.perf_counter()
                 unit, reads = next(items)
                 stats["time_read"] += time.perf_counter() - t0
@@ -169,8 +197,16 @@ class Mover:
                     self.bytes_read += nbytes
                 if u.transfer == "resident":
                     data = [self.resident_arrays(i) for i in u.shards]
+                elif u.transfer == "zerocopy":
+                    data = [self.mapped_arrays(i) for i in u.shards]
+                    modes["zerocopy"] = modes.get("zerocopy", 0) + u.nbytes   # the plan's estimate
                 else:
+                    first = len(getattr(self.ex, "copy_spans", ()))
+                    h2d = stats["bytes_h2d"]
                     data = self._copy(u, reads, stats, pending)
+                    if u.transfer != "load":
+                        modes[u.transfer] = modes.get(u.transfer, 0) + stats["bytes_h2d"] - h2d
+                        spans.append((u.transfer, first, len(getattr(self.ex, "copy_spans", ()))))
                 self.ex.begin_kernels()
                 yield u, data
         finally:
@@ -202,7 +238,8 @@ class Mover:
             # a multi-shard unit is one range of the pinned cache: shards keep its spacing
             bases = {i: base + (offs[i] - offs[first] if len(u.shards) > 1 else 0) for i in u.shards}
         self.ex.begin_copy(slot)
-        if len(u.shards) > 1:
+        names = self.push_names if (u.direction == "push" and u.transfer == "copy") else self.names
+        if len(u.shards) > 1 and names is self.names:
             offs = mem.pinned_offsets
             lo = offs[u.shards[0]]
             last = u.shards[-1]
@@ -211,7 +248,7 @@ class Mover:
             stats["bytes_h2d"] += hi - lo
         else:
             for i, views, _, _ in reads:
-                for n in self.names:
+                for n in names:
                     if views[n].nbytes:
                         self.ex.copy_array(views[n], bases[i] + mem.offsets[i][n])
                         stats["bytes_h2d"] += views[n].nbytes
@@ -219,8 +256,17 @@ class Mover:
         stats["copied"] += len(u.shards)
         stats["copies"] += 1
         pending.extend((b, token) for _, _, _, b in reads if b is not None)
-        return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, mem.lengths[i])
+        # a compacted shard's edge arrays are shorter: its lengths are those of what was packed
+        lengths = ({i: {n: views[n].size for n in self.names} for i, views, _, _ in reads}
+                   if u.transfer == "compact" else {i: mem.lengths[i] for i in u.shards})
+        return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, lengths[i])
                 for i in u.shards]
+
+    def mapped_arrays(self, i):
+        """``DeviceArrays`` of cached shard ``i`` read in place through the mapped cache."""
+        base = self.cache_dev + self.memory.pinned_offsets[i]
+        return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names},
+                            self.memory.lengths[i])
 
     def close(self):
         """Free what this mover took (resident data stays in the session's ``shared``)."""

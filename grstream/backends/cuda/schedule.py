@@ -19,7 +19,7 @@ def align(nbytes):
 
 def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
                    agg_itemsizes=(), acc_vertices=None, table_bytes=0, edge_state=None,
-                   num_edges=0, permuted=(), max_in=0):
+                   num_edges=0, permuted=(), max_in=0, push_id_itemsize=0):
     """Name -> bytes of every device buffer the GPU path allocates at setup and keeps for the run
     (GraphReduce Eq. 1): the state that stays resident whatever the budget. Each buffer appears
     once; the backend allocates exactly these.
@@ -29,7 +29,10 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     (dense programs keep one message per vertex so that a single apply launch follows every
     shard's gather). ``table_bytes`` is the multi-shard gather tables' region; ``edge_state`` maps
     mutable edge properties to dtypes (twice ``num_edges`` each, and one shard's ``max_in``
-    in-edges for those in ``permuted``).
+    in-edges for those in ``permuted``). ``push_id_itemsize`` > 0 (the vertex-id size) adds the
+    buffers of push plans: a per-vertex accumulator, the touched bitmap, two changed bitmaps
+    (this iteration's and the previous one's), the degree each changed vertex pushes over, the
+    touched and changed queues and the per-shard queue cursors.
     """
     from .skeletons import AGG_BLOCKS
     if not isinstance(field_dtypes, dict):
@@ -50,12 +53,18 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     if hoisted:
         out["hoisted messages"] = msg_itemsize * n
     out["intervals"] = 8 * (S + 1)
-    # counters, then 8 bytes per aggregate, then the active vertices of each shard
-    out["readback block"] = 8 * (2 + len(agg_itemsizes) + max(S, 1))
+    # 3 counters, then 8 bytes per aggregate, then the active and the changed vertices of each shard
+    out["readback block"] = 8 * (3 + len(agg_itemsizes) + 2 * max(S, 1))
     for k, _ in enumerate(agg_itemsizes):
         out[f"aggregate partials {k}"] = 8 * AGG_BLOCKS
     if table_bytes:
         out["shard tables"] = int(table_bytes)
+    if push_id_itemsize:
+        out["push accumulator"] = msg_itemsize * max(n, 1)
+        out["touched"] = out["changed 0"] = out["changed 1"] = 4 * max(words, 1)
+        out["push degree"] = 4 * max(n, 1)
+        out["changed queue"] = int(push_id_itemsize) * max(n, 1)
+        out["push cursors"] = 8 * max(S, 1)
     for p, dt in (edge_state or {}).items():
         size = np.dtype(dt).itemsize
         out[f"edge state {p}"] = out[f"edge state {p} (next)"] = int(num_edges) * size

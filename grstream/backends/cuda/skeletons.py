@@ -182,18 +182,24 @@ FILL_BODY = r"""
 APPLY_BODY = r"""
   const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   bool ch = false;
-  unsigned long long edges = 0;
+  unsigned long long edges = 0, pushed = 0;
   if (k < nv) {
     if (gr_active(frontier, lo + k)) {
       ch = grstream_apply(lo + k, acc ? acc[k] : (gr_msg_t)0);
       if (ptr_a) edges += (unsigned long long)(ptr_a[k + 1] - ptr_a[k]);
       if (ptr_b) edges += (unsigned long long)(ptr_b[k + 1] - ptr_b[k]);
+      if (ch && chg_next) gr_mark(chg_next, lo + k);   // the changed set a push plan walks next
+      if (ch && pdeg) pushed = pdeg[lo + k];           // ... and the edges it would walk
     }
     if (changed) changed[k] = ch;
   }
   const int c = __syncthreads_count(ch);
-  for (int o = 16; o > 0; o >>= 1) edges += __shfl_down_sync(GR_FULL, edges, o);
+  for (int o = 16; o > 0; o >>= 1) {
+    edges += __shfl_down_sync(GR_FULL, edges, o);
+    pushed += __shfl_down_sync(GR_FULL, pushed, o);
+  }
   if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&counters[1], edges);
+  if ((threadIdx.x & 31) == 0 && pushed) atomicAdd(&counters[2], pushed);
   if (threadIdx.x == 0 && c) atomicAdd(&counters[0], (unsigned long long)c);
 """
 
@@ -337,7 +343,13 @@ PERMUTE_BODY = r"""
 
 def skeleton_hash():
     """Hash of the skeleton text: part of every compile-cache key."""
+    from . import push_kernels as pk
     h = hashlib.sha256()
+    for t in (pk.PUSH_TWC, pk.PUSH_EDGE, pk.PUSH_APPLY_ONE, pk.PUSH_APPLY_BITMAP):
+        h.update(t.template.encode())
+    for body in (pk.PUSH_PRELUDE, pk.PUSH_APPLY_TAIL, pk.QUEUE_START_BODY, pk.COMPACT_BODY,
+                 pk.SELECT_BITMAP, pk.SELECT_QUEUE, pk.SKIP_IDEMPOTENT):
+        h.update(body.encode())
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
         h.update(t.template.encode())
     for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):

@@ -135,3 +135,65 @@ def test_scatter_kernels_compile_with_nvcc():
     # programs without edge state get neither
     ks = module_source(gr.algorithms.bfs.BFS.spec, np.int32)
     assert "scatter" not in ks.kernels and "permute8" not in ks.kernels
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
+def test_push_kernels_follow_the_program(program):
+    """Push kernels exist for frontier programs with a gather whose monoid has an atomic (no edge
+    state, no scatter); they walk the CSR for in-gathers, the CSC for out-gathers, both for all."""
+    from grstream.backends.cuda.codegen import push_walks
+    from grstream.engine.schedule import push_arrays
+    spec = program.spec
+    ks = module_source(spec, np.int32, {p: np.float64 for p in spec.edge_reads})
+    walks = push_walks(spec, ks.merge_ok)
+    assert ks.push_dirs == walks
+    # the walked edges are among the arrays the engine holds for push plans
+    assert {f"{d}/indptr" for d in walks} <= set(push_arrays(spec))
+    if spec.activate == "all" or not spec.has_gather or spec.edge_state or spec.has_scatter:
+        assert walks == ()
+    for d in ("in", "out"):
+        for fmt in ("bitmap", "queue"):
+            assert (f"push_{fmt}_{d}" in ks.kernels) == (d in walks)
+    for k in ("push_apply", "queue_start", "compact", "activate_bits"):
+        assert (k in ks.kernels) == bool(walks)
+    if walks:
+        # the message is combined with the monoid's own atomic, never a plain store
+        atomic = spec.gather_reduce.cuda_atomic
+        # (block, warp and thread phase of the bitmap and the queue kernel)
+        assert ks.source.count(f"{atomic}(&pacc[w], x)") == 6 * len(walks)
+        # idempotent monoids read the slot first and skip messages that cannot change it
+        skips = ks.source.count("if (gr_combine_msg(old, x) != old)")
+        assert skips == (6 * len(walks) if spec.gather_reduce.idempotent else 0)
+
+
+class MaxFloatOut(gr.GASProgram):
+    """A push over in-edges (CSC) with a compare-and-swap atomic: max over float32 messages of
+    out-neighbours, reading an edge property."""
+
+    vertex = {"x": "float32"}
+    gather_edges = "out"
+    gather_reduce = gr.monoid.max
+    gather_dtype = "float32"
+    reads = {"w"}
+
+    def init(self, v):
+        v.x = v.id * 0.5
+        return v.id == 0
+
+    def gather_map(self, src, dst, edge):
+        return dst.x * edge.w
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.x, acc)
+        changed = new > v.x
+        v.x = new
+        return changed
+
+
+@needs_nvcc
+def test_push_kernels_compile_with_a_cas_atomic_and_64_bit_ids():
+    ks = module_source(MaxFloatOut.spec, np.int64, {"w": np.float32})
+    assert ks.push_dirs == ("in",)
+    assert "grstream_gather_map(w, u, e_w[j])" in ks.source
+    assert "atomicCAS" in ks.source
+    assert nvcc_check(ks.source, arch="sm_90", name="maxfloatout")

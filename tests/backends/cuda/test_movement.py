@@ -95,13 +95,6 @@ def device_view(ex, store, dev, name):
     return ex.locate(dev[name], length * dt.itemsize).view(dt)
 
 
-def device_view(ex, store, dev, name):
-    dt = np.dtype(np.int64) if name.endswith("indptr") else (
-        np.dtype(store.id_dtype) if name.split("/")[1] in ("src", "dst") else np.dtype(np.float64))
-    length = dev.lengths[name]
-    return ex.locate(dev[name], length * dt.itemsize).view(dt)
-
-
 def model_for(store, names, budget_kind, pinned="all", slot_bytes=0, static=10_000):
     """The engine's memory model for a stand-in footprint under one of the budget shapes."""
     fp = Footprint(static={"vertex state": static}, alignment=ALIGN)
@@ -346,15 +339,17 @@ def test_static_buffers_count_each_buffer_once():
     from grstream.backends.cuda.skeletons import AGG_BLOCKS
     for S in (1, 4, 64):
         b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
-        # the shard counts live in the readback block only (once), after 2 counters and 2 aggregates
-        assert b["readback block"] == 8 * (2 + 2 + S)
+        # the shard counts (active, then changed) live in the readback block only (once), after 3
+        # counters and 2 aggregates
+        assert b["readback block"] == 8 * (3 + 2 + 2 * S)
         assert b["intervals"] == 8 * (S + 1)
         assert [k for k, v in b.items() if "shard" in k or "count" in k] == []
         assert b["aggregate partials 0"] == b["aggregate partials 1"] == 8 * AGG_BLOCKS
         assert vertex_state_bytes(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4]) == \
             sum(-(-max(v, 1) // ALIGN) * ALIGN for v in b.values())
     grow = [vertex_state_bytes(1000, [np.float64], 0, 8, 100, S, False) for S in (32, 32 + 4096)]
-    assert grow[1] - grow[0] == 2 * 8 * 4096   # intervals + readback: twice per shard, not three times
+    # intervals + readback (active and changed counts): three words per shard, not four
+    assert grow[1] - grow[0] == 3 * 8 * 4096
 
 
 def test_seed_ids_match_flatnonzero():
@@ -367,3 +362,47 @@ def test_seed_ids_match_flatnonzero():
             np.testing.assert_array_equal(got, np.flatnonzero(mask))
             assert got.dtype == np.int64
         np.testing.assert_array_equal(seed_ids(np.broadcast_to(np.True_, (n,))), np.arange(n))
+
+
+@pytest.mark.parametrize("budget_kind", ["partial", "one-slot", "grouped"])
+@pytest.mark.parametrize("pinned", ["all", "staging"])
+def test_push_units_copy_only_the_walked_edges(tmp_path, budget_kind, pinned):
+    """A streamed push unit of SSSP moves the CSR and its weights (push_arrays), not the CSC:
+    into the same slot layout (the budget is the pull one's), exactly those bytes; store reads
+    through staging read only those too; resident loads still take every array."""
+    import dataclasses
+    from grstream.engine.schedule import push_arrays
+    store = make_store(tmp_path)
+    spec = gr.algorithms.sssp.SSSP.spec
+    walked = push_arrays(spec)
+    assert walked == ["out/indptr", "out/dst", "out/weight"]
+    names = needed_arrays(spec, push=True)
+    assert set(walked) < set(names)
+    model = model_for(store, names, budget_kind, pinned)
+    ex, ledger = SyncExecutor(), Ledger(model)
+    mover = Mover(store, model, ex, ledger, {}, push_names=walked)
+    planner = Planner(spec, store, model, Capabilities("cuda", batch_resident="dense", batch_copies=True))
+    sizes = np.diff(np.asarray(store.intervals))
+    for it in range(1, 4):
+        plan = planner.plan(it, sizes, False)
+        units = tuple(dataclasses.replace(u, direction="push") for u in plan.units)
+        plan = dataclasses.replace(plan, units=units, direction="push", phases=("gather",))
+        stats = {}
+        for unit, data in mover.deliver(plan, stats):
+            for arrays in data:
+                moved = walked if unit.transfer == "copy" else names
+                for name in moved:
+                    np.testing.assert_array_equal(device_view(ex, store, arrays, name),
+                                                  store.read(arrays.shard, name))
+            ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+        copied = [i for u in plan.units if u.transfer == "copy" for i in u.shards]
+        loaded = [i for u in plan.units if u.transfer == "load" for i in u.shards]
+        assert copied
+        info = store.shard_info
+        expect = (sum(info(i).dataset_nbytes[n] for i in copied for n in walked)
+                  + sum(info(i).dataset_nbytes[n] for i in loaded for n in names))
+        assert stats["bytes_h2d"] == expect
+        if pinned == "staging":   # nothing cached: every streamed push reads the walked arrays only
+            assert stats["bytes_read"] == expect
+    for kind in ("device", "pinned"):
+        assert ledger.peak[kind] <= ledger.limits[kind]

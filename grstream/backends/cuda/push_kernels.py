@@ -1,0 +1,197 @@
+"""Kernel skeletons of push iterations (issue 8), spliced by :mod:`.codegen` like :mod:`.skeletons`.
+
+A push plan walks the edges of the vertices that changed in the previous iteration from the
+source side and combines each message into the receiving vertex's slot of a per-vertex
+accumulator with the gather monoid's atomic (the translator's prelude: native atomicMin / Max /
+Add or a compare-and-swap loop); a vertex that receives a message is *touched*. One apply over
+the touched vertices follows, which writes the next changed set. Kernels (``grstream_<phase>_<program>``):
+
+``push_{bitmap,queue}_{out,in}``  walk the changed vertices of one shard: ``bitmap`` tests every
+                        vertex of the shard's interval in the changed bitmap, ``queue`` reads the
+                        shard's segment of the compacted changed queue (no scan of the interval).
+                        ``out`` walks the CSR (out-edges: message ``gather_map(u, w)`` to the
+                        destination w; programs gathering over in-edges), ``in`` the CSC
+                        (in-edges: ``gather_map(w, u)`` to the source w; programs gathering over
+                        out-edges). Thread / warp / block mapping by degree as the TWC gather, so a
+                        hub does not serialise a warp.
+``push_apply``          apply over the touched vertices, a thread per word of the touched bitmap
+                        (whatever the frontier format: a touched queue cost more than it saved,
+                        its appends contending on one counter). It resets the slot to the
+                        identity and clears the touched bits, so the next push starts clean
+                        without an O(n) fill; changed vertices go into the next frontier and the
+                        next changed bitmap; counts changed vertices and the edges a push from
+                        them walks (``pdeg``: the degree sum over the push directions).
+``queue_start``         exclusive scan of the changed vertices per shard into the queue cursors.
+``compact``             changed bitmap -> changed queue, one segment per shard (warp-aggregated
+                        atomic append on the shard's cursor).
+``activate_bits``       the activation kernel selecting by a bitmap instead of per-interval flags:
+                        an activation plan over the previous iteration's changed set.
+"""
+from string import Template
+
+#: the push prelude: touching a vertex (read the bit first: most touches are repeats)
+PUSH_PRELUDE = r"""
+// ---------------- push helpers (grstream/backends/cuda/push_kernels.py) ----------------
+__device__ __forceinline__ void gr_touch(unsigned* t, long long w) {
+  const unsigned bit = 1u << (w & 31);
+  if (!(t[w >> 5] & bit)) atomicOr(t + (w >> 5), bit);
+}
+"""
+
+# Thread/warp/block mapping over the edges of the selected rows of one shard. SELECT sets ``r``
+# (the row inside the shard) and ``todo`` for thread ``k``; EDGE sees j (edge index) and u (the
+# row's vertex id). Edges walked are counted into counters[1].
+PUSH_TWC = Template(r"""
+  __shared__ long long s_job[3];
+  __shared__ int s_owner;
+  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  const int lane = threadIdx.x & 31;
+  long long beg = 0, end = 0, r = 0;
+  bool todo = false;
+  $SELECT
+  if (todo) { beg = indptr[r]; end = indptr[r + 1]; todo = end > beg; }
+  unsigned long long walked = todo ? (unsigned long long)(end - beg) : 0ULL;
+  for (int o = 16; o > 0; o >>= 1) walked += __shfl_down_sync(GR_FULL, walked, o);
+  if (lane == 0 && walked) atomicAdd(&counters[1], walked);
+  // block phase: one large vertex at a time, every thread strides over its edges
+  while (true) {
+    if (threadIdx.x == 0) s_owner = -1;
+    __syncthreads();
+    if (todo && end - beg >= GR_BLOCK_MIN) s_owner = threadIdx.x;
+    __syncthreads();
+    const int owner = s_owner;
+    if (owner < 0) break;
+    if (threadIdx.x == owner) { s_job[0] = beg; s_job[1] = end; s_job[2] = r; todo = false; }
+    __syncthreads();
+    const long long b = s_job[0], e = s_job[1], u = lo + s_job[2];
+    for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) { $EDGE }
+    __syncthreads();   // s_job is rewritten by the next round
+  }
+  // warp phase: medium vertices, one warp each
+  while (true) {
+    const unsigned m = __ballot_sync(GR_FULL, todo && end - beg >= GR_WARP_MIN);
+    if (m == 0) break;
+    const int leader = __ffs(m) - 1;
+    const long long b = __shfl_sync(GR_FULL, beg, leader), e = __shfl_sync(GR_FULL, end, leader);
+    const long long u = lo + __shfl_sync(GR_FULL, r, leader);
+    if (lane == leader) todo = false;
+    for (long long j = b + lane; j < e; j += 32) { $EDGE }
+  }
+  // thread phase: small vertices, one thread each
+  if (todo) {
+    const long long u = lo + r;
+    for (long long j = beg; j < end; ++j) { $EDGE }
+  }
+""")
+
+SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
+#: the queue kernel spreads its vertices ``spread`` threads apart: packed, a block of 256 changed
+#: hubs runs them one after another (BFS level 2 of RMAT-24: 37 ms against 12 ms for the bitmap
+#: kernel, whose 1.4% density leaves about 4 per block)
+SELECT_QUEUE = ("if (k % spread == 0 && k / spread < count) "
+                "{ r = (long long)queue[qbase + k / spread] - lo; todo = true; }")
+
+#: one edge of a push: the message combined into the receiver's slot with the monoid's atomic.
+#: ``SKIP`` (idempotent monoids: min, max, or, and) first reads the slot and leaves out the atomic
+#: when the message cannot change it: values only move one way during a push, so a stale read can
+#: only cause an unneeded atomic, never a lost one (BFS: every message of a level is equal, so
+#: all but the first per receiver are reads)
+PUSH_EDGE = Template(r"""const long long w = (long long)nbr[j];
+      const gr_msg_t x = $GMAP;
+      $SKIP$ATOMIC(&pacc[w], x);
+      gr_touch(touched, w);""")
+SKIP_IDEMPOTENT = "const gr_msg_t old = pacc[w];\n      if (gr_combine_msg(old, x) != old) "
+
+#: the apply of one touched vertex ``v`` (shared by both apply kernels); ``ch`` counts it
+PUSH_APPLY_ONE = Template(r"""
+      const gr_msg_t a = pacc[v];
+      pacc[v] = gr_identity_msg();
+      if (grstream_apply(v, a)) {
+        $MARK
+        ++nch;
+        if (pdeg) edges += (unsigned long long)pdeg[v];
+      }""")
+
+PUSH_APPLY_TAIL = r"""
+  for (int o = 16; o > 0; o >>= 1) {
+    nch += __shfl_down_sync(GR_FULL, nch, o);
+    edges += __shfl_down_sync(GR_FULL, edges, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    if (nch) atomicAdd(&counters[0], nch);
+    if (edges) atomicAdd(&counters[2], edges);
+  }
+"""
+
+#: a thread per word of the touched bitmap (an O(n / 32) pass that skips empty words: cheaper on
+#: the H100 than appending every first touch to a queue, which serialised on one counter), the
+#: word's next-frontier / changed bits built in registers and stored once (no other thread writes
+#: that word in a push iteration)
+PUSH_APPLY_BITMAP = Template(r"""
+  const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  unsigned long long nch = 0, edges = 0;
+  if (w < words) {
+    unsigned bits = touched[w];
+    if (bits) {
+      touched[w] = 0u;
+      unsigned out = 0u;
+      while (bits) {
+        const int b = __ffs(bits) - 1;
+        bits &= bits - 1u;
+        const long long v = (w << 5) + b;
+        $ONE
+      }
+      if (out) { next[w] |= out; chg_next[w] |= out; }
+    }
+  }
+$TAIL
+""")
+
+QUEUE_START_BODY = r"""
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    unsigned long long at = 0;
+    for (int s = 0; s < num_shards; ++s) { cursors[s] = at; at += counts[s]; }
+  }
+"""
+
+#: changed bitmap -> one queue segment per shard (``cursors`` from queue_start); warps whose words
+#: lie in one shard append with one atomic
+COMPACT_BODY = r"""
+  const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  const long long v0 = w << 5;
+  unsigned bits = 0;
+  int s = -1;
+  if (v0 < n) {
+    bits = f[w];
+    if (n - v0 < 32) bits &= (1u << (n - v0)) - 1u;
+    int a = 0, b = num_shards - 1;
+    while (a < b) { const int mid = (a + b + 1) >> 1; if (intervals[mid] <= v0) a = mid; else b = mid - 1; }
+    s = a;
+  }
+  const long long hi0 = s >= 0 ? intervals[s + 1] : 0;
+  const bool whole = s >= 0 && hi0 >= v0 + 32;
+  const int s_lane0 = __shfl_sync(GR_FULL, s, 0);
+  const int lane = threadIdx.x & 31;
+  if (__all_sync(GR_FULL, whole && s == s_lane0)) {
+    const unsigned c = __popc(bits);
+    unsigned x = c;   // inclusive scan of the warp's counts
+    for (int o = 1; o < 32; o <<= 1) { const unsigned y = __shfl_up_sync(GR_FULL, x, o); if (lane >= o) x += y; }
+    const unsigned total = __shfl_sync(GR_FULL, x, 31);
+    unsigned long long base = 0;
+    if (lane == 31 && total) base = atomicAdd(&cursors[s], (unsigned long long)total);
+    base = __shfl_sync(GR_FULL, base, 31) + (x - c);
+    while (bits) {
+      const int b = __ffs(bits) - 1;
+      bits &= bits - 1u;
+      queue[base++] = (gr_id_t)(v0 + b);
+    }
+    return;
+  }
+  while (bits) {
+    const int b = __ffs(bits) - 1;
+    bits &= bits - 1u;
+    const long long v = v0 + b;
+    while (s + 1 < num_shards && intervals[s + 1] <= v) ++s;
+    queue[atomicAdd(&cursors[s], 1ULL)] = (gr_id_t)v;
+  }
+"""

@@ -1,0 +1,138 @@
+"""Push launches of the GPU executor (issue 8): a plan with ``direction == "push"``.
+
+State kept between iterations (allocated by :class:`.device.DeviceState` when the kernels can
+push the program, ``ks.push_dirs``):
+
+- ``chg[0]``: the changed set of the previous iteration (bitmap), which a push walks from and
+  an activation plan over "changed" activates from; ``chg[1]``: the one this iteration writes
+  (pull applies mark it too, so a push may follow any iteration). ``publish`` swaps them after
+  a computing iteration. The seed mask (or every vertex, unseeded) is the changed set before
+  iteration 1 (executor contract: "vertices treated as changed before iteration 1").
+- ``pacc``: a per-vertex accumulator holding the monoid's identity between iterations, and
+  ``touched``: a bitmap that is all zero between iterations; the apply over the touched vertices
+  restores both for the vertices it visits, so a push costs O(touched), not O(n) fills.
+- frontier_format "queue": the changed set compacted into one queue segment per shard
+  (``queue_start`` + ``compact`` at ``begin``), a thread per queued vertex; "bitmap": the push
+  kernels test the shard interval's bits, a thread per vertex of the interval. Either way the
+  apply walks the touched bitmap's words.
+
+Counts per shard of the changed set are read back every iteration (``Readback.shard_changed``);
+the host keeps them to size the queue launches of the next push (no extra synchronisation).
+"""
+import numpy as np
+
+#: threads per queued vertex of the queue push kernel (push_kernels.SELECT_QUEUE): one warp each,
+#: so that a block holds 8 changed vertices, not 256 hubs in a row
+QUEUE_SPREAD = 32
+
+
+class Pushes:
+    """Launches of push plans over the shards the mover delivered."""
+
+    def __init__(self, dev, ks):
+        self.dev, self.ks = dev, ks
+        self.walks = tuple(ks.push_dirs)
+        self.props = list(ks.gather_props)
+        self.words = (dev.n + 31) // 32
+        self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
+        self.qbase = np.zeros(dev.S, np.int64)
+        self.edges = -1   # edges a push from chg[0] walks (the degree sum over the walks)
+        self.degree = None
+        self._total = None
+        self._ids = None
+
+    @property
+    def available(self):
+        return bool(self.walks) and self.dev.pacc is not None
+
+    # ------------------------------------------------------------------ per run
+    def reset(self):
+        """A run starts: the accumulator at the identity, nothing touched, no changed set."""
+        dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        dev.launch("fill", dev.n, dev.pacc, dev.n)
+        for bits in (dev.touched, dev.chg[0], dev.chg[1]):
+            cuda.memset_d32_async(bits, 0, self.words, s)
+
+    def seed(self, ids, sizes):
+        """The changed set before iteration 1: the seed ids (sorted int64), or every vertex (None)."""
+        dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        if ids is None:
+            cuda.memset_d32_async(dev.chg[0], 0xFFFFFFFF, self.words, s)
+            self.changed = np.asarray(sizes, dtype=np.int64).copy()
+            self.edges = self._degree_total()
+            return
+        self.edges = int(self._degree()[np.asarray(ids, dtype=np.int64)].sum())
+        cuda.memset_d32_async(dev.chg[0], 0, self.words, s)
+        if len(ids):
+            # in stream order (a synchronous copy would wait for the state upload still running
+            # on the compute stream); the array stays referenced until the next seed
+            self._ids = host = np.ascontiguousarray(ids, dtype=dev.ks.id_dtype)
+            cuda.memcpy_htod_async(dev.cq, host, s)
+            dev.launch("mark", len(host), dev.cq, 0, len(host), dev.chg[0])
+        self.changed = np.diff(np.searchsorted(ids, dev.intervals)).astype(np.int64)
+
+    # ------------------------------------------------------------------ per iteration
+    def begin(self, plan, computing):
+        """Clear this iteration's changed bitmap; a queue plan compacts the previous changed set."""
+        dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        if computing:
+            cuda.memset_d32_async(dev.chg[1], 0, self.words, s)
+        if plan.direction == "push" and plan.frontier_format == "queue":
+            self.qbase = np.concatenate(([0], np.cumsum(self.changed)[:-1])).astype(np.int64)
+            dev.fn["queue_start"].launch((1, 1), (32, 1, 1), s, dev.counts_addr(1), dev.S, dev.cursors)
+            dev.launch("compact", self.words, dev.chg[0], dev.n, dev.mem["intervals"], dev.S,
+                       dev.cursors, dev.cq)
+
+    def shard(self, plan, arrays, edge_prop):
+        """Push from the changed vertices of one delivered shard, every walk direction."""
+        dev = self.dev
+        i = arrays.shard
+        count = int(self.changed[i])
+        if count == 0:
+            return
+        lo, nv = int(dev.intervals[i]), int(dev.intervals[i + 1] - dev.intervals[i])
+        for d in self.walks:
+            ids = "out/dst" if d == "out" else "in/src"
+            ne = int(arrays.lengths[ids])
+            props = [edge_prop(arrays, d, p, i, ne) for p in self.props]
+            head = (arrays[f"{d}/indptr"], arrays[ids], *props)
+            tail = (dev.pacc, dev.touched, dev.rb_dev)
+            if plan.frontier_format == "queue":
+                dev.launch(f"push_queue_{d}", count * QUEUE_SPREAD, *head, lo, count, dev.cq, int(self.qbase[i]),
+                           QUEUE_SPREAD, *tail)
+            else:
+                dev.launch(f"push_bitmap_{d}", nv, *head, lo, nv, dev.chg[0], *tail)
+
+    def apply(self, plan):
+        """Apply over the touched vertices; the changed ones form the next frontier."""
+        dev = self.dev
+        dev.launch("push_apply", self.words, self.words, dev.touched, dev.pacc, dev.front[1],
+                   dev.chg[1], dev.pdeg, dev.rb_dev)
+
+    def publish(self, computing):
+        """After a computing iteration this iteration's changed set becomes the previous one;
+        count it per shard into the readback block."""
+        dev = self.dev
+        if computing:
+            dev.chg.reverse()
+        dev.count_frontier(dev.chg[0], which=1)
+
+    def _degree(self):
+        if self.degree is None:
+            store = self.dev.store
+            self.degree = sum(np.asarray(store.out_degree() if d == "out" else store.in_degree(), dtype=np.int64)
+                              for d in self.walks)
+        return self.degree
+
+    def _degree_total(self):
+        if self._total is None:
+            self._total = int(self._degree().sum())
+        return self._total
+
+    def read_back(self, computing):
+        """(changed vertices per shard, edges a push from them walks) after the readback; an
+        activation-only plan leaves the changed set as it was."""
+        self.changed = self.dev.shard_counts(1)
+        if computing:
+            self.edges = int(self.dev.rb_host[2])
+        return self.changed.copy(), self.edges

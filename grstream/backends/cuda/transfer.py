@@ -1,0 +1,150 @@
+"""The GPU executor's transfer modes: the ``transfer`` option, calibration and per-mode timings.
+
+``transfer`` (executor option): ``"auto"`` (default: the planner's cost model, grstream/engine/
+costs.py, chooses per streamed shard and iteration), or ``"copy"``, ``"compact"``, ``"zerocopy"``
+(every streamed shard that can take the mode does; for tests and benchmarks). The modes
+themselves live in :mod:`.compact` and :mod:`.zerocopy`; :class:`~.movement.Mover` delivers them.
+
+:func:`calibrate` measures the link and the host once per process (a few ms): one pinned
+host -> device copy of ``CALIBRATE_BYTES`` (after one warm-up copy) and one packing pass over a
+synthetic shard with a third of its rows active. The zero-copy efficiency and the kernel rate
+start from :class:`~grstream.engine.costs.LinkCosts`' defaults and are learnt from the
+iterations' timings (:meth:`grstream.engine.planner.Planner.observe`).
+
+:class:`ModeTimes` turns the executor's timing events into ``IterationStats.transfer_seconds``:
+copy-engine busy time of the "copy" and "compact" units' copies, kernel busy time of the
+"zerocopy" units (their reads are their kernels).
+"""
+import numpy as np
+
+from ...engine import costs
+from ...errors import UsageError
+from .streams import busy_overlap
+
+TRANSFERS = ("auto", "copy", "compact", "zerocopy")
+CALIBRATE_BYTES = 16 << 20
+_CALIBRATION = {}   # device name -> LinkCosts (once per process)
+
+
+def check(options):
+    mode = options.get("transfer", "auto")
+    if mode not in TRANSFERS:
+        raise UsageError(f"transfer must be one of {', '.join(TRANSFERS)}, not {mode!r}")
+    return mode
+
+
+def capabilities(options):
+    """Capabilities keywords of the ``transfer`` option."""
+    mode = check(options)
+    return {"transfers": ("resident", "load", "copy", "compact", "zerocopy"), "transfer": mode,
+            "calibration": calibrate}
+
+
+def mapped(options):
+    """Whether the pinned cache must be mapped (zero-copy may be chosen)."""
+    return check(options) in ("auto", "zerocopy")
+
+
+def calibrate():
+    """LinkCosts of this process's device (measured once; see the module docstring)."""
+    from .device import ensure_context, release_context
+    cuda = ensure_context()
+    try:
+        name = cuda.Context.get_device().name()
+        if name not in _CALIBRATION:
+            _CALIBRATION[name] = costs.LinkCosts(bandwidth=_bandwidth(cuda), compact_rate=_pack_rate())
+        return _CALIBRATION[name]
+    finally:
+        release_context()
+
+
+def _bandwidth(cuda):
+    host = cuda.pagelocked_empty(CALIBRATE_BYTES, np.uint8)
+    dev = cuda.mem_alloc(CALIBRATE_BYTES)
+    try:
+        start, end = cuda.Event(), cuda.Event()
+        best = 0.0
+        for _ in range(3):   # the first copy warms the mapping up; keep the fastest
+            start.record()
+            cuda.memcpy_htod_async(dev, host)
+            end.record()
+            end.synchronize()
+            best = max(best, CALIBRATE_BYTES / max(end.time_since(start) / 1e3, 1e-9))
+        return best
+    finally:
+        dev.free()
+        host.base.free()
+
+
+def _pack_rate(nv=1 << 16, degree=16):
+    """Packed bytes per second of the host packer on a synthetic shard (a third active)."""
+    from .compact import Packer
+    rng = np.random.default_rng(0)
+    indptr = np.arange(0, (nv + 1) * degree, degree, dtype=np.int64)
+    arrays = {"in/indptr": indptr, "in/src": rng.integers(0, nv, nv * degree).astype(np.int32)}
+    offsets = {"in/indptr": 0, "in/src": indptr.nbytes}
+
+    class Layout:   # what the packer reads of a memory model
+        pass
+    layout = Layout()
+    layout.offsets = [offsets]
+    packer = Packer(layout, [0, nv])
+    try:
+        words = np.zeros((nv + 31) // 32, np.uint32)
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+        bits[::3] = 1
+        packer.set_frontier(np.packbits(bits, bitorder="little").view(np.uint32))
+        staging = np.empty(indptr.nbytes + arrays["in/src"].nbytes, np.uint8)
+        packer.pack(0, arrays, staging)   # warm-up: threads, page faults
+        packer.take_stats()
+        packer.pack(0, arrays, staging)
+        nbytes, secs = packer.take_stats()
+        return nbytes / max(secs, 1e-9)
+    finally:
+        packer.close()
+
+
+class ModeTimes:
+    """Per-mode bytes and seconds of one iteration, from the executor's timing events."""
+
+    def __init__(self):
+        self.kernels = []   # (transfer, index of the unit's kernel span)
+
+    def done(self, streams, unit):
+        """Before ``streams.shard_done`` of ``unit``: its kernel span is the next one."""
+        if unit.transfer == "zerocopy":
+            self.kernels.append((unit.transfer, len(streams.kernel_spans)))
+
+    def report(self, streams, origin, mstats, packer, stats):
+        """Fill ``stats.transfer_bytes`` / ``transfer_seconds`` / ``time_pack`` (after a sync,
+        before ``streams.timeline`` forgets the spans)."""
+        def span(pair):
+            s, e = pair
+            return (s.time_since(origin) / 1e3, e.time_since(origin) / 1e3)
+        by_mode = {}
+        for mode, a, b in mstats.get("copy_spans", ()):
+            by_mode.setdefault(mode, []).extend(span(p) for p in streams.copy_spans[a:b])
+        for mode, k in self.kernels:
+            if k < len(streams.kernel_spans):
+                by_mode.setdefault(mode, []).append(span(streams.kernel_spans[k]))
+        self.kernels = []
+        for mode, nbytes in mstats.get("modes", {}).items():
+            stats.transfer_bytes[mode] = stats.transfer_bytes.get(mode, 0) + int(nbytes)
+        for mode, spans in by_mode.items():
+            stats.transfer_seconds[mode] = stats.transfer_seconds.get(mode, 0.0) + busy_overlap(spans, [])[0]
+        if packer is not None:
+            _, secs = packer.take_stats()
+            stats.time_pack += secs
+
+
+def host_frontier(dev, plan):
+    """The current frontier bitmap on the host when ``plan`` compacts a unit (None: every
+    vertex is active, or nothing is compacted): one n / 8-byte download, after the previous
+    iteration's work (its read back synchronised)."""
+    if plan.all_active or not any(u.transfer == "compact" for u in plan.units):
+        return None
+    words = np.empty((dev.n + 31) // 32, np.uint32)
+    if words.size:
+        dev.cuda.memcpy_dtoh(words, dev.front[0])
+    return words
+

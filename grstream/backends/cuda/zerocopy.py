@@ -1,0 +1,83 @@
+"""Zero-copy transfers of the GPU executor: kernels read the pinned host cache where it lies.
+
+The pinned cache is allocated mapped (``cuMemHostAlloc`` with ``CU_MEMHOSTALLOC_DEVICEMAP``,
+PyCUDA's ``host_alloc_flags.DEVICEMAP``): the same bytes, the same ledger entry ("pinned cache"),
+plus a device address (``cuMemHostGetDevicePointer``) through which kernels read them over the
+link. A "zerocopy" unit is then delivered without a copy: its ``DeviceArrays`` point into the
+mapped cache, and the gather / apply / activation kernels read only the rows they touch (the
+active vertices' offsets and edges), as EMOGI (VLDB'21) does.
+
+Over the link a read costs a request whatever its width, so EMOGI's two rules apply: *merged*
+(every row is read by a whole warp over consecutive addresses, one wide request per 32 edges, not
+one request per edge and thread) and *aligned* (the warp starts at the 128-byte boundary at or
+before the row, so that its requests never straddle two lines). :func:`zerocopy_source` derives
+that variant of the program's module from the ordinary one: every thread/warp/block walk (the
+gathers and the activation) hands rows of one edge or more to a warp (``GR_WARP_MIN`` 1) whose
+loop starts aligned, and unrolls the warp and block walks ``UNROLL`` times, so that each thread
+keeps that many reads of a long row in flight. :class:`ZeroCopyKernels` compiles it once per executor; the executor runs a
+zero-copy unit's phases through it (same kernel names and parameters; its ``__constant__`` block
+of program arguments is copied from the main module's before each such unit).
+
+Copies out of mapped memory run at the same speed as out of ordinary pinned memory, so the cache
+is mapped whenever the executor may zero-copy (``transfer`` "auto" or "zerocopy").
+"""
+import numpy as np
+
+
+def mapped_empty(cuda, nbytes):
+    """``nbytes`` of page-locked host memory mapped into the device's address space."""
+    return cuda.pagelocked_empty(int(nbytes), np.uint8, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+
+
+def device_address(host):
+    """The device address of a mapped page-locked array (its allocation's base)."""
+    base = host
+    while base is not None and not hasattr(base, "get_device_pointer"):
+        base = getattr(base, "base", None)
+    if base is None:
+        raise TypeError("not a mapped page-locked array")
+    return int(base.get_device_pointer())
+
+
+#: what :func:`zerocopy_source` changes in the ordinary module (skeletons.PRELUDE and TWC)
+_WARP_MIN = "#define GR_WARP_MIN 32\n"
+_WARP_LOOP = "for (long long j = b + lane; j < e; j += 32) {"
+_ALIGNED_LOOP = "for (long long j = (b & ~31LL) + lane; j < e; j += 32) if (j >= b) {"
+_BLOCK_LOOP = "for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) {"
+#: loads of a long row each thread keeps in flight: over the link a read waits microseconds, so a
+#: block walking a hub's row one load per thread at a time is bound by latency, not bandwidth
+UNROLL = 8
+
+
+def zerocopy_source(source):
+    """The module source with warp-merged, 128-byte-aligned row walks (module docstring)."""
+    if _WARP_MIN not in source or _WARP_LOOP not in source:
+        raise ValueError("the kernel skeletons changed: zerocopy_source no longer finds the TWC "
+                         "warp phase it rewrites")
+    if _BLOCK_LOOP not in source:
+        raise ValueError("the kernel skeletons changed: zerocopy_source no longer finds the TWC "
+                         "block phase it rewrites")
+    unroll = f"\n#pragma unroll {UNROLL}\n    "
+    return (source.replace(_WARP_MIN, "#define GR_WARP_MIN 1\n")
+            .replace(_WARP_LOOP, unroll + _ALIGNED_LOOP).replace(_BLOCK_LOOP, unroll + _BLOCK_LOOP))
+
+
+class ZeroCopyKernels:
+    """The zero-copy variant of a DeviceState's kernels (see the module docstring)."""
+
+    def __init__(self, dev, ks):
+        from dataclasses import replace
+        from .compile import load_module
+        from .kernelargs import PreparedKernel
+        self.dev = dev
+        zks = replace(ks, source=zerocopy_source(ks.source))
+        mod = load_module(zks, dev.device)
+        self.fn = {phase: PreparedKernel(mod.get_function(kname), ks.args[phase])
+                   for phase, kname in ks.kernels.items()}
+        self.g_ptr, self.g_size = mod.get_global("g")
+
+    def enter(self):
+        """Use these kernels for the next launches: the program arguments follow (stream order)."""
+        dev = self.dev
+        dev.cuda.memcpy_dtod_async(self.g_ptr, dev.g_ptr, self.g_size, dev.ex.compute)
+        return self.fn

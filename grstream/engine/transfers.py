@@ -1,0 +1,130 @@
+"""The planner's transfer policy: which streamed units are copied, compacted or zero-copied.
+
+:class:`TransferPolicy` is what :class:`~grstream.engine.planner.Planner` asks for every plan
+(``Planner._modes``) and tells after every iteration (``Planner.observe``). Which units may take
+another mode than "copy" (the rules; every one of them is a fact, not a preference):
+
+- the executor implements the mode (``Capabilities.transfers``);
+- the unit is one streamed shard (grouped copies move one pinned range and stay copies);
+- the program has no mutable edge state (its edges carry positions a compacted shard loses, and
+  its gathers permute state through ``in/eid``);
+- "zerocopy": the shard lies in the pinned host cache (kernels read it there); push units
+  (issue 8, the changed set's out-edges) only when the mode is forced: the cost model's
+  estimates are those of pull units (the frontier's rows), not yet of a push's walk;
+- "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
+  the changed set, known only on the device) whose shard lies in the pinned cache and is packed
+  into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
+  out of its slot).
+
+Among the allowed modes a forced one (``Capabilities.transfer``) is taken; else the cost model
+(:mod:`.costs`) chooses, from the figures the executor measured at the start
+(``Capabilities.calibration``) refined by each iteration's timings, and the degree skew of the
+frontier (gathered edges per active vertex over the graph's mean degree): the one measured at
+the same iteration of the previous run of the session (runs of one program repeat the shape of
+their frontiers: BFS's first frontier holds a hub's neighbours, hubs themselves), else the last
+iteration's, else 1.
+After an iteration the zero-copy prediction is made again with that iteration's own skew before
+it is compared with the measurement, so that the efficiency learnt is the link's, not the error
+of the edge estimate.
+"""
+from dataclasses import replace
+
+from . import costs as cm
+
+
+class TransferPolicy:
+    def __init__(self, spec, memory, caps, facts=()):
+        self.caps, self.memory = caps, memory
+        offered = set(getattr(caps, "transfers", ())) & {"compact", "zerocopy"}
+        self.offered = () if spec.edge_state else tuple(m for m in cm.MODES if m in offered)
+        self.forced = getattr(caps, "transfer", "auto")
+        self.pinned = frozenset(memory.pinned)
+        self.shapes = cm.shard_shapes(memory) if self.offered else ()
+        self.base = self.costs = None
+        self.predicted = {}     # iteration -> [(mode, shape, active)] of its plan's streamed units
+        # mean gathered edges per vertex (facts: the planner's ShardFacts), for the skew
+        vertices = sum(f.vertices for f in facts)
+        self.mean_degree = sum(e for f in facts for _, e in f.edges) / vertices if vertices else 0.0
+        self.skew = 1.0
+        self.history, self.current = {}, {}   # iteration -> measured skew: last run, this run
+
+    def start(self):
+        """A run starts: its first plan takes the skew of the last run's first iteration."""
+        if self.current:
+            self.history, self.current = self.current, {}
+        self.skew = self.history.get(1, 1.0)
+
+    def _costs(self):
+        if self.costs is None:
+            cal = getattr(self.caps, "calibration", None)
+            self.base = self.costs = (cal() if callable(cal) else None) or cm.LinkCosts()
+        return self.costs
+
+    def allowed(self, unit):
+        """The modes ``unit`` may take (always "copy" first)."""
+        if unit.transfer != "copy" or len(unit.shards) != 1 or not self.offered:
+            return ("copy",)
+        i = unit.shards[0]
+        cached = i in self.pinned
+        out = ["copy"]
+        if "compact" in self.offered and unit.direction == "pull" and (
+                (cached and self.memory.staging) or not self.memory.pinned_bytes):
+            out.append("compact")
+        if "zerocopy" in self.offered and cached and (unit.direction == "pull" or self.forced == "zerocopy"):
+            out.append("zerocopy")
+        return tuple(out)
+
+    def modes(self, iteration, units, counts):
+        """``units`` with each streamed unit's transfer (and the bytes it moves) chosen."""
+        if not self.offered:
+            return units
+        out, chosen = [], []
+        for u in units:
+            allowed = self.allowed(u)
+            if len(allowed) == 1:
+                out.append(u)
+                continue
+            i = u.shards[0]
+            shape = self.shapes[i]
+            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew)
+            if self.forced != "auto":
+                mode = self.forced if self.forced in allowed else "copy"
+            else:
+                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew)
+            b = est[mode][0]
+            chosen.append((mode, shape, int(counts[i])))
+            if mode != "copy":   # a zero-copy unit holds no slot
+                u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
+            out.append(u)
+        self.predicted = {iteration: chosen}
+        return out
+
+    def _predict(self, chosen, skew):
+        out = {}
+        for mode, shape, active in chosen:
+            b, s = cm.estimate(shape, active, self.costs, skew)[mode]
+            pb, ps = out.get(mode, (0, 0.0))
+            out[mode] = (pb + b, ps + s)
+        return out
+
+    def observe(self, iteration, stats, direction="pull"):
+        """Refine the cost figures from iteration ``iteration``'s measured statistics (the skew
+        only from pull iterations: a push walks the changed set's edges, not the frontier's)."""
+        chosen = self.predicted.pop(iteration, None)
+        skew = self.skew
+        if (direction == "pull" and self.mean_degree > 0 and stats.active_vertices > 0
+                and stats.active_edges > 0):
+            skew = self.current[iteration] = stats.active_edges / stats.active_vertices / self.mean_degree
+        if chosen is not None and self.costs is not None:
+            self._refine(chosen, skew, stats)
+        # the next iteration's estimate: the same iteration of the last run, else this one's
+        self.skew = self.history.get(iteration + 1, skew)
+
+    def _refine(self, chosen, skew, stats):
+        predicted = self._predict(chosen, skew)
+        tb, ts = stats.transfer_bytes or {}, stats.transfer_seconds or {}
+        measured = {m: (int(tb.get(m, 0)), float(ts.get(m, 0.0))) for m in cm.MODES}
+        compact = measured["compact"][0]
+        kernel = (stats.active_edges, stats.time_kernel) if not measured["zerocopy"][0] else (0, 0.0)
+        self.costs = cm.refine(self.costs, predicted, measured, self.base,
+                               pack=(compact, stats.time_pack), kernel=kernel)

@@ -1,0 +1,157 @@
+"""Compaction of a shard's active rows (grstream/engine/compaction.py) and the CPU executor's
+"compact" transfer, the reference of the CUDA executor's: every result equals the copy path's and
+scipy's."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import grstream as gr
+from grstream.algorithms.bfs import BFS, UNREACHED
+from grstream.algorithms.cc import ConnectedComponents
+from grstream.algorithms.pagerank import PageRank
+from grstream.algorithms.sssp import SSSP
+from grstream.engine import compaction
+
+from ..algorithms import test_bfs, test_cc, test_pagerank
+from ..algorithms.conftest import BUDGETS, budget_for, build, random_edges
+
+
+def csr(rng, nv, m, n):
+    rows = np.sort(rng.integers(0, nv, m)) if nv else np.zeros(0, np.int64)
+    indptr = np.searchsorted(rows, np.arange(nv + 1)).astype(np.int64)
+    return {"in/indptr": indptr, "in/src": rng.integers(0, max(n, 1), m).astype(np.int32),
+            "in/weight": rng.random(m), "out/indptr": indptr.copy(),
+            "out/dst": rng.integers(0, max(n, 1), m).astype(np.int32)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(nv=st.integers(0, 50), m=st.integers(0, 300), seed=st.integers(0, 2**31), density=st.floats(0, 1))
+def test_pack_keeps_the_active_rows_and_empties_the_others(nv, m, seed, density):
+    rng = np.random.default_rng(seed)
+    arrays = csr(rng, nv, m if nv else 0, 100)
+    names = tuple(arrays)
+    rows = np.flatnonzero(rng.random(nv) < density).astype(np.int64)
+    packed = {}
+
+    def out(name, length, dtype):
+        packed[name] = np.full(length, 77, dtype=dtype)   # poison: every element must be written
+        return packed[name]
+    nbytes = compaction.pack(arrays, names, rows, out)
+    assert nbytes == sum(a.nbytes for a in packed.values())
+    assert compaction.packed_lengths(arrays, names, rows) == {k: len(v) for k, v in packed.items()}
+    active = np.zeros(nv, bool)
+    active[rows] = True
+    for d, ids, props in (("in", "in/src", ["in/weight"]), ("out", "out/dst", [])):
+        old, new = arrays[f"{d}/indptr"], packed[f"{d}/indptr"]
+        assert len(new) == nv + 1 and new[0] == 0
+        for k in range(nv):
+            a, b = new[k], new[k + 1]
+            if not active[k]:
+                assert a == b
+                continue
+            for name in [ids] + props:
+                np.testing.assert_array_equal(packed[name][a:b], arrays[name][old[k]:old[k + 1]])
+
+
+def test_rows_of():
+    ids = np.array([1, 4, 5, 9, 12])
+    np.testing.assert_array_equal(compaction.rows_of(ids, 4, 10), [0, 1, 5])
+    assert compaction.rows_of(ids, 13, 20).size == 0
+
+
+def run(program, store, budget, transfer):
+    return gr.run(program, store, device="cpu", memory_budget=budget,
+                  backend_options={"transfer": transfer})
+
+
+def modes(result):
+    return {m for s in result.stats for m in s.plan["shard_modes"].values()}
+
+
+PROGRAMS = {"bfs": lambda s: BFS(source=s), "cc": lambda s: ConnectedComponents(),
+            "sssp": lambda s: SSSP(source=s), "pagerank": lambda s: PageRank(tol=1e-10)}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 40), m=st.integers(0, 120), seed=st.integers(0, 2**31),
+       shards=st.integers(1, 6), budget=st.sampled_from(BUDGETS),
+       algo=st.sampled_from(sorted(PROGRAMS)))
+def test_compact_equals_copy_and_scipy(tmp_path_factory, n, m, seed, shards, budget, algo):
+    rng = np.random.default_rng(seed)
+    src, dst, w = random_edges(rng, n, m, weighted=algo == "sssp")
+    store = build(tmp_path_factory.mktemp("compact"), n, src, dst, w, num_shards=shards)
+    source = int(rng.integers(0, n))
+    b = budget_for(budget, PROGRAMS[algo](source), store)
+    copy = run(PROGRAMS[algo](source), store, b, "copy")
+    comp = run(PROGRAMS[algo](source), store, b, "compact")
+    assert "compact" not in modes(copy)
+    field = next(iter(copy.values))
+    np.testing.assert_array_equal(comp.values[field], copy.values[field])
+    assert comp.iterations == copy.iterations
+    if algo == "bfs":
+        level = np.where(comp.values["level"] >= UNREACHED, -1, comp.values["level"])
+        np.testing.assert_array_equal(level, test_bfs.reference(n, src, dst, source))
+    elif algo == "cc":
+        np.testing.assert_array_equal(comp.values["label"], test_cc.reference(n, src, dst))
+    elif algo == "pagerank" and m:
+        np.testing.assert_allclose(comp.values["rank"], test_pagerank.scipy_pagerank(n, src, dst),
+                                   atol=1e-8)
+
+
+@pytest.mark.parametrize("shards", [2, 5])
+@pytest.mark.parametrize("algo", sorted(PROGRAMS))
+def test_compact_on_a_real_graph(datasets_dir, tmp_path, shards, algo):
+    store = gr.open(gr.build_shards(datasets_dir / "rome99.gr", tmp_path / "g.h5", num_shards=shards,
+                                    weighted=algo == "sssp", progress=False))
+    b = budget_for("minimum", PROGRAMS[algo](0), store)
+    copy = run(PROGRAMS[algo](0), store, b, "copy")
+    comp = run(PROGRAMS[algo](0), store, b, "compact")
+    field = next(iter(copy.values))
+    np.testing.assert_array_equal(comp.values[field], copy.values[field])
+    assert "compact" in modes(comp)
+    moved = [s.transfer_bytes for s in comp.stats]
+    # a frontier program packs less than whole shards: some iteration moves fewer bytes
+    if algo in ("bfs", "sssp"):
+        whole = sum(store.shard_info(i).dataset_nbytes[k] for i in range(shards)
+                    for k in store.shard_info(i).dataset_nbytes)
+        assert min(x.get("compact", whole) for x in moved) < whole
+
+
+def test_empty_graph_and_the_option(tmp_path):
+    store = build(tmp_path, 5, np.zeros(0, np.int64), np.zeros(0, np.int64), num_shards=2)
+    r = run(BFS(source=0), store, budget_for("minimum", BFS(source=0), store), "compact")
+    np.testing.assert_array_equal(r.values["level"] < UNREACHED, [True, False, False, False, False])
+    with pytest.raises(gr.errors.UsageError, match="transfer"):
+        run(BFS(source=0), store, None, "zerocopy")
+
+
+def test_plot_stacks_bytes_by_mode(tmp_path):
+    from grstream.engine.plot import plot_stats
+    src = np.arange(39)
+    store = build(tmp_path, 40, src, src + 1, num_shards=4)
+    r = run(BFS(source=0), store, budget_for("minimum", BFS(source=0), store), "compact")
+    assert any(s.transfer_bytes.get("compact") for s in r.stats)
+    plot_stats(r.stats, tmp_path / "p.png", title="compact")
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@settings(max_examples=40, deadline=None)
+@given(nv=st.integers(1, 60), m=st.integers(0, 400), seed=st.integers(0, 2**31),
+       density=st.floats(0, 1), parts=st.integers(2, 7))
+def test_pack_in_parts_equals_pack_in_one(nv, m, seed, density, parts):
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(seed)
+    arrays = csr(rng, nv, m, 100)
+    rows = np.flatnonzero(rng.random(nv) < density).astype(np.int64)
+    results = []
+    with ThreadPoolExecutor(3) as pool:
+        for k, run in ((1, None), (parts, pool.map)):
+            packed = {}
+
+            def out(name, length, dtype, packed=packed):
+                packed[name] = np.full(length, 77, dtype=dtype)
+                return packed[name]
+            compaction.pack(arrays, tuple(arrays), rows, out, parts=k, run=run)
+            results.append(packed)
+    for name in arrays:
+        np.testing.assert_array_equal(results[0][name], results[1][name])
