@@ -46,7 +46,7 @@ class CpuFacts:
             static[f"edges/{name}"] = m * dt.itemsize
         if options.get("push"):   # the session may plan push (engine/direction.py)
             static.update(push_static(spec, n))
-        sizes = shard_bytes(store, needed_arrays(spec))
+        sizes = shard_bytes(store, needed_arrays(spec, push=bool(options.get("push"))))
         largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
         scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
         return Footprint(static=static, scratch=scratch, alignment=64)
