@@ -9,8 +9,9 @@ achieved streaming bandwidth of a dense iteration as a percentage of (1), and th
 shard streamed; (5) BFS from the highest-degree vertex with the 1/4 budget: bytes copied against
 all shards x iterations, and the CPU path on this host's cores; (6) CC with the 1/4 budget.
 
-``--transfers`` runs only (1), (2) and the transfer modes (issue 8): BFS and CC (pull) at the 1/4 budget
-with each streamed shard copied, compacted, zero-copied or chosen by the cost model (``auto``),
+``--transfers`` runs only (1), (2) and the transfer modes (issue 8): BFS and CC pulled at the 1/4
+budget with each streamed shard copied, compacted, zero-copied or chosen by the cost model
+(``auto``), and BFS with direction auto (pushed throughout: copy, zerocopy, auto),
 medians of ``--repeat`` runs after a first one that fills the pinned cache, the bytes each moved
 against the floor of every out-edge crossing the link once, and the modes chosen per iteration.
 """
@@ -202,9 +203,6 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="only the issue-7 figures: in-memory and 1/4-budget PageRank (default slots), "
                          "deterministic PageRank, BFS start() and iterations; no CPU, CC or variants")
-    ap.add_argument("--transfers", action="store_true",
-                    help="only the transfer modes: BFS and CC at the 1/4 budget per mode")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
     ap.add_argument("--direction", choices=("auto", "push", "pull"), default="auto",
                     help="direction of the direction runs (BFS, CC, SSSP): push, pull or the switch")
     ap.add_argument("--direction-only", action="store_true",
@@ -212,6 +210,9 @@ def main(argv=None):
                          "threshold swept); no PageRank")
     ap.add_argument("--sssp-scale", type=int, default=None,
                     help="scale of the weighted RMAT graph of the SSSP runs (default --scale; 0: none)")
+    ap.add_argument("--transfers", action="store_true",
+                    help="only the transfer modes: BFS (pull, and auto: push) and CC at the 1/4 budget per mode")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per transfer mode")
     ap.add_argument("--sweep", action="store_true",
                     help="also time merge_items, slots and streams variants of PageRank")
     args = ap.parse_args(argv)
@@ -420,6 +421,7 @@ def main(argv=None):
 
 
 MODES = ("copy", "compact", "zerocopy", "auto")
+PUSH_MODES = ("copy", "zerocopy", "auto")
 
 
 def bench_transfers(store, out, repeat):
@@ -429,19 +431,23 @@ def bench_transfers(store, out, repeat):
     out["transfers"] = res = {"floor_bytes": floor, "source": source}
     make = {"bfs": lambda: gr.algorithms.bfs.BFS(source=source),
             "cc": lambda: gr.algorithms.cc.ConnectedComponents()}
-    for algo, program in make.items():
-        budget, _, _ = budget_quarter(program(), store)
+    # pull per mode (BFS, CC), then BFS with direction auto (the GPU pushes throughout) per mode:
+    # push units take copy or zerocopy (never compact), so push runs leave compact out
+    cases = [("bfs", "pull", MODES), ("bfs", "auto", PUSH_MODES), ("cc", "pull", MODES)]
+    reference = {}
+    for algo, direction, modes in cases:
+        program = make[algo]
+        budget, _, _ = budget_quarter(program(), store, push=direction != "pull")
         field = "level" if algo == "bfs" else "label"
-        reference = None
-        for mode in MODES:
-            # pull throughout: the modes apply to pull units (push units are copied unless forced)
+        name = algo if direction == "pull" else f"{algo}_push"
+        for mode in modes:
             with gr.Session(store, device="cuda", memory_budget=budget, pinned_budget=PINNED,
-                            direction="pull", transfer=mode) as session:
+                            transfer=mode, direction=direction) as session:
                 # host compaction takes seconds per run on this link's scale: one timed run
                 runs = [session.run(program()) for _ in range((1 if mode == "compact" else repeat) + 1)]
             timed = runs[1:]   # the first run filled the pinned host cache from the store
-            if reference is None:
-                reference = timed[0].values[field]
+            if algo not in reference:   # pull + copy
+                reference[algo] = timed[0].values[field]
             total = [r.info.get("start_wall_s", 0.0) + sum(s.time_total for s in r.stats) for r in timed]
             iters = [sum(s.time_total for s in r.stats) for r in timed]
             last = timed[-1]
@@ -455,24 +461,26 @@ def bench_transfers(store, out, repeat):
                 for m in s.plan.get("shard_modes", {}).values():
                     chosen[m] = chosen.get(m, 0) + 1
                 per_iter.append({"iteration": s.iteration, "active": s.active_vertices,
+                                 "direction": s.plan.get("plan_direction", "pull"),
                                  "modes": chosen, "skipped": s.shards_skipped,
                                  "bytes": dict(s.transfer_bytes),
                                  "seconds": {m: round(t * 1e3, 3) for m, t in s.transfer_seconds.items()},
                                  "pack_ms": round(s.time_pack * 1e3, 3), "ms": round(s.time_total * 1e3, 3)})
-            entry = res[f"{algo}_{mode}"] = {
+            entry = res[f"{name}_{mode}"] = {
                 "ms": float(np.median(total)) * 1e3, "ms_all": [t * 1e3 for t in total],
                 "iter_ms": float(np.median(iters)) * 1e3, "iterations": last.iterations,
                 "bytes": moved, "bytes_total": int(sum(moved.values())),
                 "bytes_h2d": int(sum(s.bytes_h2d for s in last.stats)),
-                "equal": bool(np.array_equal(last.values[field], reference)),
+                "equal": bool(np.array_equal(last.values[field], reference[algo])),
+                "direction": direction,
                 "budget": budget, "residency": last.info["memory"]["residency"],
                 "resident_shards": last.info["memory"]["resident_shards"], "per_iter": per_iter}
-            log(f"{algo.upper()} 1/4 budget, transfer={mode}: {entry['ms']:.1f} ms median of {len(timed)} "
+            log(f"{algo.upper()} 1/4 budget, direction={direction}, transfer={mode}: {entry['ms']:.1f} ms median of {len(timed)} "
                 f"({entry['iter_ms']:.1f} ms in {entry['iterations']} iterations); moved "
                 f"{entry['bytes_total'] / 1e9:.3f} GB ({', '.join(f'{m} {b / 1e9:.3f}' for m, b in moved.items())}) "
-                f"vs floor {floor / 1e9:.2f} GB; same result as copy: {entry['equal']}")
+                f"vs floor {floor / 1e9:.2f} GB; same result as pull+copy: {entry['equal']}")
             for it in per_iter:
-                log(f"    it {it['iteration']}: active {it['active']:,}, modes {it['modes']}, "
+                log(f"    it {it['iteration']} {it['direction']}: active {it['active']:,}, modes {it['modes']}, "
                     f"skipped {it['skipped']}, {it['ms']:.2f} ms, pack {it['pack_ms']:.2f} ms, "
                     f"link s {it['seconds']}")
 

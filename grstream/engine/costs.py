@@ -84,11 +84,19 @@ class ShardShape:
     edges: int           # edges the kernels walk (all directions read)
 
 
-def shard_shapes(memory, itemsize=None) -> Tuple[ShardShape, ...]:
-    """ShardShape of every shard of a memory model (lengths per dataset name)."""
+def shard_shapes(memory, itemsize=None, names=None) -> Tuple[ShardShape, ...]:
+    """ShardShape of every shard of a memory model (lengths per dataset name); ``names``: only
+    those datasets (a push unit moves and reads the arrays of its walk directions only), each
+    taking its aligned place in the region."""
     out = []
     for i, region in enumerate(memory.regions):
         lengths = memory.lengths[i]
+        if names is not None:
+            offs = memory.offsets[i]
+            ends = sorted(offs.values()) + [region]
+            size = {n: ends[ends.index(o) + 1] - o for n, o in offs.items()}
+            lengths = {n: lengths[n] for n in names if n in lengths}
+            region = sum(size[n] for n in lengths)
         indptr = sum(8 * n for name, n in lengths.items() if name.endswith("/indptr"))
         edges = sum(n for name, n in lengths.items() if name in ("in/src", "out/dst"))
         nv = max((n - 1 for name, n in lengths.items() if name.endswith("/indptr")), default=0)
@@ -97,11 +105,16 @@ def shard_shapes(memory, itemsize=None) -> Tuple[ShardShape, ...]:
     return tuple(out)
 
 
-def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0) -> Dict[str, Tuple[int, float]]:
+def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0,
+             edge_fraction=None) -> Dict[str, Tuple[int, float]]:
     """``{mode: (bytes over the link, seconds)}`` of one shard with ``active`` active vertices
-    whose degrees are ``skew`` times the mean."""
+    whose degrees are ``skew`` times the mean; ``edge_fraction``: the fraction of the shard's
+    edges they hold, when known (a push unit: the changed set's edges the executor counted)."""
     f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
-    fe = 1.0 - (1.0 - f) ** max(float(skew), 1e-3)     # fraction of the shard's edges they hold
+    if edge_fraction is None:
+        fe = 1.0 - (1.0 - f) ** max(float(skew), 1e-3)     # fraction of the shard's edges they hold
+    else:
+        fe = min(max(float(edge_fraction), 0.0), 1.0)
     bw = costs.bandwidth
     kernel = fe * shape.edges / costs.kernel_rate
     edge_bytes = fe * shape.edge_bytes
@@ -117,12 +130,12 @@ def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0
 
 
 def choose(shape: ShardShape, active: int, costs: LinkCosts, allowed: Iterable[str],
-           skew: float = 1.0) -> str:
+           skew: float = 1.0, edge_fraction=None) -> str:
     """The cheapest mode among ``allowed`` (see the module docstring); ``"copy"`` if none."""
     allowed = [m for m in MODES if m in set(allowed)]
     if not allowed:
         return "copy"
-    est = estimate(shape, active, costs, skew)
+    est = estimate(shape, active, costs, skew, edge_fraction)
     return min(allowed, key=lambda m: (est[m][1], MODES.index(m)))
 
 

@@ -63,10 +63,12 @@ class DirectionRule:
                    queue_fraction=QUEUE_FRACTION if queue_fraction is None else queue_fraction)
 
 
-    def info(self, push_ok, reason):
-        """The rule and the program's push verdict, for Result.info["direction"]."""
+    def info(self, push_ok, reason, limit=None):
+        """The rule and the program's push verdict, for Result.info["direction"]
+        (``threshold``: the push threshold in force, see :func:`threshold`)."""
         return {"mode": self.mode, "push_ok": bool(push_ok), "reason": reason,
-                "push_threshold": self.push_threshold, "queue_fraction": self.queue_fraction}
+                "push_threshold": self.push_threshold, "threshold": limit,
+                "queue_fraction": self.queue_fraction}
 
 
 def executor_rule(rule, caps, threshold_given, fraction_given=False):

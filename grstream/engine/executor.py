@@ -63,8 +63,8 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 ``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
-``time_pack``); ``gather_changed`` and ``local_rounds`` (default
-False).
+``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
+(default False).
 """
 from typing import Dict, Iterator, Optional, Tuple
 

@@ -166,6 +166,9 @@ class Planner:
             self.push_ok, self.push_reason = False, "the memory budget leaves no room for push"
         if self.spec.activate == "all" or not self.spec.has_gather:
             self.push_ok = False
+        if self.push_ok and self.local_rounds:
+            # local rounds re-gather a loaded unit's vertices: a pull-side schedule
+            self.push_ok, self.push_reason = False, "local_rounds asked for: the run pulls"
         pushed = {"in": "out", "out": "in"}
         infos = [store.shard_info(i) for i in range(self.S)]
         self.push_edges = np.array(
@@ -202,19 +205,24 @@ class Planner:
         self._pull_next = False
         if direction == "push":
             self.record = "changed"
-            return self.push(iteration, changed)
+            return self.push(iteration, changed, rb.changed_edges)
         if self.record == "changed":
             self.record, self._pull_next = "frontier", True
             return self.activation(iteration, changed)
         return self.plan(iteration, rb.shard_active, all_active)
 
-    def push(self, iteration, counts) -> IterationPlan:
+    def push(self, iteration, counts, edges=-1) -> IterationPlan:
         """A push plan: units over the shards holding changed vertices (``counts`` per shard)
         walk their edges from the source side; one apply over the vertices that received a
-        message; the changed set is what the executor records."""
+        message; the changed set is what the executor records.
+
+        Streamed units take transfer modes like pull units (a sparse push reads only the changed
+        rows of a zero-copied shard), estimated on the push edges per shard: each shard's
+        changed vertices times its mean push degree, scaled to ``edges`` (the changed set's
+        walked edges the executor counted; -1: unknown)."""
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
-        units = self._modes(iteration, units, counts)   # zero-copy when forced (engine/transfers.py)
+        units = self._modes(iteration, units, counts, self.push_shard_edges(counts, edges))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
         plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
@@ -241,10 +249,20 @@ class Planner:
         """After ``plan`` ran: its measured statistics refine the transfer cost model."""
         self.transfers.observe(plan.iteration, stats, plan.direction)
 
+    def push_shard_edges(self, counts, edges=-1):
+        """Edges a push from ``counts`` changed vertices walks per shard (float64): the shard's
+        mean push degree times its changed vertices, scaled to the total ``edges`` when known."""
+        est = np.asarray(counts, dtype=np.float64) * self.push_edges / np.maximum(self.sizes, 1)
+        total = float(est.sum())
+        if edges is not None and edges >= 0 and total > 0:
+            est *= float(edges) / total
+        return est
+
     # ------------------------------------------------------------------ pieces
-    def _modes(self, iteration, units, counts):
-        """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py)."""
-        return self.transfers.modes(iteration, units, counts)
+    def _modes(self, iteration, units, counts, edges=None):
+        """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py);
+        ``edges``: a push plan's walked edges per shard."""
+        return self.transfers.modes(iteration, units, counts, edges)
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
         spec, mem = self.spec, self.memory

@@ -121,31 +121,28 @@ class Session:
         # only where push may be planned and the budget has room for them (else the program
         # pulls, with the memory minimum of pull)
         pushing = push_allowed(spec, caps, rule, lanes=bool(lanes))[0]
+        if "in/eid" in needed_arrays(spec) and store.num_shards and "in/eid" not in store.dataset_names(0):
+            raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
+                             f"edge ids in the store: rebuild it with --edge-ids")
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
         held = sum(p.model.device_bytes for p in self._prepared.values())
         # with push, then without; then the same after closing the session's other executors
         tries = list(dict.fromkeys((push, evict) for evict in (False, True)[:1 + bool(self._prepared)]
                                    for push in (pushing, False)))
-        for k, (push, evict) in enumerate(tries):
-            o = dict(opts, push=True) if push else opts
-            names = needed_arrays(spec, push=push)
-            if "in/eid" in names and store.num_shards and "in/eid" not in store.dataset_names(0):
-                raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which "
-                                 f"needs edge ids in the store: rebuild it with --edge-ids")
-            fp = ex_cls.footprint(store, spec, is_dense(spec), o)
+        for k, (pushing, evict) in enumerate(tries):
+            o, names = dict(opts, push=True) if pushing else opts, needed_arrays(spec, push=pushing)
             try:
                 if evict:
                     self._evict()
                 left = None if budget is None else int(budget) - (0 if evict else held)
                 if left is not None and left < 0:
                     raise MemoryBudgetError("no room left", minimum=held)
-                model = plan_memory(store, names, fp, left, self.pinned_budget, pinned=ex_cls.pinned,
-                                    **ex_cls.memory_options(spec, o))
+                model = plan_memory(store, names, ex_cls.footprint(store, spec, is_dense(spec), o), left,
+                                    self.pinned_budget, pinned=ex_cls.pinned, **ex_cls.memory_options(spec, o))
                 break
             except MemoryBudgetError:
                 if k == len(tries) - 1:
                     raise
-        pushing = push
         ledger = Ledger(model)
         executor = ex_cls(store, spec, model, ledger, self.shared, **options)
         dirs = gather_directions(spec)
@@ -268,7 +265,8 @@ class Session:
         info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
-                     "direction": planner.rule.info(planner.run_push, planner.run_reason)})
+                     "direction": planner.rule.info(planner.run_push, planner.run_reason,
+                                                    planner.threshold)})
         return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
                          time.perf_counter() - t_start)
 

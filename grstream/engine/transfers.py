@@ -8,9 +8,8 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
 - the unit is one streamed shard (grouped copies move one pinned range and stay copies);
 - the program has no mutable edge state (its edges carry positions a compacted shard loses, and
   its gathers permute state through ``in/eid``);
-- "zerocopy": the shard lies in the pinned host cache (kernels read it there); push units
-  (issue 8, the changed set's out-edges) only when the mode is forced: the cost model's
-  estimates are those of pull units (the frontier's rows), not yet of a push's walk;
+- "zerocopy": the shard lies in the pinned host cache (kernels read it there); push units are
+  estimated on the arrays they walk with the changed set's edges;
 - "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
   the changed set, known only on the device) whose shard lies in the pinned cache and is packed
   into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
@@ -30,6 +29,7 @@ of the edge estimate.
 from dataclasses import replace
 
 from . import costs as cm
+from .schedule import push_arrays
 
 
 class TransferPolicy:
@@ -40,6 +40,10 @@ class TransferPolicy:
         self.forced = getattr(caps, "transfer", "auto")
         self.pinned = frozenset(memory.pinned)
         self.shapes = cm.shard_shapes(memory) if self.offered else ()
+        # a push unit moves (copy) or reads (zerocopy) only its walk directions' arrays
+        pushed = [n for n in push_arrays(spec) if n in memory.names]
+        self.push_shapes = (cm.shard_shapes(memory, names=pushed) if self.offered and pushed
+                            else self.shapes)
         self.base = self.costs = None
         self.predicted = {}     # iteration -> [(mode, shape, active)] of its plan's streamed units
         # mean gathered edges per vertex (facts: the planner's ShardFacts), for the skew
@@ -70,12 +74,15 @@ class TransferPolicy:
         if "compact" in self.offered and unit.direction == "pull" and (
                 (cached and self.memory.staging) or not self.memory.pinned_bytes):
             out.append("compact")
-        if "zerocopy" in self.offered and cached and (unit.direction == "pull" or self.forced == "zerocopy"):
+        if "zerocopy" in self.offered and cached:
             out.append("zerocopy")
         return tuple(out)
 
-    def modes(self, iteration, units, counts):
-        """``units`` with each streamed unit's transfer (and the bytes it moves) chosen."""
+    def modes(self, iteration, units, counts, edges=None):
+        """``units`` with each streamed unit's transfer (and the bytes it moves) chosen;
+        ``edges``: per shard, the edges a push unit walks from its ``counts`` changed vertices
+        (push units are estimated on their walk directions' arrays with that edge fraction,
+        not on the pull frontier's skew)."""
         if not self.offered:
             return units
         out, chosen = [], []
@@ -85,14 +92,20 @@ class TransferPolicy:
                 out.append(u)
                 continue
             i = u.shards[0]
-            shape = self.shapes[i]
-            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew)
+            fe = None
+            if u.direction == "push":
+                shape = self.push_shapes[i]
+                if edges is not None:
+                    fe = min(float(edges[i]) / shape.edges, 1.0) if shape.edges else 1.0
+            else:
+                shape = self.shapes[i]
+            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew, fe)
             if self.forced != "auto":
                 mode = self.forced if self.forced in allowed else "copy"
             else:
-                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew)
+                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew, fe)
             b = est[mode][0]
-            chosen.append((mode, shape, int(counts[i])))
+            chosen.append((mode, shape, int(counts[i]), fe))
             if mode != "copy":   # a zero-copy unit holds no slot
                 u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
             out.append(u)
@@ -101,8 +114,8 @@ class TransferPolicy:
 
     def _predict(self, chosen, skew):
         out = {}
-        for mode, shape, active in chosen:
-            b, s = cm.estimate(shape, active, self.costs, skew)[mode]
+        for mode, shape, active, fe in chosen:
+            b, s = cm.estimate(shape, active, self.costs, skew, fe)[mode]
             pb, ps = out.get(mode, (0, 0.0))
             out[mode] = (pb + b, ps + s)
         return out

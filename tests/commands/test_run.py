@@ -134,6 +134,9 @@ def test_direction_flags_choose_push_or_pull(store_path, tmp_path, capsys):
         assert doc["info"]["direction"]["push_ok"] == (mode != "pull")
         if mode == "auto":
             assert doc["info"]["direction"]["push_threshold"] == 0.5
+            assert doc["info"]["direction"]["threshold"] == 0.5
+        else:
+            assert doc["info"]["direction"]["threshold"] == 1.0   # the CPU's measured one
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     np.testing.assert_array_equal(got["push"], got["pull"])
     np.testing.assert_array_equal(got["auto"], got["pull"])

@@ -9,6 +9,7 @@ from grstream.engine import costs as cm
 from grstream.engine.backend import IterationStats
 from grstream.engine.executor import Capabilities
 from grstream.engine.memory import Footprint, plan_memory
+from grstream.engine.plan import Readback
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
 
@@ -29,17 +30,19 @@ def store(tmp_path):
 
 
 def streaming(store, program, transfer="auto", transfers=ALL, calibration=lambda: SLOW, pinned=True,
-              direction="pull"):
+              direction="pull", push=False):
+    """A planner streaming every shard (``push``: a memory model and executor that push too)."""
     spec = type(program).spec
     fp = Footprint(static={"state": 100}, alignment=64)
-    full = plan_memory(store, needed_arrays(spec), fp)
+    names = needed_arrays(spec, push=push)
+    full = plan_memory(store, names, fp)
     budget = 100 + 2 * max(full.regions)              # two slots, nothing resident
     # pinned: three staging buffers and every shard but the last cached in pinned host memory (a
     # cache of every shard would leave no staging buffer to pack into); else staging buffers only
     pinned_budget = sum(full.regions) + 3 * max(full.regions) - 1 if pinned else max(full.regions)
-    model = plan_memory(store, needed_arrays(spec), fp, budget, pinned_budget, pinned=True, slots=2)
+    model = plan_memory(store, names, fp, budget, pinned_budget, pinned=True, slots=2)
     caps = Capabilities("cuda", batch_resident="dense", transfers=transfers, transfer=transfer,
-                        calibration=calibration)
+                        calibration=calibration, push=push)
     return Planner(spec, store, model, caps), model
 
 
@@ -106,12 +109,65 @@ def test_push_units_are_never_compacted_and_zero_copied_when_forced(store):
     from dataclasses import replace
     p, _ = streaming(store, BFS(source=0), transfer="compact")
     unit = p.plan(1, np.array([5, 5, 5, 5]), False).units[0]
-    assert p.transfers.allowed(replace(unit, transfer="copy", direction="push")) == ("copy",)
+    # a push unit is never compacted (its changed set is known only on the device)
+    assert "compact" not in p.transfers.allowed(replace(unit, transfer="copy", direction="push"))
     # a forced zero-copy reaches push units too
     p, _ = streaming(store, BFS(source=0), transfer="zerocopy")
     assert p.transfers.allowed(replace(unit, transfer="copy", direction="push")) == ("copy", "zerocopy")
     plan = p.push(1, np.array([5, 5, 5, 0]))
     assert plan.direction == "push" and {u.transfer for u in plan.units} == {"zerocopy"}
+
+
+def test_push_units_take_modes_from_the_policy(store):
+    """A push plan's streamed units are zero-copied when the changed vertices' push edges are
+    few, copied when they hold most of the shards' out-edges: the estimate is made on the push
+    arrays (the CSR of a BFS) with the walked edges per shard, not the pull frontier's skew."""
+    p, model = streaming(store, BFS(source=0), push=True)
+    counts = np.array([3, 3, 3, 0])          # shard 3 lies outside the pinned cache
+    pushed = p.transfers.push_shapes
+    for i in range(3):   # BFS pushes over out-edges only: the CSR, a part of the region
+        assert 0 < pushed[i].region < model.regions[i]
+        assert pushed[i].edges == store.shard_info(i).num_out_edges == p.push_edges[i]
+    few = p.push(1, counts, edges=30)
+    assert [(u.shards, u.direction, u.transfer) for u in few.units] == \
+        [((i,), "push", "zerocopy") for i in range(3)]
+    for u in few.units:
+        assert u.slot is None and u.source == "pinned" and 0 < u.nbytes < pushed[u.shards[0]].region / 10
+    assert few.direction == "push" and few.bytes_copy == sum(u.nbytes for u in few.units)
+    assert few.summary()["shard_modes"] == {"0": "zerocopy", "1": "zerocopy", "2": "zerocopy"}
+    # the same nine vertices as hubs holding most of their shards' out-edges: copies
+    hubs = p.push(2, counts, edges=int(0.95 * p.push_edges[:3].sum()))
+    assert {u.transfer for u in hubs.units} == {"copy"}
+    # per shard: the walked edges are spread by each shard's mean push degree, summing to the total
+    est = p.push_shard_edges(counts, 90)
+    assert est.sum() == pytest.approx(90) and est[3] == 0
+    assert np.allclose(est[:3] / est[:3].sum(), p.push_edges[:3] / p.push_edges[:3].sum(), rtol=0.2)
+    # a pull frontier of hubs (skew 1000) keeps pull units off zero-copy; the push estimate ignores it
+    p.transfers.skew = 1000.0
+    assert "zerocopy" not in {u.transfer for u in p.plan(3, counts, False).units}
+    assert {u.transfer for u in p.push(3, counts, edges=30).units} == {"zerocopy"}
+    # unknown walked edges: each shard's mean degree (still a sparse estimate)
+    assert {u.transfer for u in p.push(4, counts).units} == {"zerocopy"}
+    # through the direction rule: the read back's changed set and edges
+    p.transfers.skew = 1.0
+    p.seed(np.array([1, 0, 0, 0]))
+    plan = p.iteration(1, Readback(shard_active=counts, shard_changed=counts, changed_edges=30), False)
+    assert plan.direction == "push" and {u.transfer for u in plan.units} == {"zerocopy"}
+
+
+@pytest.mark.parametrize("mode, expected", [("copy", "copy"), ("compact", "copy"),
+                                            ("zerocopy", "zerocopy")])
+def test_forced_modes_of_push_units(store, mode, expected):
+    p, _ = streaming(store, BFS(source=0), transfer=mode, push=True)
+    edges = int(p.push_edges.sum())   # every edge: the cost model would copy
+    plan = p.push(1, np.array([50, 50, 50, 50]), edges=edges)
+    assert [u.transfer for u in plan.units[:3]] == [expected] * 3
+    assert plan.units[3].transfer == "copy"    # outside the pinned cache
+
+
+def test_push_units_without_the_modes_stay_copies(store):
+    p, _ = streaming(store, BFS(source=0), transfers=("resident", "load", "copy"), push=True)
+    assert {u.transfer for u in p.push(1, np.array([1, 1, 1, 1]), edges=4).units} == {"copy"}
 
 
 def test_calibrated_once_and_refined_by_measurements(store):

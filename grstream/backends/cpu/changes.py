@@ -25,8 +25,8 @@ def record(ex, ids):
 
 
 def publish(ex, plan, parts):
-    """After the units: the changed set of the iteration becomes the previous one (a push plan's
-    is the pusher's; a seed or activation-only plan changes no vertex and keeps it)."""
+    """After the units: the changed ids the units' applies found (a push plan: its apply's
+    changed set) become the previous set. An activation plan after a push keeps the push's."""
     if ex.prev_mask is None or plan.seed or plan.activation:
         return
     if plan.direction == "push":

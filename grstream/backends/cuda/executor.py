@@ -318,11 +318,13 @@ class CudaExecutor(Executor):
         items = self.mover.deliver(plan, self._mstats)
         try:
             for unit, data in items:
-                if unit.transfer == "zerocopy" and self.zc is not None and unit.direction == "pull":
-                    # mapped host rows are read by warps (zerocopy.py): TWC unless the user forced
-                    # a strategy (other directions read them with the ordinary kernels)
+                if unit.transfer == "zerocopy" and self.zc is not None:
+                    # mapped host rows are read by warps (zerocopy.py): a pull unit's gathers TWC
+                    # unless the user forced a strategy; a push unit's push kernels are TWC
+                    # already (the variant's warp walks start at the 128-byte boundary too)
                     self.dev.fn = self.zc.enter()
-                    yield (_twc(unit) if self.load_balance == "auto" else unit), data
+                    pull = unit.direction == "pull" and self.load_balance == "auto"
+                    yield (_twc(unit) if pull else unit), data
                     self.dev.fn = main
                 else:
                     yield unit, data

@@ -25,12 +25,13 @@ MODES = [(d, q) for d in ("push", "pull", "auto") for q in (1.0, 0.0)]
 
 def push_budget(program, store):
     """A budget just large enough for push under streaming: the pull minimum plus push's
-    per-vertex arrays plus what its reverse-edge properties add to the largest shard."""
+    per-vertex arrays plus what its reverse-edge properties add to the largest shard (once
+    streamed, once as scratch for the unit's temporaries)."""
     spec = type(program).spec
     extra = shard_bytes(store, needed_arrays(spec, push=True)).max(initial=0) - \
         shard_bytes(store, needed_arrays(spec)).max(initial=0)
     return minimum_budget(program, store) + sum(push_static(spec, store.num_vertices).values()) \
-        + int(extra) + 64 * 16
+        + 2 * int(extra) + 64 * 16
 
 
 def run(program, store, budget, direction, queue, **kw):
