@@ -13,7 +13,6 @@ rule, timed per iteration with CUDA events.
 """
 import argparse
 import datetime
-import json
 import os
 import sys
 import tempfile
@@ -24,20 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import grstream as gr  # noqa: E402
 
-#: pinned host budget: the graph stays in pinned host memory after its first read (as in bench_gpu)
-PINNED = 8 << 30
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_gpu import PINNED, budget_quarter, finish, log  # noqa: E402
+
 TARGET_L1 = 1e-4
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def methods():
-    """The PageRank methods this grstream offers (``method=`` of pagerank), power first."""
-    import inspect
-    params = inspect.signature(gr.algorithms.pagerank.pagerank).parameters
-    return ("power", "delta") if "method" in params else ("power",)
 
 
 def run_grstream(store, tol, budget, method, device, max_iter=500):
@@ -93,8 +82,6 @@ def quarter_budget(store, device):
     path, a smoke test of this script, a quarter of the store)."""
     if device != "cuda":
         return None
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_gpu import budget_quarter
     b, _, _ = budget_quarter(gr.algorithms.pagerank.PageRank(tol=0.0), store)
     return b
 
@@ -130,7 +117,7 @@ def main(argv=None):
     quarter = quarter_budget(store, args.device)
     rows = []
     for tol in [float(t) for t in args.tols.split(",")]:
-        for method in methods():
+        for method in gr.algorithms.pagerank.METHODS:
             for label, budget in (("quarter", quarter), ("inmem", None)):
                 try:
                     ranks, r = run_grstream(store, tol, budget, method, args.device)
@@ -158,10 +145,7 @@ def main(argv=None):
                 best = min(ok, key=lambda r: r["ms"])
                 log(f"fastest within L1 {TARGET_L1:g}: {system} {where}: {best['ms']:.1f} ms "
                     f"({best['iterations']} iterations, tol {best['tol']:.0e}, L1 {best['l1']:.2e})")
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=1, default=str)
-    return 0
+    return finish(out, args)
 
 
 if __name__ == "__main__":
