@@ -142,6 +142,12 @@ def effective_weight(store, weight):
     return weight if weight in store.edge_props else None
 
 
+def inverse_out(store, weight):
+    """1 / out-degree (or out-weight sum under ``weight``) per vertex, 0 for a dangling one."""
+    out = store.out_degree().astype(np.float64) if weight is None else out_weight_sums(store, weight)
+    return np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
+
+
 def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart=None,
                      weight="weight", dangling=None, stop="l1"):
     """The program :func:`pagerank` runs for these options (parameters checked)."""
@@ -156,11 +162,7 @@ def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart
     weight = effective_weight(store, weight)
     if weight is None and personalization is None and dangling is None:
         return PageRank(nstart=vec["nstart"], damping=damping, tol=threshold)
-    if weight is None:
-        out = store.out_degree().astype(np.float64)
-    else:
-        out = out_weight_sums(store, weight)
-    inv_out = np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
+    inv_out = inverse_out(store, weight)
     tele = vec["personalization"]
     dang = tele if dangling is None else vec["dangling"]
     cls = PersonalizedPageRank if weight is None else WeightedPageRank

@@ -227,7 +227,7 @@ def delta_pagerank(store, damping, personalization, tol, nstart, weight, danglin
     checked there): (ranks, Result). ``threshold``: the L1 error bound to reach."""
     from ._common import internal_source
     from ._params import vertex_vector
-    from .pagerank import effective_weight, out_weight_sums
+    from .pagerank import effective_weight, inverse_out
     if nstart is not None:
         raise UsageError("nstart is a starting point of the power method: method='delta' starts "
                          "from the teleport distribution and takes none")
@@ -245,9 +245,7 @@ def delta_pagerank(store, damping, personalization, tol, nstart, weight, danglin
         def program_for(eps, start):
             return DeltaPageRank(start=start, damping=damping, tol=threshold, eps=eps)
     else:
-        out = (store.out_degree().astype(np.float64) if weight is None
-               else out_weight_sums(store, weight))
-        inv_out = np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
+        inv_out = inverse_out(store, weight)
         cls = PersonalizedDeltaPageRank if weight is None else WeightedDeltaPageRank
 
         def program_for(eps, start):

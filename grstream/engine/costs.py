@@ -132,10 +132,15 @@ def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0
 def choose(shape: ShardShape, active: int, costs: LinkCosts, allowed: Iterable[str],
            skew: float = 1.0, edge_fraction=None) -> str:
     """The cheapest mode among ``allowed`` (see the module docstring); ``"copy"`` if none."""
+    return cheapest(estimate(shape, active, costs, skew, edge_fraction), allowed)
+
+
+def cheapest(est, allowed: Iterable[str]) -> str:
+    """The mode of least estimated seconds in ``est`` (:func:`estimate`) among ``allowed``
+    (ties: the earlier of MODES); ``"copy"`` if none is allowed."""
     allowed = [m for m in MODES if m in set(allowed)]
     if not allowed:
         return "copy"
-    est = estimate(shape, active, costs, skew, edge_fraction)
     return min(allowed, key=lambda m: (est[m][1], MODES.index(m)))
 
 

@@ -27,6 +27,8 @@ declares 1.0. tools/bench_cpu.py measures the directions against scipy in one ru
 from dataclasses import dataclass, replace
 from typing import Optional
 
+import numpy as np
+
 from ..errors import UsageError
 
 DIRECTION_MODES = ("auto", "push", "pull")
@@ -134,11 +136,13 @@ def choose_format(rule, caps, active, n):
     return "bitmap" if "bitmap" in caps.frontier_formats else caps.frontier_formats[0]
 
 
+def shard_edges(counts, edges, sizes):
+    """Edges a push from ``counts`` changed vertices per shard walks in each shard (float64),
+    when the executor did not count them: each shard's share of its ``edges`` (per shard, of
+    ``sizes`` vertices)."""
+    return np.asarray(counts, dtype=np.float64) * np.asarray(edges) / np.maximum(sizes, 1)
+
+
 def estimate_edges(counts, edges, sizes):
-    """Edges a push from ``counts`` changed vertices per shard walks, when the executor did not
-    count them: each shard's share of its edges (``edges``, ``sizes``: per shard)."""
-    total = 0.0
-    for c, e, s in zip(counts, edges, sizes):
-        if c:
-            total += float(e) * int(c) / max(int(s), 1)
-    return int(total)
+    """The total of :func:`shard_edges`."""
+    return int(shard_edges(counts, edges, sizes).sum())

@@ -26,7 +26,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import (DirectionRule, choose_direction, choose_format, estimate_edges,
+from .direction import (DirectionRule, choose_direction, choose_format, shard_edges,
                         push_allowed, threshold)
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
@@ -200,7 +200,7 @@ class Planner:
         direction = "pull"
         if self.push_ok and self.run_push and changed is not None and not self._pull_next:
             edges = rb.changed_edges if rb.changed_edges >= 0 else \
-                estimate_edges(changed, self.push_edges, self.sizes)
+                int(self.push_shard_edges(changed).sum())
             direction = choose_direction(self.rule, True, edges, self.push_total, self.threshold)
         self._pull_next = False
         if direction == "push":
@@ -252,7 +252,7 @@ class Planner:
     def push_shard_edges(self, counts, edges=-1):
         """Edges a push from ``counts`` changed vertices walks per shard (float64): the shard's
         mean push degree times its changed vertices, scaled to the total ``edges`` when known."""
-        est = np.asarray(counts, dtype=np.float64) * self.push_edges / np.maximum(self.sizes, 1)
+        est = shard_edges(counts, self.push_edges, self.sizes)
         total = float(est.sum())
         if edges is not None and edges >= 0 and total > 0:
             est *= float(edges) / total

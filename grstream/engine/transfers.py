@@ -103,7 +103,7 @@ class TransferPolicy:
             if self.forced != "auto":
                 mode = self.forced if self.forced in allowed else "copy"
             else:
-                mode = cm.choose(shape, int(counts[i]), self.costs, allowed, self.skew, fe)
+                mode = cm.cheapest(est, allowed)
             b = est[mode][0]
             chosen.append((mode, shape, int(counts[i]), fe))
             if mode != "copy":   # a zero-copy unit holds no slot

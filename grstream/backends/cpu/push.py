@@ -55,6 +55,7 @@ class Pusher:
 
     def __init__(self, ex, ledger):
         self.ex = ex
+        self._all_edges = None   # edges_of(None), once
         spec, n = ex.spec, ex.n
         for name, nbytes in push_static(spec, n).items():
             ledger.take("device", name, nbytes)
@@ -224,6 +225,8 @@ class Pusher:
 
     def edges_of(self, ids, degrees):
         """Edges a push from ``ids`` (None: every vertex) walks, from the store's degrees."""
-        if ids is None:
-            return int(sum(int(d.sum()) for d in degrees))
+        if ids is None:   # every vertex: the total, summed once per executor
+            if self._all_edges is None:
+                self._all_edges = int(sum(int(d.sum()) for d in degrees))
+            return self._all_edges
         return int(sum(int(d[ids].sum()) for d in degrees))

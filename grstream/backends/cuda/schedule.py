@@ -32,7 +32,7 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     in-edges for those in ``permuted``). ``push_id_itemsize`` > 0 (the vertex-id size) adds the
     buffers of push plans: a per-vertex accumulator, the touched bitmap, two changed bitmaps
     (this iteration's and the previous one's), the degree each changed vertex pushes over, the
-    touched and changed queues and the per-shard queue cursors.
+    changed queue and the per-shard queue cursors.
     """
     from .skeletons import AGG_BLOCKS
     if not isinstance(field_dtypes, dict):

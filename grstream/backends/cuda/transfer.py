@@ -34,10 +34,11 @@ def check(options):
 
 
 def capabilities(options):
-    """Capabilities keywords of the ``transfer`` option."""
+    """Capabilities keywords of the ``transfer`` option (a forced mode needs no calibration:
+    the cost model then only counts bytes)."""
     mode = check(options)
     return {"transfers": ("resident", "load", "copy", "compact", "zerocopy"), "transfer": mode,
-            "calibration": calibrate}
+            "calibration": calibrate if mode == "auto" else None}
 
 
 def mapped(options):
