@@ -123,6 +123,9 @@ class Capabilities:
         executors cache the measurement per process).
     local_rounds
         The executor runs plans with ``IterationPlan.local_rounds`` > 0.
+    publish_unit
+        The executor runs plans with ``IterationPlan.publish == "unit"`` (each unit's vertices
+        published right after its apply, so later units gather from the freshest values).
     gather_changed
         The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
         sources that changed in the previous iteration, the seed before the first); the session
@@ -133,11 +136,12 @@ class Capabilities:
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
-                 gather_changed=False, local_rounds=False):
+                 gather_changed=False, local_rounds=False, publish_unit=False):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.local_rounds = bool(local_rounds)
+        self.publish_unit = bool(publish_unit)
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
@@ -275,7 +279,8 @@ class Executor:
     def publish(self, plan: IterationPlan) -> None:
         """After every unit: ``cur`` takes ``nxt`` for ``plan.publish_fields`` per
         ``plan.publish`` ("swap": exchange the arrays; "copy": copy the applied vertices -- or all,
-        since nxt equals cur elsewhere; "none": nothing); when ``plan.publish_edges``, current
+        since nxt equals cur elsewhere; "unit": already done by each unit's apply, which
+        copied its interval of ``nxt`` into ``cur``; "none": nothing); when ``plan.publish_edges``, current
         edge state takes next; when ``plan.frontier``, the next frontier becomes the current one
         (a seed plan publishes only the frontier). Topology-driven plans leave every vertex
         active."""

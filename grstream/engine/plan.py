@@ -45,7 +45,9 @@ phases
 publish
     How ``cur`` takes ``nxt`` for ``publish_fields`` after every unit ran: ``"swap"`` (every vertex
     was applied, so the arrays trade places), ``"copy"`` (``cur[v] = nxt[v]`` for the applied
-    vertices; ``nxt`` equals ``cur`` elsewhere), ``"none"`` (no unit ran).
+    vertices; ``nxt`` equals ``cur`` elsewhere), ``"unit"`` (each unit's apply ends by copying
+    its intervals of ``nxt`` into ``cur``, so later units gather from the values just written:
+    Gauss-Seidel; nothing is left at the end), ``"none"`` (no unit ran).
 
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 issue 8 (2026-11-24): ``IterationPlan.direction`` ("pull" | "push": a push plan's units walk the
@@ -61,6 +63,12 @@ own vertices that a changed vertex of the unit activates, reading the values jus
 (asynchronous local rounds, Subway-async / Seraph); every vertex changed in any round counts as
 changed for activation. Set only for programs that declare ``asynchronous = True`` and have no
 scatter, edge state, aggregates or ``gather_from = "changed"``; docs/PROGRAMS.md.
+GPU targets (2026-11-25): publish ``"unit"`` (Gauss-Seidel pull iterations): planned for pull
+iterations of programs that declare ``asynchronous = True`` under the same conditions as
+``local_rounds``, that do not hoist their messages (hoisted messages are computed from ``cur``
+before the units) and whose plan has more than one unit, on executors with
+``Capabilities.publish_unit``; the same fixpoint is reached in fewer iterations when labels
+flow from earlier units to later ones within an iteration (connected components).
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
@@ -70,7 +78,7 @@ FRONTIER_FORMATS = ("bitmap", "queue")
 ACTIVATIONS = ("", "seed", "changed")
 TRANSFERS = ("resident", "load", "copy", "compact", "zerocopy")
 PHASES = ("gather", "apply", "activate", "scatter")
-PUBLISH = ("swap", "copy", "none")
+PUBLISH = ("swap", "copy", "unit", "none")
 
 
 @dataclass(frozen=True)

@@ -50,12 +50,19 @@ def hoistable(spec):
     return bool(spec.has_gather and uses is not None and uses <= {"src"})
 
 
+def asynchronous(spec):
+    """The program promises its result whatever order its updates land in (``asynchronous``)
+    and its state is the vertex fields alone: it may gather values written earlier in the same
+    iteration (local rounds, publish "unit")."""
+    return bool(spec.asynchronous and spec.has_gather and spec.activate == "frontier"
+                and spec.gather_from == "all" and not spec.has_scatter and not spec.edge_state
+                and not spec.aggregates)
+
+
 def allows_local_rounds(spec, caps):
     """Asynchronous local rounds (IterationPlan.local_rounds) keep the result only for programs
     that promise it (``asynchronous``) and whose state is the vertex fields alone."""
-    return bool(getattr(caps, "local_rounds", False) and spec.asynchronous and spec.has_gather
-                and spec.activate == "frontier" and spec.gather_from == "all"
-                and not spec.has_scatter and not spec.edge_state and not spec.aggregates)
+    return bool(getattr(caps, "local_rounds", False) and asynchronous(spec))
 
 
 def phases_of(spec, dense):
@@ -129,6 +136,9 @@ class Planner:
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
         self.transfers = TransferPolicy(spec, memory, caps, self.facts)
+        # publish "unit" on pull plans (push and activation plans replace the publish rule)
+        self._unit_publish = bool(getattr(caps, "publish_unit", False) and asynchronous(spec)
+                                  and not self.dense and not self.local_rounds)
         self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public
@@ -224,7 +234,7 @@ class Planner:
         units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
         units = self._modes(iteration, units, counts, self.push_shard_edges(counts, edges))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
-                          all_active=False)
+                          all_active=False, per_unit=False)
         plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
                        hoist=False, dense=False)
         return self._with_format(plan, counts)
@@ -264,7 +274,8 @@ class Planner:
         ``edges``: a push plan's walked edges per shard."""
         return self.transfers.modes(iteration, units, counts, edges)
 
-    def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None):
+    def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
+              per_unit=True):
         spec, mem = self.spec, self.memory
         touched = set(shards)
         skipped = tuple(i for i in range(self.S) if i not in touched)
@@ -282,11 +293,15 @@ class Planner:
             workers = min(self.caps.workers, len(units))
         copy = sum(u.nbytes for u in units)
         store = self._store_bytes
+        hoist = self.hoist and ran and not seed and self._hoist_pays(shards, counts)
+        if publish == "copy" and per_unit and self._unit_publish and len(units) > 1 and not hoist:
+            # Gauss-Seidel: a later unit's gather reads what an earlier unit applied (plan.py)
+            publish = "unit"
         return IterationPlan(
             iteration=iteration, units=tuple(units), skipped=skipped, phases=phases,
             apply_scope="all" if (self.dense and not seed and ran) else "unit",
             all_active=bool(all_active), dense=self.dense and not seed,
-            hoist=self.hoist and ran and not seed and self._hoist_pays(shards, counts),
+            hoist=hoist,
             frontier=(spec.activate != "all") if frontier is None else (frontier and spec.activate != "all"),
             publish=publish, publish_fields=fields,
             publish_edges=bool(spec.has_scatter and ran and not seed),

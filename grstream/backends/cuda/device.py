@@ -158,6 +158,15 @@ class DeviceState:
         self.cuda.memcpy_htod_async(self.g_ptr, buf, self.ex.compute)
         return buf.nbytes
 
+    def publish_interval(self, fields, lo, count):
+        """``cur`` takes ``nxt`` for vertices ``lo .. lo + count - 1`` of ``fields``, in stream
+        order (publish "copy": every vertex; "unit": one shard's interval after its apply)."""
+        for f in fields:
+            size = self.spec.vertex_fields[f].itemsize
+            if count * size:
+                self.cuda.memcpy_dtod_async(int(self.cur[f]) + lo * size, int(self.nxt[f]) + lo * size,
+                                            count * size, self.ex.compute)
+
     def count_frontier(self, bitmap=None, which=0):
         """Set vertices per shard of a bitmap (default: the current frontier; ``which`` 1: the
         changed counts' place) by device popcounts, into the readback block."""

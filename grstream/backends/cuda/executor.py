@@ -25,6 +25,11 @@ merge_items : int
 transfer : {"auto", "copy", "compact", "zerocopy"}
     How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
     iteration, or one mode forced wherever a shard can take it.
+publish_unit : bool
+    Offer Gauss-Seidel pull iterations (``Capabilities.publish_unit``; default True): the planner
+    then publishes each unit's vertices right after its apply for programs declaring
+    ``asynchronous = True``, so later units gather the values just written. False: every pull
+    iteration publishes after all its units (Jacobi), for comparison.
 """
 import time
 
@@ -70,7 +75,8 @@ PUSH_THRESHOLD = 1.0
 #: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits): bitmap
 #: unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
-OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer")
+OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
+           "publish_unit")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -182,6 +188,7 @@ class CudaExecutor(Executor):
         return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
                             adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
                             push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
+                            publish_unit=bool(options.get("publish_unit", True)),
                             **transfer.capabilities(options))
 
     @classmethod
@@ -396,6 +403,8 @@ class CudaExecutor(Executor):
             dev.launch("apply", nv, lo, nv, self._front, dev.acc if spec.has_gather else 0,
                        dev.changed if plan.frontier or spec.has_scatter else 0,
                        indptrs[0], indptrs[1], chg, pdeg, dev.rb_dev)
+            if plan.publish == "unit":   # Gauss-Seidel: the next units gather these values
+                dev.publish_interval(plan.publish_fields, lo, nv)
 
     def _activate(self, plan, unit, data):
         dev = self.dev
@@ -458,10 +467,7 @@ class CudaExecutor(Executor):
                 dev.cur[f], dev.nxt[f] = dev.nxt[f], dev.cur[f]
             self._h2d += dev.upload_args(self.program)   # aggregates read the new cur
         elif plan.publish == "copy":
-            for f in plan.publish_fields:
-                nbytes = dev.n * self.spec.vertex_fields[f].itemsize
-                if nbytes:
-                    cuda.memcpy_dtod_async(dev.cur[f], dev.nxt[f], nbytes, s)
+            dev.publish_interval(plan.publish_fields, 0, dev.n)
         if plan.frontier:
             dev.front.reverse()
             dev.count_frontier()

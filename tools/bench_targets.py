@@ -1,0 +1,147 @@
+"""Issue 8's GPU targets, per iteration: BFS at the 1/4 budget and in GPU memory, CC at the 1/4 budget.
+
+Usage (on the GPU machine): python3 tools/bench_targets.py --scale 24 [--dir DIR] [--repeat 3]
+[--profile OUT.txt] [--json out.json]
+
+RMAT graph as tools/bench_gpu.py builds it (reused from ``--dir`` when already there). Each case
+runs ``--repeat`` + 1 times in one Session (the first fills the pinned host cache); the figure
+is the median of the timed runs, start() included, and the last run's iterations are printed
+(direction, transfer modes per shard, publish rule, changed vertices, ms, bytes over the link,
+kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's push budget) and
+in GPU memory; CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with
+Gauss-Seidel iterations (publish "unit", the default), and with the default direction. Values
+are checked against scipy (BFS levels, weak components' least ids). ``--profile``: cProfile of
+one BFS run at the 1/4 budget and one in GPU memory (host time per function), written there.
+"""
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import grstream as gr  # noqa: E402
+from bench_gpu import PINNED, budget_quarter, finish, log  # noqa: E402
+
+
+def per_iteration(r):
+    out = []
+    for s in r.stats:
+        modes = {}
+        for m in s.plan.get("shard_modes", {}).values():
+            modes[m] = modes.get(m, 0) + 1
+        res = s.plan.get("transfer", {}).get("resident", 0)
+        out.append({"it": s.iteration, "dir": s.plan.get("plan_direction"), "publish": s.plan.get("publish"),
+                    "units": s.plan.get("units"), "resident": res, "modes": modes,
+                    "changed": int(s.changed_vertices), "active": int(s.active_vertices),
+                    "ms": round(s.time_total * 1e3, 2), "kernel_ms": round(s.time_kernel * 1e3, 2),
+                    "copy_ms": round(s.time_copy * 1e3, 2), "bytes": int(sum(s.transfer_bytes.values()))})
+    return out
+
+
+def case(store, make, budget, repeat, field, profile=None, device="cuda", **options):
+    """Median ms (start() + iterations) of ``repeat`` runs after a warm one, the last Result."""
+    if device != "cuda":   # a smoke test of this script without a GPU: engine options only
+        options = {k: v for k, v in options.items() if k == "direction"}
+    with gr.Session(store, device=device, memory_budget=budget, pinned_budget=PINNED, **options) as session:
+        session.run(make())
+        runs = [session.run(make()) for _ in range(repeat)]
+        if profile is not None:
+            prof = cProfile.Profile()
+            prof.enable()
+            session.run(make())
+            prof.disable()
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(45)
+            profile.append(buf.getvalue())
+    total = [r.info.get("start_wall_s", 0.0) + sum(s.time_total for s in r.stats) for r in runs]
+    last = runs[-1]
+    return {"ms": float(np.median(total)) * 1e3, "ms_all": [round(t * 1e3, 2) for t in total],
+            "iter_ms": float(np.median([sum(s.time_total for s in r.stats) for r in runs])) * 1e3,
+            "start_ms": float(np.median([r.info.get("start_wall_s", 0.0) for r in runs])) * 1e3,
+            "iterations": last.iterations, "per_iter": per_iteration(last),
+            "resident_shards": last.info["memory"]["resident_shards"], "slots": last.info["memory"]["slots"],
+            "budget": budget}, last.values[field]
+
+
+def scipy_reference(store, source):
+    from scipy.sparse import csgraph
+    mat = store.to_scipy("csr", weights=False)
+    t0 = time.perf_counter()
+    _, lab = csgraph.connected_components(mat, directed=True, connection="weak")
+    first = np.full(lab.max() + 1, mat.shape[0], dtype=np.int64)
+    np.minimum.at(first, lab, np.arange(mat.shape[0]))
+    d = csgraph.shortest_path(mat, indices=source, unweighted=True)
+    level = np.where(np.isinf(d), -1, d).astype(np.int64)
+    return first[lab], level, time.perf_counter() - t0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=int, default=24)
+    ap.add_argument("--shards", type=int, default=32)
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--skip-scipy", action="store_true")
+    ap.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
+    args = ap.parse_args(argv)
+    from bench_link import pinned_h2d_gbps
+    from grstream.backends import cuda
+    out = {"scale": args.scale, "shards": args.shards, "device": cuda.available()[1],
+           "pinned_h2d_gbps": pinned_h2d_gbps(mib=1024, repeat=5) if args.device == "cuda" else 0.0}
+    log(f"device {out['device']}: pinned H2D {out['pinned_h2d_gbps']:.1f} GB/s")
+    tmp = args.dir or "/tmp"
+    path = os.path.join(tmp, f"rmat{args.scale}.h5")
+    if not os.path.exists(path):
+        from grstream.io.generate import rmat
+        t0 = time.perf_counter()
+        src, dst = rmat(args.scale, 16, seed=1)
+        gr.build_shards((src, dst), path, num_shards=args.shards, progress=False)
+        del src, dst
+        log(f"built {path} in {time.perf_counter() - t0:.1f}s")
+    store = gr.open(path)
+    source = int(np.argmax(store.out_degree()))
+    BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
+    bq = budget_quarter(BFS(), store, push=True)[0]
+    cq = {p: budget_quarter(CC(), store, push=p)[0] for p in (False, True)}
+    profiles = [] if args.profile else None
+    cases = [("bfs_quarter", lambda: BFS(source=source), bq, "level", {}),
+             ("bfs_inmem", lambda: BFS(source=source), None, "level", {}),
+             ("cc_quarter_pull_jacobi", CC, cq[False], "label", {"direction": "pull", "publish_unit": False}),
+             ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
+             ("cc_quarter_default", CC, cq[True], "label", {})]
+    values = {}
+    for label, make, budget, field, options in cases:
+        prof = profiles if label.startswith("bfs") else None
+        res, values[label] = case(store, make, budget, args.repeat, field, prof, args.device, **options)
+        out[label] = res
+        log(f"{label}: {res['ms']:.1f} ms median of {args.repeat} {res['ms_all']} ({res['iter_ms']:.1f} ms in "
+            f"{res['iterations']} iterations, start {res['start_ms']:.1f} ms; {res['resident_shards']} resident "
+            f"shards, {res['slots']} slots, budget {budget})")
+        for it in res["per_iter"]:
+            log(f"    {it}")
+    if not args.skip_scipy:
+        labels, levels, secs = scipy_reference(store, source)
+        out["scipy_s"] = secs
+        for label, v in values.items():
+            ref = levels if label.startswith("bfs") else labels
+            if label.startswith("bfs"):
+                v = np.where(v >= gr.algorithms.bfs.UNREACHED, -1, v)
+            out[label]["equal_scipy"] = bool(np.array_equal(v, ref))
+        log(f"scipy ({secs:.1f}s): equal " + ", ".join(f"{k} {out[k]['equal_scipy']}" for k in values))
+    if profiles:
+        with open(args.profile, "w") as fh:
+            fh.write("\n\n".join(profiles))
+    return finish(out, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
