@@ -26,8 +26,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import (DirectionRule, choose_direction, choose_format, shard_edges,
-                        push_allowed, threshold)
+from .direction import (DirectionRule, asynchronous, choose_direction, choose_format,
+                        gauss_seidel, hoistable, shard_edges, push_allowed, threshold)
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
@@ -42,21 +42,6 @@ def is_dense(spec):
     """One message per vertex and a single apply after every unit: every vertex is active every
     iteration, gather exists and no edge state is written between a unit's gather and the next."""
     return spec.activate == "all" and spec.has_gather and not spec.edge_state
-
-
-def hoistable(spec):
-    """gather_map reads only ``src``: compute it once per vertex instead of once per edge."""
-    uses = getattr(spec.analysis, "gather_uses", None)
-    return bool(spec.has_gather and uses is not None and uses <= {"src"})
-
-
-def asynchronous(spec):
-    """The program promises its result whatever order its updates land in (``asynchronous``)
-    and its state is the vertex fields alone: it may gather values written earlier in the same
-    iteration (local rounds, publish "unit")."""
-    return bool(spec.asynchronous and spec.has_gather and spec.activate == "frontier"
-                and spec.gather_from == "all" and not spec.has_scatter and not spec.edge_state
-                and not spec.aggregates)
 
 
 def allows_local_rounds(spec, caps):
@@ -137,8 +122,7 @@ class Planner:
         self._edges = [int(e) for e in self.unit_edges]
         self.transfers = TransferPolicy(spec, memory, caps, self.facts)
         # publish "unit" on pull plans (push and activation plans replace the publish rule)
-        self._unit_publish = bool(getattr(caps, "publish_unit", False) and asynchronous(spec)
-                                  and not self.dense and not self.local_rounds)
+        self._unit_publish = gauss_seidel(spec, caps) and not self.dense and not self.local_rounds
         self._init_direction(store, rule, lanes, push_room)
 
     # ------------------------------------------------------------------ public

@@ -10,7 +10,9 @@ from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
 from grstream.algorithms.sssp import SSSP
 from grstream.engine.executor import Capabilities
+from grstream.engine.direction import DirectionRule
 from grstream.engine.plan import Readback
+from grstream.engine.planner import Planner
 
 from .test_planner import chain, planner  # noqa: F401  (chain is a fixture)
 
@@ -35,7 +37,8 @@ def test_asynchronous_pull_plans_of_several_units_publish_per_unit(chain):  # no
 
 def test_push_activation_seed_and_executors_without_it_keep_their_publish(chain):  # noqa: F811
     counts = np.array([10, 10, 10, 10])
-    p, _ = planner(chain, ConnectedComponents(), caps=caps())
+    q, _ = planner(chain, ConnectedComponents(), caps=caps())
+    p = Planner(q.spec, chain, q.memory, q.caps, rule=DirectionRule(mode="push"))
     p.seed(counts, seeded=False)
     pushed = p.iteration(1, Readback(shard_active=counts, shard_changed=counts, changed_edges=10), False)
     assert pushed.direction == "push" and pushed.publish == "copy"
@@ -59,3 +62,20 @@ def test_only_asynchronous_unhoisted_frontier_programs_take_it(tmp_path, program
                   num_shards=4)
     p, _ = planner(store, program, caps=caps())
     assert p.plan(1, np.array([10, 10, 10, 10]), all_active=True).publish == expect
+
+
+def test_auto_pulls_where_a_push_saves_no_bytes_and_pulls_publish_per_unit(chain):  # noqa: F811
+    """CC pushes over both directions, moving what a pull moves: with publish "unit" offered,
+    "auto" pulls (fewer iterations); without it, the executor's threshold decides as before."""
+    counts = np.array([10, 10, 10, 10])
+    rb = Readback(shard_active=counts, shard_changed=counts, changed_edges=10)
+    p, _ = planner(chain, ConnectedComponents(), caps=caps())
+    assert not p.push_ok and "Gauss-Seidel" in p.push_reason
+    p.seed(counts, seeded=False)
+    assert p.iteration(1, rb, True).direction == "pull"
+    q, _ = planner(chain, ConnectedComponents(), caps=caps(publish_unit=False))
+    q.seed(counts, seeded=False)
+    assert q.push_ok and q.iteration(1, rb, True).direction == "push"
+    # BFS pushes over the CSR only (half of pull's bytes): publish "unit" leaves it pushing
+    b, _ = planner(chain, BFS(source=0), caps=caps())
+    assert b.push_ok

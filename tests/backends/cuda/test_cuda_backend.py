@@ -91,11 +91,11 @@ def skewed_graph(rng, n=3000, m=30000, hub_edges=5000):
 def cuda_run(gpu):
     """``cuda_run(fn, *args, load_balance=..., **kw)``: run with the CUDA backend and options."""
 
-    def call(fn, *args, load_balance="auto", staging_only=None, transfer="auto", **kwargs):
+    def call(fn, *args, load_balance="auto", staging_only=None, transfer="auto", publish_unit=True, **kwargs):
         if staging_only is not None:   # no pinned cache: streamed shards are read every time
             kwargs["pinned_budget"] = largest_region(staging_only, args[1] if fn is gr.run else args[0])
-        return fn(*args, device="cuda", backend_options={"load_balance": load_balance, "transfer": transfer},
-                  **kwargs)
+        return fn(*args, device="cuda", backend_options={"load_balance": load_balance, "transfer": transfer,
+                                                         "publish_unit": publish_unit}, **kwargs)
     return call
 
 
@@ -188,13 +188,16 @@ def test_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_
     assert_same(algo, cpu, got, rtol)
     if not algo.startswith("bc"):
         assert res.info["backend"] == "cuda"
-        if any(s.plan["plan_direction"] == "push" for s in res.stats + cpu_res.stats):
+        if any(s.plan["plan_direction"] == "push" or s.plan["publish"] == "unit"
+               for s in res.stats + cpu_res.stats):
             # per-iteration figures compare under one direction sequence: the GPU's default push
             # threshold is not the CPU's, and at the minimum budget the GPU has no room for push
             # buffers while the CPU pushes, so their auto runs switch at other iterations (a push
-            # iteration reports its changed set as active); both pull here
+            # iteration reports its changed set as active); both pull here, and the GPU's pulls
+            # publish after all units (Jacobi) as the CPU's do, not per unit (Gauss-Seidel)
             cpu_res = fn(store, direction="pull")[1]
-            got, res = cuda_run(fn, store, load_balance=lb, memory_budget=mb, direction="pull")
+            got, res = cuda_run(fn, store, load_balance=lb, memory_budget=mb, direction="pull",
+                                publish_unit=False)
             assert_same(algo + " pull", cpu, got, rtol)
         assert res.iterations == cpu_res.iterations
         assert [s.changed_vertices for s in res.stats] == [s.changed_vertices for s in cpu_res.stats]
@@ -319,10 +322,11 @@ def test_consecutive_streamed_shards_share_copies(cuda_run, tmp_path, rng, algo)
     mb = gpu_minimum(program, store) + needed * 3 // 4
     cpu, cpu_res = fn(store)
     pinned = 2 * store.nbytes()   # every streamed shard in the pinned cache: consecutive ones can share a copy
-    # pull: the copy grouping of the pull regions is what this checks (push units: test_push.py)
+    # pull: the copy grouping of the pull regions is what this checks (push units: test_push.py),
+    # publishing after all units as the CPU does (iterations compared; Gauss-Seidel: test_publish_unit.py)
     pull = {"direction": "pull"}
-    got, res = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned, backend_options={"slot_bytes": needed},
-                  **pull)
+    got, res = fn(store, device="cuda", memory_budget=mb, pinned_budget=pinned,
+                  backend_options={"slot_bytes": needed, "publish_unit": False}, **pull)
     assert_same(algo, cpu, got, rtol)
     assert res.iterations == cpu_res.iterations
     assert res.info["residency"] == "partial" and res.info["slot_bytes"] > int(region.max())
