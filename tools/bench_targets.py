@@ -7,9 +7,11 @@ RMAT graph as tools/bench_gpu.py builds it (reused from ``--dir`` when already t
 runs ``--repeat`` + 1 times in one Session (the first fills the pinned host cache); the figure
 is the median of the timed runs, start() included, and the last run's iterations are printed
 (direction, transfer modes per shard, publish rule, changed vertices, ms, bytes over the link,
-kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's push budget) and
-in GPU memory; CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with
-Gauss-Seidel iterations (publish "unit", the default), and with the default direction. Values
+kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's push budget: vertex
+state with the push buffers + 1/4 of the pull and push regions), the same with the pull arrays
+held too (``push_memory=False``) and with every streamed shard zero-copied, and in GPU memory;
+CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with Gauss-Seidel
+iterations (publish "unit"), and with the default direction (which now pulls that way). Values
 are checked against scipy (BFS levels, weak components' least ids). ``--profile``: cProfile of
 one BFS run at the 1/4 budget and one in GPU memory (host time per function), written there.
 """
@@ -114,13 +116,15 @@ def main(argv=None):
     cq = {p: budget_quarter(CC(), store, push=p)[0] for p in (False, True)}
     profiles = [] if args.profile else None
     cases = [("bfs_quarter", lambda: BFS(source=source), bq, "level", {}),
+             ("bfs_quarter_pull_regions", lambda: BFS(source=source), bq, "level", {"push_memory": False}),
+             ("bfs_quarter_zerocopy", lambda: BFS(source=source), bq, "level", {"transfer": "zerocopy"}),
              ("bfs_inmem", lambda: BFS(source=source), None, "level", {}),
              ("cc_quarter_pull_jacobi", CC, cq[False], "label", {"direction": "pull", "publish_unit": False}),
              ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
              ("cc_quarter_default", CC, cq[True], "label", {})]
     values = {}
     for label, make, budget, field, options in cases:
-        prof = profiles if label.startswith("bfs") else None
+        prof = profiles if label in ("bfs_quarter", "bfs_inmem") else None
         res, values[label] = case(store, make, budget, args.repeat, field, prof, args.device, **options)
         out[label] = res
         log(f"{label}: {res['ms']:.1f} ms median of {args.repeat} {res['ms_all']} ({res['iter_ms']:.1f} ms in "

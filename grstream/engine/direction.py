@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UsageError
-from .schedule import needed_arrays, push_arrays
+from .schedule import activation_arrays, needed_arrays, push_arrays
 
 DIRECTION_MODES = ("auto", "push", "pull")
 #: push while the changed set's edges are at most this fraction of all edges (Ligra: 1/20)
@@ -115,6 +115,30 @@ def push_allowed(spec, caps, rule, lanes=False):
         return False, ("a push moves every array a pull reads, and pull iterations publish per "
                        "unit (Gauss-Seidel, fewer iterations): the run pulls")
     return True, spec.push_reason
+
+
+def push_only(spec, caps, rule, lanes=False):
+    """Whether every plan of a run pushes (or activates over arrays a push reads): the executor
+    holds push-only memory models (``Capabilities.push_memory``), push is allowed, the threshold
+    in force takes every changed set (1: a GPU's own), and activation reads only push arrays.
+    The session then plans memory over :func:`memory_arrays` ``"only"``: the budget's resident
+    shards and slots hold the push arrays alone (BFS: the CSR, half of a pull region), so twice as
+    many shards stay resident; a run that must pull (its seed is not silent) gets a model with
+    the pull arrays first."""
+    if not (getattr(caps, "push_memory", False) and push_allowed(spec, caps, rule, lanes)[0]):
+        return False
+    if rule.mode == "auto" and threshold(rule, caps) < 1.0:
+        return False
+    return not spec.has_scatter and set(activation_arrays(spec)) <= set(push_arrays(spec))
+
+
+def memory_arrays(spec, mode):
+    """The shard datasets a memory model holds: ``"only"`` the push and activation arrays
+    (:func:`push_only`), ``"push"`` the pull and push arrays, ``""`` the pull arrays."""
+    if mode == "only":
+        keep = set(push_arrays(spec)) | set(activation_arrays(spec))
+        return [n for n in needed_arrays(spec, push=True) if n in keep]
+    return needed_arrays(spec, push=mode == "push")
 
 
 def asynchronous(spec):

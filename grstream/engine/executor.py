@@ -126,6 +126,9 @@ class Capabilities:
     publish_unit
         The executor runs plans with ``IterationPlan.publish == "unit"`` (each unit's vertices
         published right after its apply, so later units gather from the freshest values).
+    push_memory
+        The executor runs on memory models that hold only the push and activation arrays when
+        every plan of a run pushes (grstream/engine/direction.py ``push_only``).
     gather_changed
         The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
         sources that changed in the previous iteration, the seed before the first); the session
@@ -136,12 +139,12 @@ class Capabilities:
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
-                 gather_changed=False, local_rounds=False, publish_unit=False):
+                 gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.local_rounds = bool(local_rounds)
-        self.publish_unit = bool(publish_unit)
+        self.publish_unit, self.push_memory = bool(publish_unit), bool(push_memory)
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)

@@ -31,6 +31,8 @@ from .direction import (DirectionRule, asynchronous, choose_direction, choose_fo
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
+from .schedule import needed_arrays
+from ..errors import UsageError
 from .transfers import TransferPolicy
 
 #: below this many active edges a plan runs its units in order on one thread (a pool round trip
@@ -121,6 +123,8 @@ class Planner:
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
         self.transfers = TransferPolicy(spec, memory, caps, self.facts)
+        # a push-only memory model (direction.push_only) holds no pull arrays: such runs push
+        self.pull_room = set(needed_arrays(spec)) <= set(memory.names)
         # publish "unit" on pull plans (push and activation plans replace the publish rule)
         self._unit_publish = gauss_seidel(spec, caps) and not self.dense and not self.local_rounds
         self._init_direction(store, rule, lanes, push_room)
@@ -142,6 +146,8 @@ class Planner:
         """The plan of ``iteration`` given active vertices per shard (``counts``)."""
         if self.spec.activate == "all":
             counts, all_active = self.sizes, True
+        if not self.pull_room:
+            raise UsageError(f"{self.spec.name}: a pull plan on a memory model without the pull arrays")
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
         plan = self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,

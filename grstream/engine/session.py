@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import MemoryBudgetError, UsageError
 from .backend import IterationStats, check_edge_props
-from .direction import DirectionRule, executor_rule, next_active, push_allowed
+from .direction import DirectionRule, executor_rule, memory_arrays, next_active, push_allowed, push_only
 from .executor import Executor
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
@@ -102,8 +102,8 @@ class Session:
         self.sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
 
     # ------------------------------------------------------------------ setup, once per class
-    def _prepare(self, cls, lanes=None):
-        key = (cls, lanes)
+    def _prepare(self, cls, lanes=None, pull=False):
+        key = (cls, lanes, pull)
         prep = self._prepared.get(key)
         if prep is not None:
             return prep
@@ -121,6 +121,8 @@ class Session:
         # only where push may be planned and the budget has room for them (else the program
         # pulls, with the memory minimum of pull)
         pushing = push_allowed(spec, caps, rule, lanes=bool(lanes))[0]
+        # push-only memory (direction.push_only) unless this model must run pull plans
+        only = not pull and push_only(spec, caps, rule, lanes=bool(lanes))
         if "in/eid" in needed_arrays(spec) and store.num_shards and "in/eid" not in store.dataset_names(0):
             raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
                              f"edge ids in the store: rebuild it with --edge-ids")
@@ -128,9 +130,10 @@ class Session:
         held = sum(p.model.device_bytes for p in self._prepared.values())
         # with push, then without; then the same after closing the session's other executors
         tries = list(dict.fromkeys((push, evict) for evict in (False, True)[:1 + bool(self._prepared)]
-                                   for push in (pushing, False)))
+                                   for push in ("only" if only else "push" if pushing else "",
+                                                "push" if pushing else "", "")))
         for k, (pushing, evict) in enumerate(tries):
-            o, names = dict(opts, push=True) if pushing else opts, needed_arrays(spec, push=pushing)
+            o, names = dict(opts, push=True) if pushing else opts, memory_arrays(spec, pushing)
             try:
                 if evict:
                     self._evict()
@@ -152,7 +155,7 @@ class Session:
         planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
-                          rule=rule, lanes=bool(lanes), push_room=pushing,
+                          rule=rule, lanes=bool(lanes), push_room=bool(pushing),
                           local_rounds=0 if lanes else self.local_rounds)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
@@ -198,6 +201,11 @@ class Session:
         program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
         state, seed = initial_state(program, store, alloc=ex.host_state)
         planner.allow_push(program, state, seed)
+        if not planner.run_push and not planner.pull_room:   # this run pulls: pull arrays needed
+            prep = self._prepare(type(program), pull=True)
+            ex, planner = prep.executor, prep.planner
+            state, seed = initial_state(program, store, alloc=ex.host_state)
+            planner.allow_push(program, state, seed)
         ex.bind(program)
         edge_init = initial_edge_state(store, spec, self._edge_init)
         t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock

@@ -30,6 +30,10 @@ publish_unit : bool
     then publishes each unit's vertices right after its apply for programs declaring
     ``asynchronous = True``, so later units gather the values just written. False: every pull
     iteration publishes after all its units (Jacobi), for comparison.
+push_memory : bool
+    Offer push-only memory models (``Capabilities.push_memory``; default True): where every plan
+    of a run pushes (BFS under the GPU's threshold of 1), the budget's resident shards and slots
+    hold the CSR alone. False: the regions hold the pull arrays too, for comparison.
 """
 import time
 
@@ -76,7 +80,7 @@ PUSH_THRESHOLD = 1.0
 #: unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
-           "publish_unit")
+           "publish_unit", "push_memory")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -189,6 +193,7 @@ class CudaExecutor(Executor):
                             adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
                             push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
                             publish_unit=bool(options.get("publish_unit", True)),
+                            push_memory=bool(options.get("push_memory", True)),
                             **transfer.capabilities(options))
 
     @classmethod
