@@ -58,7 +58,7 @@ def run_directions(session, program, directions, frontier_format="bitmap", max_i
     import time
     cls = type(program)
     spec = cls.spec
-    prep = session._prepare(cls)
+    prep = session._prepare(cls, pull=True)   # sequences with pull plans: the pull arrays held
     ex, planner, store = prep.executor, prep.planner, session.store
     n = int(store.num_vertices)
     program.num_vertices, program.num_edges, program.iteration = n, int(store.num_edges), 0

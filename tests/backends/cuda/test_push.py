@@ -173,7 +173,7 @@ def test_streamed_push_copies_only_the_walked_edges(gpu, stores):
     kw = _budget("staging", program, store)
     from grstream.engine.backend import IterationStats
     with gr.Session(store, device="cuda", **kw) as session:
-        prep = session._prepare(BFS)
+        prep = session._prepare(BFS, pull=True)   # a model holding the in-edges too
         model = prep.model
         assert {"out/indptr", "out/dst", "in/indptr", "in/src"} <= set(model.names)
         run_directions(session, program, ["push"], "queue", max_iter=1)
