@@ -9,7 +9,8 @@ is the median of the timed runs, start() included, and the last run's iterations
 (direction, transfer modes per shard, publish rule, changed vertices, ms, bytes over the link,
 kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's push budget: vertex
 state with the push buffers + 1/4 of the pull and push regions), the same with the pull arrays
-held too (``push_memory=False``) and with every streamed shard zero-copied, and in GPU memory;
+held too (``push_memory=False``), and in GPU memory, each also with compacted-queue frontiers
+below n / 1024 changed vertices (``queue_fraction``; the GPU's default is bitmaps throughout);
 CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with Gauss-Seidel
 iterations (publish "unit"), and with the default direction (which now pulls that way). Values
 are checked against scipy (BFS levels, weak components' least ids). ``--profile``: cProfile of
@@ -50,7 +51,7 @@ def per_iteration(r):
 def case(store, make, budget, repeat, field, profile=None, device="cuda", **options):
     """Median ms (start() + iterations) of ``repeat`` runs after a warm one, the last Result."""
     if device != "cuda":   # a smoke test of this script without a GPU: engine options only
-        options = {k: v for k, v in options.items() if k == "direction"}
+        options = {k: v for k, v in options.items() if k in ("direction", "queue_fraction")}
     with gr.Session(store, device=device, memory_budget=budget, pinned_budget=PINNED, **options) as session:
         session.run(make())
         runs = [session.run(make()) for _ in range(repeat)]
@@ -117,8 +118,9 @@ def main(argv=None):
     profiles = [] if args.profile else None
     cases = [("bfs_quarter", lambda: BFS(source=source), bq, "level", {}),
              ("bfs_quarter_pull_regions", lambda: BFS(source=source), bq, "level", {"push_memory": False}),
-             ("bfs_quarter_zerocopy", lambda: BFS(source=source), bq, "level", {"transfer": "zerocopy"}),
+             ("bfs_quarter_queue", lambda: BFS(source=source), bq, "level", {"queue_fraction": 1 / 1024}),
              ("bfs_inmem", lambda: BFS(source=source), None, "level", {}),
+             ("bfs_inmem_queue", lambda: BFS(source=source), None, "level", {"queue_fraction": 1 / 1024}),
              ("cc_quarter_pull_jacobi", CC, cq[False], "label", {"direction": "pull", "publish_unit": False}),
              ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
              ("cc_quarter_default", CC, cq[True], "label", {})]

@@ -48,7 +48,7 @@ A GPU executor, concretely: ``pinned = True``; ``footprint`` lists its static de
 flags, hoisted messages, edge state, intervals, readback block, aggregate partials) and as
 scratch the seed buffer and the multi-shard tables; ``memory_options`` gives ``slots``,
 ``slot_bytes`` and ``staging``; ``capabilities`` is ``Capabilities("cuda", workers=1,
-batch_resident="dense", balance=<load_balance option>)``; ``default_budget`` is free device
+batch_resident="dense_push", balance=<load_balance option>)``; ``default_budget`` is free device
 memory less a margin; a "cuda" policy registered in grstream/engine/balance.py chooses twc /
 merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 (grstream/devices.py looks for it).
@@ -81,7 +81,9 @@ class Capabilities:
         Units the executor can run at once (CPU: worker threads; GPU: 1).
     batch_resident
         ``"always"``: several resident shards can be one unit (one pass / launch);
-        ``"dense"``: only in dense plans (the GPU's multi-shard gather); ``"never"``.
+        ``"dense"``: only in dense plans (the GPU's multi-shard gather); ``"dense_push"``: dense
+        plans and push plans whose shards are all resident (no copy would wait behind the unit);
+        ``"never"``.
     batch_copies
         Consecutive streamed shards adjacent in the pinned cache may share one copy (one unit)
         when they fit one slot.

@@ -47,9 +47,7 @@ publish
     was applied, so the arrays trade places), ``"copy"`` (``cur[v] = nxt[v]`` for the applied
     vertices; ``nxt`` equals ``cur`` elsewhere), ``"unit"`` (each unit's apply ends by copying
     its intervals of ``nxt`` into ``cur``, so later units gather from the values just written:
-    Gauss-Seidel; nothing is left at the end; a unit's activation may leave out a neighbour that
-    is active in this plan and whose unit runs later, since that one gathers the new value in
-    this iteration), ``"none"`` (no unit ran).
+    Gauss-Seidel; nothing is left at the end), ``"none"`` (no unit ran).
 
 Changes to this module after the first contract (2026-11-23) are additive and listed here:
 issue 8 (2026-11-24): ``IterationPlan.direction`` ("pull" | "push": a push plan's units walk the

@@ -10,7 +10,8 @@ and is tested without a GPU:
 - grouping: consecutive streamed shards lying next to each other in the pinned cache share one
   copy while the group fits one slot; loaded resident shards form one unit per run of resident
   shards when the executor can batch them (split into ``workers`` parts of about equal edges when
-  the work is large enough to share); resident and streamed units alternate, a resident one
+  the work is large enough to share; the GPU's "dense_push": dense plans, and push plans whose
+  shards are all resident, one unit without per-unit events); resident and streamed units alternate, a resident one
   first, so a copy overlaps a resident unit's compute (dense GPU plans spread the batched
   resident shards between the streamed units instead);
 - phase elimination, dense mode, hoisting and the publish rule follow from the program (hoisting
@@ -221,7 +222,7 @@ class Planner:
         changed vertices times its mean push degree, scaled to ``edges`` (the changed set's
         walked edges the executor counted; -1: unknown)."""
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
+        units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False, push=True)]
         units = self._modes(iteration, units, counts, self.push_shard_edges(counts, edges))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
@@ -300,14 +301,15 @@ class Planner:
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
             local_rounds=0 if seed or not ran else self.local_rounds)
 
-    def _units(self, shards, counts, dense):
-        batch = self.caps.batch_resident == "always" or (self.caps.batch_resident == "dense" and dense)
+    def _units(self, shards, counts, dense, push=False):
+        mode = self.caps.batch_resident
+        batch = mode == "always" or (mode in ("dense", "dense_push") and dense) or (
+            mode == "dense_push" and push and all(self._is_ready(i) for i in shards))
         resident_units, loads, streamed = [], [], []
         run = []
         touched = set(shards)
-        ready = self._ready
         for i in shards:
-            if i in ready or (i in self.resident and self.loaded(i) and not ready.add(i)):
+            if self._is_ready(i):
                 if batch:
                     if run and not self._same_run(run[-1], i, touched):
                         resident_units.append(run)
@@ -340,7 +342,7 @@ class Planner:
                 self._store_bytes += sum(self.memory.regions[i] for i in group
                                          if src == "store" or i not in self.cache_filled)
             self.cache_filled.update(i for i in group if i in self.pinned)
-        if self.caps.batch_resident == "dense" and dense:
+        if mode in ("dense", "dense_push") and dense:
             # GPU dense: the batched resident shards spread between the moved units, so that each
             # copy overlaps a resident chunk's kernels
             moved = _alternate(loads, moved)
@@ -356,6 +358,11 @@ class Planner:
                     out.append(chunk)
             return out
         return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
+
+    def _is_ready(self, i):
+        """Resident shard ``i`` is loaded (remembered: it stays until the session evicts)."""
+        ready = self._ready
+        return i in ready or (i in self.resident and self.loaded(i) and not ready.add(i))
 
     def _hoist_pays(self, shards, counts):
         """Hoisting computes one message per vertex of the graph: an executor that may skip it

@@ -14,9 +14,9 @@ from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
                            PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY, SELECT_BITMAP, SELECT_QUEUE,
                            SKIP_IDEMPOTENT)
-from .skeletons import (ACTIVATE_EDGE, APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY,
-                        KERNEL, MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY,
-                        TWC, UNMARK_BODY, WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
+from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
+                        MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
 
 I32, I64 = np.int32, np.int64
 #: element C types of the permute kernels, by element size
@@ -65,10 +65,7 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
     elif phase == "activate_bits":
         args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg"), V("unsigned", "next", False)]
     elif phase == "activate":
-        args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "pending"),
-                        V("unsigned", "next", False)]
-    elif phase == "unmark":
-        args = [V("unsigned", "f", False), S(I64, "lo"), S(I64, "hi")]
+        args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "next", False)]
     elif phase == "mark":
         args = [V("gr_id_t", "nbr"), S(I64, "first"), S(I64, "count"), V("unsigned", "next", False)]
     elif phase == "count":
@@ -228,9 +225,8 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
     # activation walks the edges of changed vertices; TWC keeps one hub from serialising a warp
     mod.add("activate", TWC.substitute(BID="blockIdx.x", SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="",
                                        WARP_BEGIN="", WARP_END="", THREAD_BEGIN="", THREAD_END="",
-                                       EDGE=ACTIVATE_EDGE))
+                                       EDGE="gr_mark(next, (long long)nbr[j]);"))
     mod.add("mark", MARK_BODY)
-    mod.add("unmark", UNMARK_BODY)
     mod.add("count", COUNT_BODY)
 
     atomic = monoid.cuda_atomic if monoid is not None else None

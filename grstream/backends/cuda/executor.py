@@ -189,7 +189,9 @@ class CudaExecutor(Executor):
         # Push plans (issue 8) run for programs the kernels can push (codegen.push_walks: a
         # frontier program whose monoid has an atomic, no edge state); the switch threshold of
         # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
-        return Capabilities("cuda", workers=1, batch_resident="dense", batch_copies=True, balance=forced,
+        # resident shards share a unit in dense plans (one multi-shard gather) and in push plans
+        # that move nothing (one unit's launches, without per-unit events and host steps)
+        return Capabilities("cuda", workers=1, batch_resident="dense_push", batch_copies=True, balance=forced,
                             adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
                             push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
                             publish_unit=bool(options.get("publish_unit", True)),
@@ -309,9 +311,6 @@ class CudaExecutor(Executor):
         dev.clear_counters(everything=plan.seed)
         if plan.frontier:
             cuda.memset_d32_async(dev.front[1], 0, (dev.n + 31) // 32, s)
-        if plan.publish == "unit" and plan.all_active:
-            # every vertex is pending until its unit ran (the kernels read no bitmap: all active)
-            cuda.memset_d32_async(dev.front[0], 0xFFFFFFFF, (dev.n + 31) // 32, s)
         if self.pushes.available:
             self.pushes.begin(plan, self._computing)
         # push kernels call gather_map per edge from the changed vertices: a hoisted pass over every
@@ -413,8 +412,6 @@ class CudaExecutor(Executor):
                        indptrs[0], indptrs[1], chg, pdeg, dev.rb_dev)
             if plan.publish == "unit":   # Gauss-Seidel: the next units gather these values
                 dev.publish_interval(plan.publish_fields, lo, nv)
-                # ... and this interval is no longer pending: its activation marks neighbours here
-                dev.launch("unmark", ((lo + nv - 1) >> 5) - (lo >> 5) + 1, dev.front[0], lo, lo + nv)
 
     def _activate(self, plan, unit, data):
         dev = self.dev
@@ -429,10 +426,8 @@ class CudaExecutor(Executor):
                 for ptr, ids in self.act_pairs:
                     dev.launch("activate_bits", nv, arrays[ptr], arrays[ids], lo, nv, dev.chg[0], dev.front[1])
                 continue
-            # Gauss-Seidel: neighbours active in a later unit gather the new value this iteration
-            pending = dev.front[0] if plan.publish == "unit" else 0
             for ptr, ids in self.act_pairs:
-                dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, pending, dev.front[1])
+                dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
 
     def _seed(self, arrays, lo, nv):
         """Mark the neighbours of the seed vertices of one shard. Up to SEED_LIST seeds in all mark
@@ -457,7 +452,7 @@ class CudaExecutor(Executor):
         # synchronous copy: the previous shard's activation has read the flags before
         dev.cuda.memcpy_htod(dev.changed, flags)
         for ptr, ids in self.act_pairs:
-            dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, 0, dev.front[1])
+            dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
 
     def _scatter(self, plan, unit, data):
         dev = self.dev

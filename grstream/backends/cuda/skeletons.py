@@ -27,7 +27,6 @@ atomics prelude, device functions ``grstream_gather_map`` / ``grstream_apply`` /
 ``activate``              sets the frontier bit (atomicOr) of every neighbour of a changed vertex.
 ``count``                 active vertices per shard from the frontier bitmap.
 ``mark``                  sets the frontier bit of a range of neighbour ids (a seed vertex's edges).
-``unmark``                clears the bits of one interval in a bitmap (a Gauss-Seidel unit done).
 ``aggregates`` + ``aggfinal``  every aggregate in one two-pass block reduction (deterministic
                           order), results 8 bytes apart in one buffer.
 
@@ -211,23 +210,6 @@ MARK_BODY = r"""
   if (k < count) gr_mark(next, (long long)nbr[first + k]);
 """
 
-#: clear the bits of vertices lo .. hi - 1 in a bitmap, a thread per word (atomicAnd: the words
-#: at both ends are shared with the neighbouring intervals)
-UNMARK_BODY = r"""
-  const long long w = (lo >> 5) + (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
-  if (hi > lo && w <= ((hi - 1) >> 5)) {
-    const long long a = lo > (w << 5) ? lo : (w << 5);
-    const long long b = hi < (w << 5) + 32 ? hi : (w << 5) + 32;
-    const unsigned ones = (b - a) >= 32 ? 0xffffffffu : ((1u << (b - a)) - 1u);
-    atomicAnd(f + w, ~(ones << (a - (w << 5))));
-  }
-"""
-
-#: the activation of a Gauss-Seidel unit (publish "unit"): a neighbour still ``pending`` (active
-#: and in a unit that runs later this iteration) will gather the new value anyway; 0: mark all
-ACTIVATE_EDGE = ("{ const long long w = (long long)nbr[j];"
-                 " if (!pending || !((pending[w >> 5] >> (w & 31)) & 1u)) gr_mark(next, w); }")
-
 COUNT_BODY = r"""
   const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   const long long v0 = w << 5;
@@ -370,8 +352,7 @@ def skeleton_hash():
         h.update(body.encode())
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
         h.update(t.template.encode())
-    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY, UNMARK_BODY,
-                 ACTIVATE_EDGE):
+    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()

@@ -14,7 +14,7 @@ from grstream.errors import DeviceError
 # the signatures the backend spelled out by hand before the descriptors (struct strings); apply
 # took the changed bitmap and push degrees of issue 8 (two pointers before the counters)
 HAND_WRITTEN = {
-    "fill": "Pq", "hoist": "qP", "apply": "qqPPPPPPPP", "activate": "PPqqPPP", "count": "PqPiP",
+    "fill": "Pq", "hoist": "qP", "apply": "qqPPPPPPPP", "activate": "PPqqPP", "count": "PqPiP",
     "permute8": "PPPq", "gather_twc_in": "PPPqqPPi", "gather_merge_in": "PPPqqqPPq",
     "gather_twc_multi_in": "PiPPPi", "gather_merge_multi_in": "PiPPPq",
 }

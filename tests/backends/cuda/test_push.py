@@ -122,7 +122,8 @@ def test_push_equals_pull_and_scipy(gpu, stores, name, seq, fmt, num_shards, kin
     store = by_shards[num_shards]
     make, field = PROGRAMS[name]
     pulled = pulled_values(name, num_shards, store, reference(name, n, src, dst, w))
-    with gr.Session(store, device="cuda", **_budget(kind, make(), store)) as session:
+    # direction "push": the session plans the push buffers (under "auto" CC pulls, holding none)
+    with gr.Session(store, device="cuda", direction="push", **_budget(kind, make(), store)) as session:
         state, log, _ = run_directions(session, make(), SEQUENCES[seq], fmt)
         model = next(p.model for p in session._prepared.values())
         assert "push accumulator" in model.static   # the budgets have room for push
