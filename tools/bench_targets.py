@@ -94,6 +94,7 @@ def main(argv=None):
     ap.add_argument("--profile", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--skip-scipy", action="store_true")
+    ap.add_argument("--skip", default="", help="comma-separated case names to leave out")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
     args = ap.parse_args(argv)
     from bench_link import pinned_h2d_gbps
@@ -125,6 +126,7 @@ def main(argv=None):
              ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
              ("cc_quarter_default", CC, cq[True], "label", {})]
     values = {}
+    cases = [c for c in cases if c[0] not in args.skip.split(",")]
     for label, make, budget, field, options in cases:
         prof = profiles if label in ("bfs_quarter", "bfs_inmem") else None
         res, values[label] = case(store, make, budget, args.repeat, field, prof, args.device, **options)
