@@ -73,11 +73,13 @@ SEED_LIST = 64
 #: moves half of pull's bytes (the CSR only): pushing throughout took BFS at the 1/4 budget from
 #: 187 ms (threshold 1/2) and 272 ms (pull) to 137 ms, SSSP from 233 (pull) to 158 ms. CC, which
 #: walks both directions and so moves everything either way, is 14% slower pushed (306 against
-#: 268 ms at the 1/4 budget): pass direction="pull" or a lower push_threshold for it.
+#: 268 ms at the 1/4 budget): under "auto" it now pulls with per-unit publishing (Gauss-Seidel,
+#: engine/direction.py: 136-154 ms in 5 iterations against 203 ms pushed in 7).
 PUSH_THRESHOLD = 1.0
 #: Capabilities.queue_fraction: the compacted queue costs two launches and gained nothing over
-#: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits): bitmap
-#: unless the user asks for queue_fraction
+#: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits), nor for
+#: the sparse levels alone (2026-11-25, queue below n / 1024: BFS 58.4 against 51.8 ms at the 1/4
+#: budget, 36.3 against 31.3 ms in GPU memory): bitmap unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
            "publish_unit", "push_memory")
