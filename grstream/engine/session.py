@@ -128,7 +128,8 @@ class Session:
                              f"edge ids in the store: rebuild it with --edge-ids")
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
         held = sum(p.model.device_bytes for p in self._prepared.values())
-        # with push, then without; then the same after closing the session's other executors
+        # push-only memory, then with push, then without; then the same after closing the
+        # session's other executors
         tries = list(dict.fromkeys((push, evict) for evict in (False, True)[:1 + bool(self._prepared)]
                                    for push in ("only" if only else "push" if pushing else "",
                                                 "push" if pushing else "", "")))
