@@ -4,7 +4,8 @@ The planner calls ``POLICIES[kind](facts, actives, spec, caps)`` for every unit:
 the unit's shards' :class:`ShardFacts`, ``actives`` their active vertex counts, ``spec`` the
 program's ProgramSpec, ``caps`` the executor's Capabilities (``caps.balance``: the strategy the
 user forced, or "auto"); it returns one strategy name per shard. A new executor kind registers its policy with :func:`register`; kinds without one get
-``"auto"`` (the executor's own default, a transitional state).
+``"auto"`` (the executor's own default, a transitional state). A unit the transfer policy makes
+zero-copy takes :func:`for_transfer`'s strategies (the executor's zero-copy kernels' own).
 """
 from dataclasses import dataclass
 from typing import Callable, Dict, Sequence, Tuple
@@ -62,3 +63,14 @@ def choose(kind, facts, actives, spec=None, caps=None):
     if policy is None:
         return ("auto",) * len(facts)
     return tuple(policy(facts, actives, spec, caps))
+
+
+def for_transfer(unit_balance, transfer, direction, caps=None):
+    """The strategies of a unit once its transfer is chosen: a zero-copy pull unit's gathers
+    read mapped host memory, so they take the strategy the executor's zero-copy kernels read
+    with (``caps.zerocopy_balance``) unless the user forced one (``caps.balance``)."""
+    fixed = getattr(caps, "zerocopy_balance", None)
+    forced = getattr(caps, "balance", "auto") or "auto"
+    if transfer != "zerocopy" or direction != "pull" or fixed is None or forced != "auto":
+        return tuple(unit_balance)
+    return (fixed,) * len(unit_balance)

@@ -64,7 +64,7 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
 ``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
-(default False).
+(default False); Capabilities ``zerocopy_balance`` (2026-11-25, default None).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -135,13 +135,19 @@ class Capabilities:
         The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
         sources that changed in the previous iteration, the seed before the first); the session
         refuses those programs on executors without it.
+    zerocopy_balance
+        The load-balance strategy the executor's zero-copy kernels read mapped host rows with
+        (the GPU's: ``"twc"``, whose warps walk rows merged and aligned); the planner gives it to
+        every shard of a zero-copy pull unit unless the user forced a strategy (``balance``).
+        None: zero-copy units keep the policy's choice.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
-                 gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False):
+                 gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False,
+                 zerocopy_balance=None):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
@@ -150,7 +156,7 @@ class Capabilities:
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
-        self.balance = balance
+        self.balance, self.zerocopy_balance = balance, zerocopy_balance
         self.adaptive_hoist = bool(adaptive_hoist)
         self.kind, self.workers, self.batch_resident = kind, int(workers), batch_resident
         self.batch_copies = bool(batch_copies)

@@ -81,6 +81,9 @@ PUSH_THRESHOLD = 1.0
 #: the sparse levels alone (2026-11-25, queue below n / 1024: BFS 58.4 against 51.8 ms at the 1/4
 #: budget, 36.3 against 31.3 ms in GPU memory): bitmap unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
+#: Capabilities.zerocopy_balance: the zero-copy kernels' warps read mapped host rows merged and
+#: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows
+ZEROCOPY_BALANCE = "twc"
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
            "publish_unit", "push_memory")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
@@ -101,11 +104,6 @@ def _largest_region(store, spec):
     names = needed_arrays(spec)
     return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
                for i in range(store.num_shards))
-
-
-def _twc(unit):
-    from dataclasses import replace
-    return replace(unit, balance=("twc",) * len(unit.balance))
 
 
 def _check(options):
@@ -198,6 +196,7 @@ class CudaExecutor(Executor):
                             push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
                             publish_unit=bool(options.get("publish_unit", True)),
                             push_memory=bool(options.get("push_memory", True)),
+                            zerocopy_balance=ZEROCOPY_BALANCE,
                             **transfer.capabilities(options))
 
     @classmethod
@@ -335,12 +334,12 @@ class CudaExecutor(Executor):
         try:
             for unit, data in items:
                 if unit.transfer == "zerocopy" and self.zc is not None:
-                    # mapped host rows are read by warps (zerocopy.py): a pull unit's gathers TWC
-                    # unless the user forced a strategy; a push unit's push kernels are TWC
-                    # already (the variant's warp walks start at the 128-byte boundary too)
+                    # mapped host rows are read by warps (zerocopy.py): the planner gave a pull
+                    # unit's gathers TWC unless the user forced a strategy (Capabilities.
+                    # zerocopy_balance); a push unit's push kernels are TWC already (the
+                    # variant's warp walks start at the 128-byte boundary too)
                     self.dev.fn = self.zc.enter()
-                    pull = unit.direction == "pull" and self.load_balance == "auto"
-                    yield (_twc(unit) if pull else unit), data
+                    yield unit, data
                     self.dev.fn = main
                 else:
                     yield unit, data

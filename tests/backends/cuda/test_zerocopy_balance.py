@@ -1,0 +1,108 @@
+"""The load balance of zero-copied pull units is the plan's (issue 8: the engine decides): the
+planner gives them the executor's zero-copy strategy (Capabilities.zerocopy_balance) unless the
+user forced one, and the CUDA executor runs the units it is handed as they are (no GPU)."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from grstream.algorithms.bfs import BFS
+from grstream.backends.cuda.executor import ZEROCOPY_BALANCE, CudaExecutor
+from grstream.engine import balance
+from grstream.engine.planner import Planner
+from grstream.engine.schedule import needed_arrays
+
+from .test_movement import make_store, model_for
+
+
+def skewed_store(tmp_path):
+    return make_store(tmp_path, n=2000)    # about 330 vertices per shard
+
+
+def skewed_facts(store):
+    """ShardFacts on which the CUDA policy takes the merge split for a fully active shard: a hub
+    holding most of the shard's in-edges (the degrees are made up; only the policy reads them)."""
+    sizes = np.diff(np.asarray(store.intervals))
+    return [balance.ShardFacts(i, int(nv), (("in", 300_000),), (("in", 200_000),))
+            for i, nv in enumerate(sizes)]
+
+
+def planned(store, options, transfer):
+    spec = BFS.spec
+    model = model_for(store, needed_arrays(spec), "partial", "all")   # half streamed, all cached
+    caps = CudaExecutor.capabilities({**options, "transfer": transfer})
+    planner = Planner(spec, store, model, caps, facts=skewed_facts(store))
+    counts = np.diff(np.asarray(store.intervals))                      # every vertex active
+    return planner.plan(1, counts, all_active=False)
+
+
+@pytest.mark.parametrize("options, zero_copied, resident", [
+    ({}, ZEROCOPY_BALANCE, "merge"),                       # auto: the zero-copy kernels' strategy
+    ({"load_balance": "twc"}, "twc", "twc"),
+    ({"load_balance": "merge"}, "merge", "merge"),         # forced: kept, zero-copied or not
+    ({"deterministic": True}, "twc", "twc"),
+])
+def test_zero_copied_pull_units_take_the_zero_copy_strategy(tmp_path, options, zero_copied, resident):
+    store = skewed_store(tmp_path)
+    plan = planned(store, options, "zerocopy")
+    by_transfer = {}
+    for u in plan.units:
+        by_transfer.setdefault(u.transfer, set()).update(u.balance)
+    assert set(by_transfer) == {"load", "zerocopy"}       # the first iteration loads the resident
+    assert by_transfer["zerocopy"] == {zero_copied}
+    # the shards moved otherwise keep the policy's choice
+    assert by_transfer["load"] == {resident}
+    # the same shards copied keep the policy's choice too: only the zero-copy read changes it
+    copied = planned(store, options, "copy")
+    assert {b for u in copied.units if u.transfer == "copy" for b in u.balance} == {resident}
+    # what the plan prints and summarises is the strategy that runs
+    assert f"zerocopy<pinned {zero_copied} " in str(plan)
+    zc_shards = sum(len(u.shards) for u in plan.units if u.transfer == "zerocopy")
+    assert plan.summary()["balance"].get(zero_copied, 0) >= zc_shards
+
+
+def test_push_units_and_other_executors_keep_the_policy_choice():
+    caps = CudaExecutor.capabilities({})
+    assert caps.zerocopy_balance == ZEROCOPY_BALANCE and caps.balance == "auto"
+    assert balance.for_transfer(("merge",), "zerocopy", "pull", caps) == (ZEROCOPY_BALANCE,)
+    # push kernels take no gather strategy from the unit; copied shards keep the policy's
+    assert balance.for_transfer(("merge",), "zerocopy", "push", caps) == ("merge",)
+    assert balance.for_transfer(("merge", "twc"), "copy", "pull", caps) == ("merge", "twc")
+    from grstream.engine.executor import Capabilities
+    plain = Capabilities("cpu", transfers=("resident", "load", "copy", "zerocopy"))
+    assert plain.zerocopy_balance is None
+    assert balance.for_transfer(("sweep",), "zerocopy", "pull", plain) == ("sweep",)
+
+
+class _Dev:
+    fn = "main kernels"
+
+
+class _Zc:
+    def enter(self):
+        return "zero-copy kernels"
+
+
+class _Mover:
+    def deliver(self, plan, stats):
+        for u in plan.units:
+            yield u, [u.shards]
+
+
+def test_the_executor_runs_the_units_it_is_given(tmp_path):
+    """CudaExecutor.load hands every unit on unchanged, a zero-copied one with the zero-copy
+    kernels swapped in for its phases: a merge split the plan asks for is run as a merge split."""
+    store = skewed_store(tmp_path)
+    plan = planned(store, {}, "zerocopy")
+    zc = next(u for u in plan.units if u.transfer == "zerocopy")
+    forced = replace(plan, units=tuple(replace(u, balance=("merge",) * len(u.balance))
+                                       if u is zc else u for u in plan.units))
+    ex = object.__new__(CudaExecutor)
+    ex.dev, ex.zc, ex.mover, ex._mstats = _Dev(), _Zc(), _Mover(), {}
+    for p in (plan, forced):
+        seen = []
+        for unit, data in ex.load(p):
+            seen.append(unit)
+            assert ex.dev.fn == ("zero-copy kernels" if unit.transfer == "zerocopy" else "main kernels")
+        assert tuple(seen) == p.units
+        assert ex.dev.fn == "main kernels"
