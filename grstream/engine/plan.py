@@ -69,6 +69,13 @@ iterations of programs that declare ``asynchronous = True`` under the same condi
 before the units) and whose plan has more than one unit, on executors with
 ``Capabilities.publish_unit``; the same fixpoint is reached in fewer iterations when labels
 flow from earlier units to later ones within an iteration (connected components).
+Engine decides (2026-11-25): ``IterationPlan.local_fraction`` (float, default 0.0): a local round
+runs only while the unit's vertices it would gather are at most this fraction of the unit's
+vertex span, 0 meaning no limit; the planner sets it on plans with ``local_rounds`` from the
+engine default ``grstream.engine.rounds.LOCAL_FRACTION`` (1/8), 0.0 elsewhere; the executor
+applies it. A zero-copied pull unit's ``balance`` is the executor's zero-copy strategy
+(``Capabilities.zerocopy_balance``) unless the user forced one: the plan holds the strategy that
+runs.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
@@ -137,6 +144,7 @@ class IterationPlan:
     frontier_format: str = "bitmap"       # see FRONTIER_FORMATS
     activation: str = ""                  # see ACTIVATIONS: an activation-only plan's sources
     local_rounds: int = 0                 # further in-unit rounds after a unit's apply (async)
+    local_fraction: float = 0.0           # a local round's in-unit frontier limit (0: none)
 
     @property
     def shards(self):
@@ -160,6 +168,7 @@ class IterationPlan:
                 "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store,
                 "plan_direction": self.direction, "frontier_format": self.frontier_format,
                 "activation": self.activation, "local_rounds": self.local_rounds,
+                "local_fraction": self.local_fraction,
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
                                 if u.transfer in ("copy", "compact", "zerocopy")}}
 

@@ -27,8 +27,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import (DirectionRule, asynchronous, choose_direction, choose_format,
+from .direction import (DirectionRule, choose_direction, choose_format,
                         gauss_seidel, hoistable, shard_edges, push_allowed, threshold)
+from .rounds import allows_local_rounds, local_fraction
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
@@ -45,12 +46,6 @@ def is_dense(spec):
     """One message per vertex and a single apply after every unit: every vertex is active every
     iteration, gather exists and no edge state is written between a unit's gather and the next."""
     return spec.activate == "all" and spec.has_gather and not spec.edge_state
-
-
-def allows_local_rounds(spec, caps):
-    """Asynchronous local rounds (IterationPlan.local_rounds) keep the result only for programs
-    that promise it (``asynchronous``) and whose state is the vertex fields alone."""
-    return bool(getattr(caps, "local_rounds", False) and asynchronous(spec))
 
 
 def phases_of(spec, dense):
@@ -285,6 +280,7 @@ class Planner:
         copy = sum(u.nbytes for u in units)
         store = self._store_bytes
         hoist = self.hoist and ran and not seed and self._hoist_pays(shards, counts)
+        local = 0 if seed or not ran else self.local_rounds
         if publish == "copy" and per_unit and self._unit_publish and len(units) > 1 and not hoist:
             # Gauss-Seidel: a later unit's gather reads what an earlier unit applied (plan.py)
             publish = "unit"
@@ -299,7 +295,7 @@ class Planner:
             reduce=tuple(spec.aggregates), workers=workers,
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
-            local_rounds=0 if seed or not ran else self.local_rounds)
+            local_rounds=local, local_fraction=local_fraction(local))
 
     def _units(self, shards, counts, dense, push=False):
         mode = self.caps.batch_resident

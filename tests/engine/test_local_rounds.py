@@ -60,6 +60,7 @@ def test_local_rounds_only_for_asynchronous_programs(tmp_path, rng):
     store = build(tmp_path, 30, src, dst)
     r = gr.run(PageRank(), store, backend_options={"local_rounds": 5})
     assert all(s.plan["local_rounds"] == 0 and s.local_rounds == 0 for s in r.stats)
+    assert all(s.plan["local_fraction"] == 0 for s in r.stats)   # no rounds, no limit to set
     with pytest.raises(UsageError, match="local_rounds"):
         gr.Session(store, local_rounds=-1)
 
@@ -82,3 +83,25 @@ def test_units_that_skip_an_unloaded_shard(tmp_path, rounds):
             r = s.run(BFS(source=0))
             np.testing.assert_array_equal(np.where(r.value > 30, -1, r.value), want)
     assert r.stats[0].plan["units"] == 1 and r.stats[0].plan["shards"] == 2
+
+
+def test_the_plan_limits_rounds_to_sparse_in_unit_frontiers(tmp_path, monkeypatch):
+    # vertex 0 reaches 40 vertices, each of them one more: every in-unit frontier is 40 of the
+    # unit's 100 vertices, above the default fraction (1/8), so no round runs; a plan without the
+    # limit (local_fraction 0) runs rounds and settles in fewer iterations, with the same result
+    from grstream.engine import rounds
+    a = np.arange(1, 41)
+    src = np.concatenate([np.zeros(40, np.int64), a, a[:19] + 40])
+    dst = np.concatenate([a, a + 40, a[:19] + 80])
+    store = build(tmp_path, 100, src, dst, num_shards=1, renumber=False)
+    sync, limited = both(lambda: BFS(source=0), store, None, 100, direction="pull")
+    assert all(s.plan["local_fraction"] == rounds.LOCAL_FRACTION == 1 / 8 for s in limited.stats)
+    assert sum(s.local_rounds for s in limited.stats) == 0
+    assert limited.iterations == sync.iterations
+    monkeypatch.setattr(rounds, "LOCAL_FRACTION", 0)
+    _, unlimited = both(lambda: BFS(source=0), store, None, 100, direction="pull")
+    assert all(s.plan["local_fraction"] == 0 for s in unlimited.stats)
+    assert sum(s.local_rounds for s in unlimited.stats) > 0
+    assert unlimited.iterations < sync.iterations
+    for r in (limited, unlimited):
+        np.testing.assert_array_equal(r.value, sync.value)

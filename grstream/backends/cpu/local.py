@@ -1,18 +1,15 @@
 """Asynchronous local rounds on the CPU (IterationPlan.local_rounds, Subway-async / Seraph): while
 a unit's data is loaded, the unit's new values become visible at once and the unit's vertices
 that a changed vertex of the unit activates gather and apply again, reading them, until none
-changes or the rounds run out. Only for programs whose result does not depend on when updates
-are seen (grstream/engine/planner.py allows_local_rounds); other units may read the new values
-early too, which such programs allow."""
+changes, the rounds run out or those vertices exceed the plan's ``local_fraction`` of the unit's
+span. Only for programs whose result does not depend on when updates are seen
+(grstream/engine/rounds.py allows_local_rounds, which with the fraction's default is the
+planner's decision); other units may read the new values early too, which such programs
+allow."""
 import numpy as np
 
 from ...program.views import VertexView, as_length
 from .pieces import unit_spans
-
-#: a round runs only while the unit's vertices it would gather are at most this fraction of the
-#: unit's span: a dense round costs what the next iteration would, plus the in-unit selection
-#: (measured on RMAT-20, docs/BENCHMARKS.md), so local rounds are for sparse, local frontiers
-SPARSE_ROUND = 1 / 8
 
 
 def rounds(ex, plan, unit, piece, changed, written):
@@ -24,7 +21,8 @@ def rounds(ex, plan, unit, piece, changed, written):
     for f in written:       # publish the unit's first apply now
         ex.cur[f][changed] = ex.nxt[f][changed]
     every, rows, count = [changed], changed, 0
-    limit = (hi - lo) * SPARSE_ROUND
+    # the plan's limit on the in-unit frontier (grstream/engine/rounds.py; 0: none)
+    limit = (hi - lo) * plan.local_fraction if plan.local_fraction > 0 else float("inf")
     while count < plan.local_rounds and 0 < len(rows) <= limit:
         targets = ex.kern.activate(piece, rows, spans)
         rows = targets[(targets >= lo) & (targets < hi)]
