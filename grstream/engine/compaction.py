@@ -33,18 +33,6 @@ def edge_positions(indptr, rows):
     return np.repeat(begin - offsets, counts) + np.arange(total, dtype=np.int64), counts
 
 
-def packed_lengths(arrays, names, rows):
-    """Elements of each array of the compacted shard (indptr arrays keep their length)."""
-    out = {}
-    for d in sorted({n.split("/", 1)[0] for n in names}):
-        indptr = arrays[f"{d}/indptr"]
-        edges = int((indptr[rows + 1] - indptr[rows]).sum())
-        for n in names:
-            if n.split("/", 1)[0] == d:
-                out[n] = len(indptr) if n.endswith("/indptr") else edges
-    return out
-
-
 def pack(arrays, names, rows, out, parts=1, run=None):
     """Write the compacted shard of ``arrays`` (name -> the whole shard's array) into ``out``.
 
