@@ -113,10 +113,14 @@ class DeviceState:
         self.chg = [get("changed 0"), get("changed 1")]
         self.pdeg, self.cq = get("push degree"), get("changed queue")
         self.cursors = get("push cursors")
+        # edges a push walks per vertex (its walk directions' degrees), built once: uploaded for
+        # the apply kernels' edge counts, kept on the host for the seed's (pushes.py)
+        self.push_degree = None
         if self.pdeg is not None:
             deg = np.zeros(n, np.int64)
             for d in ks.push_dirs:
                 deg += np.asarray(store.out_degree() if d == "out" else store.in_degree(), dtype=np.int64)
+            self.push_degree = deg
             cuda.memcpy_htod(self.pdeg, deg.astype(np.uint32))
         self.agg_partials = [self.mem[f"aggregate partials {k}"] for k in range(len(self.agg_names))]
         self.aggregates = {}

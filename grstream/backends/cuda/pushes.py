@@ -37,7 +37,6 @@ class Pushes:
         self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
         self.qbase = np.zeros(dev.S, np.int64)
         self.edges = -1   # edges a push from chg[0] walks (the degree sum over the walks)
-        self.degree = None
         self._total = None
         self._ids = None
 
@@ -118,11 +117,8 @@ class Pushes:
         dev.count_frontier(dev.chg[0], which=1)
 
     def _degree(self):
-        if self.degree is None:
-            store = self.dev.store
-            self.degree = sum(np.asarray(store.out_degree() if d == "out" else store.in_degree(), dtype=np.int64)
-                              for d in self.walks)
-        return self.degree
+        """Edges a push walks per vertex: DeviceState's host copy of its push degree array."""
+        return self.dev.push_degree
 
     def _degree_total(self):
         if self._total is None:

@@ -406,3 +406,35 @@ def test_push_units_copy_only_the_walked_edges(tmp_path, budget_kind, pinned):
             assert stats["bytes_read"] == expect
     for kind in ("device", "pinned"):
         assert ledger.peak[kind] <= ledger.limits[kind]
+
+
+def test_push_seeds_count_edges_on_the_device_states_push_degrees():
+    """Pushes counts a seed's walked edges on DeviceState.push_degree, the one host copy of the
+    push degree array (uploaded once for the kernels); the store's degrees are not read again."""
+    from grstream.backends.cuda.pushes import Pushes
+
+    class Cuda:
+        def memset_d32_async(self, *args):
+            pass
+
+        def memcpy_htod_async(self, *args):
+            pass
+
+    class Dev:
+        n, S, store = 10, 2, None
+        intervals = np.array([0, 5, 10])
+        cuda, ex = Cuda(), type("Ex", (), {"compute": None})
+        pacc, chg, cq = 1, [2, 3], 4
+        push_degree = np.arange(10, dtype=np.int64)
+        ks = type("Ks", (), {"id_dtype": np.int32})
+        launched = []
+
+        def launch(self, name, *args):
+            self.launched.append(name)
+
+    ks = type("Ks", (), {"push_dirs": ("out",), "gather_props": ()})
+    pushes = Pushes(Dev(), ks)
+    pushes.seed(np.array([1, 7]), np.array([5, 5]))
+    assert pushes.edges == 8 and list(pushes.changed) == [1, 1] and Dev.launched == ["mark"]
+    pushes.seed(None, np.array([5, 5]))
+    assert pushes.edges == 45 and list(pushes.changed) == [5, 5]
