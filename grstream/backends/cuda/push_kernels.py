@@ -29,6 +29,8 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
 """
 from string import Template
 
+from .skeletons import TWC_HEAD, TWC_PHASES
+
 #: the push prelude: touching a vertex (read the bit first: most touches are repeats)
 PUSH_PRELUDE = r"""
 // ---------------- push helpers (grstream/backends/cuda/push_kernels.py) ----------------
@@ -38,51 +40,22 @@ __device__ __forceinline__ void gr_touch(unsigned* t, long long w) {
 }
 """
 
-# Thread/warp/block mapping over the edges of the selected rows of one shard. SELECT sets ``r``
-# (the row inside the shard) and ``todo`` for thread ``k``; EDGE sees j (edge index) and u (the
-# row's vertex id). Edges walked are counted into counters[1].
-PUSH_TWC = Template(r"""
-  __shared__ long long s_job[3];
-  __shared__ int s_owner;
-  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
-  const int lane = threadIdx.x & 31;
-  long long beg = 0, end = 0, r = 0;
+# Thread/warp/block mapping over the edges of the selected rows of one shard: the TWC walk of
+# skeletons.py (its head and phases) over row ``r`` instead of ``k``. SELECT sets ``r`` (the row
+# inside the shard) and ``todo`` for thread ``k``; EDGE sees j (edge index) and u (the row's vertex
+# id). Edges walked are counted into counters[1].
+_PUSH_SELECT = r"""  long long beg = 0, end = 0, r = 0;
   bool todo = false;
   $SELECT
   if (todo) { beg = indptr[r]; end = indptr[r + 1]; todo = end > beg; }
   unsigned long long walked = todo ? (unsigned long long)(end - beg) : 0ULL;
   for (int o = 16; o > 0; o >>= 1) walked += __shfl_down_sync(GR_FULL, walked, o);
-  if (lane == 0 && walked) atomicAdd(&counters[1], walked);
-  // block phase: one large vertex at a time, every thread strides over its edges
-  while (true) {
-    if (threadIdx.x == 0) s_owner = -1;
-    __syncthreads();
-    if (todo && end - beg >= GR_BLOCK_MIN) s_owner = threadIdx.x;
-    __syncthreads();
-    const int owner = s_owner;
-    if (owner < 0) break;
-    if (threadIdx.x == owner) { s_job[0] = beg; s_job[1] = end; s_job[2] = r; todo = false; }
-    __syncthreads();
-    const long long b = s_job[0], e = s_job[1], u = lo + s_job[2];
-    for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) { $EDGE }
-    __syncthreads();   // s_job is rewritten by the next round
-  }
-  // warp phase: medium vertices, one warp each
-  while (true) {
-    const unsigned m = __ballot_sync(GR_FULL, todo && end - beg >= GR_WARP_MIN);
-    if (m == 0) break;
-    const int leader = __ffs(m) - 1;
-    const long long b = __shfl_sync(GR_FULL, beg, leader), e = __shfl_sync(GR_FULL, end, leader);
-    const long long u = lo + __shfl_sync(GR_FULL, r, leader);
-    if (lane == leader) todo = false;
-    for (long long j = b + lane; j < e; j += 32) { $EDGE }
-  }
-  // thread phase: small vertices, one thread each
-  if (todo) {
-    const long long u = lo + r;
-    for (long long j = beg; j < end; ++j) { $EDGE }
-  }
-""")
+  if (lane == 0 && walked) atomicAdd(&counters[1], walked);"""
+_SOURCE_VERTEX = "const long long u = v;"
+PUSH_TWC = Template(Template(TWC_HEAD).safe_substitute(BID="blockIdx.x") + _PUSH_SELECT + Template(
+    TWC_PHASES).safe_substitute(ROW="r", BLOCK_BEGIN=_SOURCE_VERTEX, WARP_BEGIN=_SOURCE_VERTEX,
+                                THREAD_BEGIN=_SOURCE_VERTEX, WARP_END="", THREAD_END="",
+                                BLOCK_END="__syncthreads();   // s_job is rewritten by the next round"))
 
 SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
 #: the queue kernel spreads its vertices ``spread`` threads apart: packed, a block of 256 changed

@@ -117,16 +117,19 @@ __device__ __forceinline__ void gr_mark(unsigned* f, long long u) {
 }
 """)
 
-# Thread/warp/block mapping over the edges of selected vertices. Slots: SELECT (bool expression in k),
-# and per phase BEGIN/EDGE/END code; EDGE sees j (edge index) and v (owning vertex id).
-TWC = Template(r"""
+#: the declarations every thread/warp/block walk starts with (the gathers', the activation's and
+#: push_kernels.PUSH_TWC's): thread ``k`` of the launch, its lane
+TWC_HEAD = r"""
   __shared__ long long s_job[3];
   __shared__ int s_owner;
   const long long k = (long long)($BID) * GR_BLOCK + threadIdx.x;
   const int lane = threadIdx.x & 31;
-  long long beg = 0, end = 0;
-  bool todo = false;
-  if (k < nv && ($SELECT)) { beg = indptr[k]; end = indptr[k + 1]; todo = true; }
+"""
+
+#: the walk's three phases over the rows whose thread holds ``todo`` and the row's edge range
+#: [beg, end): $ROW names the row inside the shard (``k`` here; the push kernels select another);
+#: per phase BEGIN/EDGE/END code, EDGE sees j (edge index), v (owning vertex id) and kk (its row)
+TWC_PHASES = r"""
   // block phase: one large vertex at a time, every thread strides over its edges
   while (true) {
     if (threadIdx.x == 0) s_owner = -1;
@@ -135,7 +138,7 @@ TWC = Template(r"""
     __syncthreads();
     const int owner = s_owner;
     if (owner < 0) break;
-    if (threadIdx.x == owner) { s_job[0] = beg; s_job[1] = end; s_job[2] = k; todo = false; }
+    if (threadIdx.x == owner) { s_job[0] = beg; s_job[1] = end; s_job[2] = $ROW; todo = false; }
     __syncthreads();
     const long long b = s_job[0], e = s_job[1], kk = s_job[2], v = lo + kk;
     (void)kk; (void)v;
@@ -149,7 +152,7 @@ TWC = Template(r"""
     if (m == 0) break;
     const int leader = __ffs(m) - 1;
     const long long b = __shfl_sync(GR_FULL, beg, leader), e = __shfl_sync(GR_FULL, end, leader);
-    const long long kk = __shfl_sync(GR_FULL, k, leader), v = lo + kk;
+    const long long kk = __shfl_sync(GR_FULL, $ROW, leader), v = lo + kk;
     if (lane == leader) todo = false;
     (void)kk; (void)v;
     $WARP_BEGIN
@@ -158,13 +161,20 @@ TWC = Template(r"""
   }
   // thread phase: small vertices, one thread each
   if (todo) {
-    const long long kk = k, v = lo + k;
+    const long long kk = $ROW, v = lo + $ROW;
     (void)kk; (void)v;
     $THREAD_BEGIN
     for (long long j = beg; j < end; ++j) { $EDGE }
     $THREAD_END
   }
-""")
+"""
+
+# Thread/warp/block mapping over the edges of selected vertices. Slots: SELECT (bool expression in k),
+# and per phase BEGIN/EDGE/END code; EDGE sees j (edge index) and v (owning vertex id).
+TWC = Template(TWC_HEAD + r"""  long long beg = 0, end = 0;
+  bool todo = false;
+  if (k < nv && ($SELECT)) { beg = indptr[k]; end = indptr[k + 1]; todo = true; }"""
+               + Template(TWC_PHASES).safe_substitute(ROW="k"))
 
 #: every kernel: the parameter list comes from its KernelArgs descriptor
 KERNEL = Template(r"""
