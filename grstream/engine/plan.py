@@ -14,7 +14,8 @@ An executor runs a plan in this order (docs/ARCHITECTURE.md, grstream/engine/exe
     if plan.apply_scope == "all": apply(plan, None, None)   # dense: one apply over every vertex
     publish(plan); reduce(plan); read_back(plan, stats)
 
-Vocabulary (every field is a str / int / tuple so that plans compare and print exactly):
+Vocabulary (every field is a str / int / tuple so that plans compare and print exactly; the one
+float, ``local_fraction``, holds the engine's dyadic default or 0, exact too):
 
 direction
     ``"pull"``: every active vertex gathers over its own edges (``spec.gather_edges``) and writes
