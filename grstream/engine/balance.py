@@ -5,7 +5,7 @@ the unit's shards' :class:`ShardFacts`, ``actives`` their active vertex counts, 
 program's ProgramSpec, ``caps`` the executor's Capabilities (``caps.balance``: the strategy the
 user forced, or "auto"); it returns one strategy name per shard. A new executor kind registers its policy with :func:`register`; kinds without one get
 ``"auto"`` (the executor's own default, a transitional state). A unit the transfer policy makes
-zero-copy takes :func:`for_transfer`'s strategies (the executor's zero-copy kernels' own).
+zero-copy, and a push unit, take :func:`as_run`'s strategies (the executor's own for those).
 """
 from dataclasses import dataclass
 from typing import Callable, Dict, Sequence, Tuple
@@ -65,12 +65,20 @@ def choose(kind, facts, actives, spec=None, caps=None):
     return tuple(policy(facts, actives, spec, caps))
 
 
-def for_transfer(unit_balance, transfer, direction, caps=None):
-    """The strategies of a unit once its transfer is chosen: a zero-copy pull unit's gathers
-    read mapped host memory, so they take the strategy the executor's zero-copy kernels read
-    with (``caps.zerocopy_balance``) unless the user forced one (``caps.balance``)."""
+
+def as_run(unit, caps=None):
+    """The strategies ``unit`` runs with once its transfer and direction are chosen (what the
+    plan shows): a push unit walks its edges with the executor's push strategy
+    (``caps.push_balance``: its push kernels have one walk, whatever the user forced); a
+    zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
+    (``caps.zerocopy_balance``) unless the user forced one (``caps.balance``); others, and
+    executors declaring neither (None), keep the policy's choice."""
+    n = len(unit.balance)
+    pushed = getattr(caps, "push_balance", None)
+    if unit.direction == "push":
+        return (pushed,) * n if pushed is not None else tuple(unit.balance)
     fixed = getattr(caps, "zerocopy_balance", None)
     forced = getattr(caps, "balance", "auto") or "auto"
-    if transfer != "zerocopy" or direction != "pull" or fixed is None or forced != "auto":
-        return tuple(unit_balance)
-    return (fixed,) * len(unit_balance)
+    if unit.transfer != "zerocopy" or fixed is None or forced != "auto":
+        return tuple(unit.balance)
+    return (fixed,) * n

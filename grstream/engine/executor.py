@@ -64,7 +64,8 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
 ``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
-(default False); Capabilities ``zerocopy_balance`` (2026-11-25, default None).
+(default False); Capabilities ``zerocopy_balance`` and ``push_balance`` (2026-11-25, default
+None).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -140,6 +141,10 @@ class Capabilities:
         (the GPU's: ``"twc"``, whose warps walk rows merged and aligned); the planner gives it to
         every shard of a zero-copy pull unit unless the user forced a strategy (``balance``).
         None: zero-copy units keep the policy's choice.
+    push_balance
+        The strategy the executor's push kernels walk a push unit's edges with, whatever the
+        user forced (the GPU's: ``"twc"``); the planner gives it to every push unit. None: push
+        units keep the policy's choice.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
@@ -147,7 +152,7 @@ class Capabilities:
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
                  gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False,
-                 zerocopy_balance=None):
+                 zerocopy_balance=None, push_balance=None):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
@@ -156,7 +161,7 @@ class Capabilities:
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)
-        self.balance, self.zerocopy_balance = balance, zerocopy_balance
+        self.balance, self.zerocopy_balance, self.push_balance = balance, zerocopy_balance, push_balance
         self.adaptive_hoist = bool(adaptive_hoist)
         self.kind, self.workers, self.batch_resident = kind, int(workers), batch_resident
         self.batch_copies = bool(batch_copies)

@@ -75,8 +75,8 @@ runs only while the unit's vertices it would gather are at most this fraction of
 vertex span, 0 meaning no limit; the planner sets it on plans with ``local_rounds`` from the
 engine default ``grstream.engine.rounds.LOCAL_FRACTION`` (1/8), 0.0 elsewhere; the executor
 applies it. A zero-copied pull unit's ``balance`` is the executor's zero-copy strategy
-(``Capabilities.zerocopy_balance``) unless the user forced one: the plan holds the strategy that
-runs.
+(``Capabilities.zerocopy_balance``) unless the user forced one, a push unit's the executor's push
+walk (``Capabilities.push_balance``): the plan holds the strategy that runs.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple

@@ -257,8 +257,10 @@ class Planner:
     # ------------------------------------------------------------------ pieces
     def _modes(self, iteration, units, counts, edges=None):
         """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py);
-        ``edges``: a push plan's walked edges per shard."""
-        return self.transfers.modes(iteration, units, counts, edges)
+        ``edges``: a push plan's walked edges per shard. Then each unit's load balance as the
+        executor runs it with that transfer and direction (balance.as_run)."""
+        units = self.transfers.modes(iteration, units, counts, edges)
+        return [replace(u, balance=balance.as_run(u, self.caps)) for u in units]
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
               per_unit=True):

@@ -9,8 +9,8 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
 - the program has no mutable edge state (its edges carry positions a compacted shard loses, and
   its gathers permute state through ``in/eid``);
 - "zerocopy": the shard lies in the pinned host cache (kernels read it there); push units are
-  estimated on the arrays they walk with the changed set's edges; a zero-copy pull unit's
-  load balance becomes the executor's zero-copy strategy (:func:`.balance.for_transfer`);
+  estimated on the arrays they walk with the changed set's edges (the planner then gives a
+  zero-copied pull unit the executor's zero-copy load balance, :func:`.balance.as_run`);
 - "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
   the changed set, known only on the device) whose shard lies in the pinned cache and is packed
   into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
@@ -29,7 +29,7 @@ of the edge estimate.
 """
 from dataclasses import replace
 
-from . import balance, costs as cm
+from . import costs as cm
 from .schedule import push_arrays
 
 
@@ -108,8 +108,7 @@ class TransferPolicy:
             b = est[mode][0]
             chosen.append((mode, shape, int(counts[i]), fe))
             if mode != "copy":   # a zero-copy unit holds no slot
-                u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None,
-                            balance=balance.for_transfer(u.balance, mode, u.direction, self.caps))
+                u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
             out.append(u)
         self.predicted = {iteration: chosen}
         return out

@@ -82,8 +82,9 @@ PUSH_THRESHOLD = 1.0
 #: budget, 36.3 against 31.3 ms in GPU memory): bitmap unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
 #: Capabilities.zerocopy_balance: the zero-copy kernels' warps read mapped host rows merged and
-#: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows
-ZEROCOPY_BALANCE = "twc"
+#: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
+#: Capabilities.push_balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
+ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
            "publish_unit", "push_memory")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
@@ -196,7 +197,7 @@ class CudaExecutor(Executor):
                             push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
                             publish_unit=bool(options.get("publish_unit", True)),
                             push_memory=bool(options.get("push_memory", True)),
-                            zerocopy_balance=ZEROCOPY_BALANCE,
+                            zerocopy_balance=ZEROCOPY_BALANCE, push_balance=PUSH_BALANCE,
                             **transfer.capabilities(options))
 
     @classmethod
@@ -335,9 +336,9 @@ class CudaExecutor(Executor):
             for unit, data in items:
                 if unit.transfer == "zerocopy" and self.zc is not None:
                     # mapped host rows are read by warps (zerocopy.py): the planner gave a pull
-                    # unit's gathers TWC unless the user forced a strategy (Capabilities.
-                    # zerocopy_balance); a push unit's push kernels are TWC already (the
-                    # variant's warp walks start at the 128-byte boundary too)
+                    # unit's gathers TWC unless the user forced a strategy, and a push unit TWC,
+                    # its kernels' one walk (Capabilities.zerocopy_balance, push_balance; the
+                    # variant's push walks start at the 128-byte boundary too)
                     self.dev.fn = self.zc.enter()
                     yield unit, data
                     self.dev.fn = main

@@ -1,13 +1,14 @@
-"""The load balance of zero-copied pull units is the plan's (issue 8: the engine decides): the
-planner gives them the executor's zero-copy strategy (Capabilities.zerocopy_balance) unless the
-user forced one, and the CUDA executor runs the units it is handed as they are (no GPU)."""
+"""The load balance of zero-copied pull units and push units is the plan's (issue 8: the engine
+decides): the planner gives them the executor's zero-copy strategy (Capabilities.zerocopy_balance)
+unless the user forced one, and push units the push kernels' (Capabilities.push_balance); the CUDA
+executor runs the units it is handed as they are (no GPU)."""
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from grstream.algorithms.bfs import BFS
-from grstream.backends.cuda.executor import ZEROCOPY_BALANCE, CudaExecutor
+from grstream.backends.cuda.executor import PUSH_BALANCE, ZEROCOPY_BALANCE, CudaExecutor
 from grstream.engine import balance
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
@@ -61,17 +62,38 @@ def test_zero_copied_pull_units_take_the_zero_copy_strategy(tmp_path, options, z
     assert plan.summary()["balance"].get(zero_copied, 0) >= zc_shards
 
 
-def test_push_units_and_other_executors_keep_the_policy_choice():
-    caps = CudaExecutor.capabilities({})
-    assert caps.zerocopy_balance == ZEROCOPY_BALANCE and caps.balance == "auto"
-    assert balance.for_transfer(("merge",), "zerocopy", "pull", caps) == (ZEROCOPY_BALANCE,)
-    # push kernels take no gather strategy from the unit; copied shards keep the policy's
-    assert balance.for_transfer(("merge",), "zerocopy", "push", caps) == ("merge",)
-    assert balance.for_transfer(("merge", "twc"), "copy", "pull", caps) == ("merge", "twc")
+def test_push_units_take_the_push_kernels_walk(tmp_path):
+    """Push units show the strategy the GPU's push kernels walk with (their one walk, TWC),
+    whatever the policy would choose for a gather or the user forced; zero-copied or copied."""
+    store = skewed_store(tmp_path)
+    sizes = np.diff(np.asarray(store.intervals))
+    spec = BFS.spec
+    model = model_for(store, needed_arrays(spec, push=True), "partial", "all")
+    for options in ({}, {"load_balance": "merge"}):
+        for transfer in ("zerocopy", "copy"):
+            caps = CudaExecutor.capabilities({**options, "transfer": transfer})
+            planner = Planner(spec, store, model, caps, facts=skewed_facts(store))
+            pull = planner.plan(1, sizes, all_active=False)
+            assert "merge" in {b for u in pull.units for b in u.balance}   # the policy's pick
+            plan = planner.push(2, sizes)
+            assert plan.direction == "push" and plan.units
+            assert {b for u in plan.units for b in u.balance} == {PUSH_BALANCE}
+            assert transfer in {u.transfer for u in plan.units}
+
+
+def test_executors_declaring_no_strategy_keep_the_policy_choice():
     from grstream.engine.executor import Capabilities
+    from grstream.engine.plan import Unit
+    caps = CudaExecutor.capabilities({})
+    assert caps.zerocopy_balance == ZEROCOPY_BALANCE and caps.push_balance == PUSH_BALANCE
+    assert caps.balance == "auto"
+    zc = Unit((3,), "zerocopy", ("merge",))
+    assert balance.as_run(zc, caps) == (ZEROCOPY_BALANCE,)
+    assert balance.as_run(Unit((3, 4), "copy", ("merge", "twc")), caps) == ("merge", "twc")
     plain = Capabilities("cpu", transfers=("resident", "load", "copy", "zerocopy"))
-    assert plain.zerocopy_balance is None
-    assert balance.for_transfer(("sweep",), "zerocopy", "pull", plain) == ("sweep",)
+    assert plain.zerocopy_balance is None and plain.push_balance is None
+    assert balance.as_run(Unit((3,), "zerocopy", ("sweep",)), plain) == ("sweep",)
+    assert balance.as_run(Unit((3,), "copy", ("select",), direction="push"), plain) == ("select",)
 
 
 class _Dev:
