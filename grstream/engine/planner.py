@@ -26,8 +26,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import (DirectionRule, choose_direction, choose_format, shard_edges,
-                        push_allowed, threshold)
+from .direction import (DirectionRule, asynchronous_push, choose_direction, choose_format,
+                        shard_edges, push_allowed, threshold)
 from ..program.push import seed_is_silent
 from .memory import MemoryModel
 from .plan import IterationPlan, Unit
@@ -50,10 +50,11 @@ def hoistable(spec):
     return bool(spec.has_gather and uses is not None and uses <= {"src"})
 
 
-def allows_local_rounds(spec, caps):
-    """Asynchronous local rounds (IterationPlan.local_rounds) keep the result only for programs
-    that promise it (``asynchronous``) and whose state is the vertex fields alone."""
-    return bool(getattr(caps, "local_rounds", False) and spec.asynchronous and spec.has_gather
+def allows_async(spec, caps, capability):
+    """Asynchronous execution (IterationPlan.local_rounds / push_async, the executor's
+    ``capability`` of that name) keeps the result only for programs that promise it
+    (``asynchronous``) and whose state is the vertex fields alone."""
+    return bool(getattr(caps, capability, False) and spec.asynchronous and spec.has_gather
                 and spec.activate == "frontier" and spec.gather_from == "all"
                 and not spec.has_scatter and not spec.edge_state and not spec.aggregates)
 
@@ -102,9 +103,10 @@ class Planner:
     def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
                  rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True,
-                 local_rounds: int = 0):
+                 local_rounds: int = 0, push_async: bool = True):
         self.spec, self.memory, self.caps = spec, memory, caps
-        self.local_rounds = int(local_rounds) if allows_local_rounds(spec, caps) else 0
+        self.local_rounds = int(local_rounds) if allows_async(spec, caps, "local_rounds") else 0
+        self.push_async = bool(push_async) and allows_async(spec, caps, "push_async")
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.sizes = np.diff(self.intervals)
@@ -138,6 +140,7 @@ class Planner:
         has no unit and only reduces the aggregates."""
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
         self.transfers.start()
+        self.changed_sum = 0   # the run's changed sets so far (direction.asynchronous_push)
         units = self._units(shards, counts, dense=False)
         self.record, self._pull_next = "frontier", False
         plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
@@ -175,7 +178,7 @@ class Planner:
             [sum(x.num_out_edges if pushed[d] == "out" else x.num_in_edges for d in self.dirs)
              for x in infos], dtype=np.int64)
         self.push_total = int(store.num_edges) * max(len(self.dirs), 1)
-        self.record, self._pull_next = "frontier", False
+        self.record, self._pull_next, self.changed_sum = "frontier", False, 0
         self.run_push, self.run_reason = self.push_ok, self.push_reason
 
     def allow_push(self, program, state, seed):
@@ -197,6 +200,8 @@ class Planner:
         plan (``activation == "changed"``); the engine runs it and calls again with its read
         back, which gets the pull plan."""
         changed = rb.shard_changed
+        if not self._pull_next:   # (else: the same changed set, after its activation plan)
+            self.changed_sum += 0 if changed is None else int(np.sum(changed))
         direction = "pull"
         if self.push_ok and self.run_push and changed is not None and not self._pull_next:
             edges = rb.changed_edges if rb.changed_edges >= 0 else \
@@ -219,12 +224,23 @@ class Planner:
         Streamed units take transfer modes like pull units (a sparse push reads only the changed
         rows of a zero-copied shard), estimated on the push edges per shard: each shard's
         changed vertices times its mean push degree, scaled to ``edges`` (the changed set's
-        walked edges the executor counted; -1: unknown)."""
+        walked edges the executor counted; -1: unknown). Asynchronous plans (plan.py
+        ``push_async``) where :func:`.direction.asynchronous_push` says so."""
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False)]
+        asynchronous = asynchronous_push(self.push_async, self.changed_sum, self.n)
+        if asynchronous and shards:
+            # one unit per shard, and the resident shards after the first changed one even when
+            # none of theirs changed yet: an earlier unit may change them (visiting costs little)
+            shards = [i for i in range(shards[0], self.S) if counts[i] or i in self.resident]
+        units = [replace(u, direction="push")
+                 for u in self._units(shards, counts, dense=False, single=asynchronous)]
         units = self._modes(iteration, units, counts, self.push_shard_edges(counts, edges))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
+        if asynchronous and units:
+            return self._with_format(replace(plan, direction="push", push_async=True,
+                                             phases=("gather", "apply"), workers=1, hoist=False,
+                                             dense=False), counts)
         plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
                        hoist=False, dense=False)
         return self._with_format(plan, counts)
@@ -295,8 +311,10 @@ class Planner:
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
             local_rounds=0 if seed or not ran else self.local_rounds)
 
-    def _units(self, shards, counts, dense):
-        batch = self.caps.batch_resident == "always" or (self.caps.batch_resident == "dense" and dense)
+    def _units(self, shards, counts, dense, single=False):
+        """The units over ``shards``; ``single``: one shard each (asynchronous push plans)."""
+        batch = not single and (self.caps.batch_resident == "always"
+                                or (self.caps.batch_resident == "dense" and dense))
         resident_units, loads, streamed = [], [], []
         run = []
         touched = set(shards)
@@ -313,7 +331,7 @@ class Planner:
             elif i in self.resident:
                 loads.append(i)
                 self.mark_loaded(i)
-            elif streamed and self._joins(streamed[-1], i):
+            elif streamed and not single and self._joins(streamed[-1], i):
                 streamed[-1].append(i)
             else:
                 streamed.append([i])

@@ -68,7 +68,7 @@ class CpuFacts:
         return Capabilities("cpu", workers=workers, batch_resident="always", batch_copies=False,
                             unit_edges=limit, adaptive_hoist=True, push=True,
                             frontier_formats=("bitmap", "queue"), push_threshold=PUSH_THRESHOLD,
-                            gather_changed=True, local_rounds=True, **cpu_transfers(options))
+                            gather_changed=True, local_rounds=True, push_async=True, **cpu_transfers(options))
 
     @staticmethod
     def _threads(options):

@@ -2,7 +2,7 @@
 a unit's data is loaded, the unit's new values become visible at once and the unit's vertices
 that a changed vertex of the unit activates gather and apply again, reading them, until none
 changes or the rounds run out. Only for programs whose result does not depend on when updates
-are seen (grstream/engine/planner.py allows_local_rounds); other units may read the new values
+are seen (grstream/engine/planner.py allows_async); other units may read the new values
 early too, which such programs allow."""
 import numpy as np
 
