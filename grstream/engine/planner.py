@@ -227,14 +227,15 @@ class Planner:
         walked edges the executor counted; -1: unknown). Asynchronous plans (plan.py
         ``push_async``) where :func:`.direction.asynchronous_push` says so."""
         shards = [int(i) for i in np.flatnonzero(counts)]
-        asynchronous = asynchronous_push(self.push_async, self.changed_sum, self.n)
-        if asynchronous and shards:
-            # one unit per shard, and the resident shards after the first changed one even when
-            # none of theirs changed yet: an earlier unit may change them (visiting costs little)
+        walk = self.push_shard_edges(counts, edges)
+        asynchronous = asynchronous_push(self.push_async, self.changed_sum, self.n,
+                                         float(walk.sum()), self.S)
+        if asynchronous and shards:   # one unit per shard; resident ones an earlier unit
+            # may change are visited too, from the first changed one on (visiting costs little)
             shards = [i for i in range(shards[0], self.S) if counts[i] or i in self.resident]
         units = [replace(u, direction="push")
                  for u in self._units(shards, counts, dense=False, single=asynchronous)]
-        units = self._modes(iteration, units, counts, self.push_shard_edges(counts, edges))
+        units = self._modes(iteration, units, counts, walk)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
         if asynchronous and units:

@@ -6,6 +6,7 @@ import grstream as gr
 from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
+from grstream.engine import direction as direction_mod
 from grstream.engine.executor import Capabilities
 from grstream.engine.memory import Footprint, plan_memory
 from grstream.engine.planner import Planner
@@ -116,7 +117,8 @@ def test_workers_split_large_resident_runs(tmp_path):
     assert plan.units[0].shards + plan.units[1].shards == tuple(range(8))
 
 
-def test_plan_is_recorded_in_the_stats(chain):
+def test_plan_is_recorded_in_the_stats(chain, monkeypatch):
+    monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (a small graph)
     r = gr.run(BFS(source=0), chain, direction="pull")
     assert r.stats[0].plan["phases"] == ["gather", "apply", "activate"]
     assert r.stats[-1].plan["transfer"] == {"resident": 1}
@@ -140,7 +142,12 @@ def test_plan_is_recorded_in_the_stats(chain):
     assert sync.iterations == cc_pull.iterations
 
 
-def test_asynchronous_push_plans(chain):
+def test_asynchronous_push_plans(chain, monkeypatch):
+    rule = direction_mod.asynchronous_push
+    assert rule(True, 100, 100, 4 * 2**14, 4) and not rule(False, 100, 100, 4 * 2**14, 4)
+    assert not rule(True, 99, 100, 4 * 2**14, 4)       # every vertex changed once at most
+    assert not rule(True, 100, 100, 4 * 2**14 - 1, 4)  # too few edges a shard
+    monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (a small graph)
     caps = Capabilities("cpu", workers=2, push=True, push_async=True)
     p, _ = planner(chain, ConnectedComponents(), caps=caps)
     p.seed(np.array([10, 10, 10, 10]), seeded=False)

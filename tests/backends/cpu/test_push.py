@@ -14,7 +14,7 @@ from grstream.algorithms.bfs import BFS, UNREACHED
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 from grstream.backends.cpu.push import push_static
-from grstream.engine import planner as planner_mod
+from grstream.engine import direction as direction_mod, planner as planner_mod
 from grstream.engine.schedule import needed_arrays, shard_bytes
 
 from ...algorithms.conftest import build, minimum_budget, random_edges
@@ -132,6 +132,7 @@ def test_tight_budget_streams_and_still_pushes(tmp_path, shards):
 def test_worker_threads_push_units_at_once(tmp_path, monkeypatch):
     # every plan with more than one unit runs them on two threads, whatever its size
     monkeypatch.setattr(planner_mod, "PARALLEL_EDGES", 0)
+    monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (CC's plans: asynchronous)
     rng = np.random.default_rng(7)
     src, dst, w = random_edges(rng, 300, 2000, weighted=True)
     store = build(tmp_path, 300, src, dst, w, num_shards=7)
