@@ -64,7 +64,8 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
 ``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
-(default False); ``push_async`` (default False: IterationPlan.push_async, 2026-11-25).
+(default False); ``push_async`` (default False: IterationPlan.push_async) and
+``push_workers`` (default None, 2026-11-25).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -123,6 +124,9 @@ class Capabilities:
         executors cache the measurement per process).
     local_rounds
         The executor runs plans with ``IterationPlan.local_rounds`` > 0.
+    push_workers
+        Units a push plan may run at once (None: ``workers``): the CPU's push combines every
+        unit's messages under one lock, so a second worker only overlaps the sends.
     push_async
         The executor runs push plans with ``IterationPlan.push_async`` (per-unit apply, in
         order, later units sending the values earlier ones wrote).
@@ -136,12 +140,12 @@ class Capabilities:
                  unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
-                 gather_changed=False, local_rounds=False, push_async=False):
+                 gather_changed=False, local_rounds=False, push_async=False, push_workers=None):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.local_rounds = bool(local_rounds)
-        self.push_async = bool(push_async)
+        self.push_async, self.push_workers = bool(push_async), push_workers
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)

@@ -238,13 +238,12 @@ class Planner:
         units = self._modes(iteration, units, counts, walk)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False)
+        plan = replace(plan, direction="push", hoist=False, dense=False,
+                       workers=min(plan.workers, self.caps.push_workers or plan.workers))
         if asynchronous and units:
-            return self._with_format(replace(plan, direction="push", push_async=True,
-                                             phases=("gather", "apply"), workers=1, hoist=False,
-                                             dense=False), counts)
-        plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
-                       hoist=False, dense=False)
-        return self._with_format(plan, counts)
+            plan = replace(plan, push_async=True, phases=("gather", "apply"), workers=1)
+        return self._with_format(replace(plan, apply_scope="all" if units and not
+                                         plan.push_async else "unit"), counts)
 
     def activation(self, iteration, counts) -> IterationPlan:
         """An activation-only plan over the changed set (``counts`` per shard): the pull

@@ -13,6 +13,7 @@ from grstream.algorithms.bc import DagLevels
 from grstream.algorithms.bfs import BFS, UNREACHED
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
+from grstream.backends.cpu import facts as cpu_facts
 from grstream.backends.cpu.push import push_static
 from grstream.engine import direction as direction_mod, planner as planner_mod
 from grstream.engine.schedule import needed_arrays, shard_bytes
@@ -136,6 +137,10 @@ def test_worker_threads_push_units_at_once(tmp_path, monkeypatch):
     rng = np.random.default_rng(7)
     src, dst, w = random_edges(rng, 300, 2000, weighted=True)
     store = build(tmp_path, 300, src, dst, w, num_shards=7)
+    # by default the CPU's push plans run their units one at a time (cpu facts PUSH_WORKERS)
+    r = run(BFS(source=5), store, "all", "push", 1.0, backend_options={"threads": 2})
+    assert {s.plan["workers"] for s in r.stats} == {1}
+    monkeypatch.setattr(cpu_facts, "PUSH_WORKERS", None)
     for budget in ("all", "tight"):
         check_graph(store, 300, src, dst, w, 5, budget, backend_options={"threads": 2})
     r = run(ConnectedComponents(), store, "all", "push", 1.0,
