@@ -85,8 +85,8 @@ def asynchronous_push(allowed, changed_sum, n, edges, shards):
     """Whether a push plan runs asynchronously (IterationPlan.push_async), where ``allowed``
     (the program and executor allow it, planner.allows_async): once the run's changed sets so
     far (``changed_sum``; an unseeded start counts n) reach ASYNC_AFTER * n, its vertices change
-    more than once (label propagation), which Gauss-Seidel saves (RMAT-20 CC: 37M edge ends
-    instead of 106M). A wavefront (BFS: each vertex changes once) walks the same edges either
+    more than once (label propagation), which Gauss-Seidel saves (RMAT-20 CC: 39M edge ends
+    instead of 112M). A wavefront (BFS: each vertex changes once) walks the same edges either
     way and would only pay the per-unit applies on one thread (RMAT-20 BFS: 0.48 s against
     0.21 s), so it stays synchronous; so does a push of fewer than ASYNC_SHARD_EDGES per shard
     (``edges``: the plan's estimated walk over ``shards`` shards)."""
