@@ -78,6 +78,9 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None, help="CPU executor threads (default: cores)")
     ap.add_argument("--only-directions", action="store_true",
                     help="skip the PageRank / budget section, run the direction comparison only")
+    ap.add_argument("--modes", default="pull,push,auto",
+                    help="direction modes compared (comma-separated): pull, push, auto, and sync "
+                         "(auto with synchronous push plans: push_async=False)")
     args = ap.parse_args(argv)
 
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
@@ -131,13 +134,19 @@ def main(argv=None):
         out["bfs_eighth_vs_all"] = out["bfs_eighth_s"] / out["bfs_all_s"]
         out["cc_eighth_vs_all"] = out["cc_eighth_s"] / out["cc_all_s"]
     out["machine"] = f"{cpu_model()}, {os.cpu_count()} cores"
-    out["date"] = datetime.date.today().isoformat()
+    out["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out["load"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())   # 1, 5, 15 min, at the end
     print(json.dumps(out, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     if args.record:
         record(args.record, out)
     return 0
+
+
+#: Session options of each direction mode of the comparison
+MODES = {"pull": {"direction": "pull"}, "push": {"direction": "push"}, "auto": {"direction": "auto"},
+         "sync": {"direction": "auto", "push_async": False}}
 
 
 def directions(out, store, a, args):
@@ -151,14 +160,18 @@ def directions(out, store, a, args):
     peers = {"bfs": lambda: csgraph.breadth_first_order(a, source),
              "cc": lambda: csgraph.connected_components(a, connection="weak")}
     makers = {"bfs": lambda: bfs.BFS(source=source), "cc": lambda: cc.ConnectedComponents()}
-    modes = ("pull", "push", "auto")
-    sessions = {m: gr.Session(store, direction=m, threads=args.threads) for m in modes}
+    modes = tuple(args.modes.split(","))
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        raise SystemExit(f"unknown modes {sorted(unknown)}: choose among {', '.join(MODES)}")
+    sessions = {m: gr.Session(store, threads=args.threads, **MODES[m]) for m in modes}
     try:
         plans = {}
         for m, s in sessions.items():   # warm-up: loads the resident shards
             for name, make in makers.items():
                 r = s.run(make())
-                plans[name, m] = "".join("P" if st.plan.get("plan_direction") == "push" else "l"
+                plans[name, m] = "".join(("A" if st.plan.get("push_async") else "P")
+                                         if st.plan.get("plan_direction") == "push" else "l"
                                          for st in r.stats)
         times = {}
         for _ in range(args.repeat):
@@ -173,6 +186,7 @@ def directions(out, store, a, args):
     finally:
         for s in sessions.values():
             s.close()
+    out["dir_modes"] = list(modes)
     for name in makers:
         out[f"dir_scipy_{name}_s"] = statistics.median(times[name, "scipy"])
         for m in modes:
@@ -185,21 +199,26 @@ def directions(out, store, a, args):
 def record_directions(o):
     ms = lambda s: f"{s * 1e3:.1f} ms"  # noqa: E731
     rows = []
+    modes = o.get("dir_modes", ["pull", "push", "auto"])
+    titles = {"pull": "pull", "push": "push", "auto": "auto (default)",
+              "sync": "auto, synchronous push"}
     for name, peer in (("bfs", "breadth_first_order"), ("cc", "connected_components")):
         cells = " | ".join(f"{ms(o[f'dir_{name}_{m}_s'])} ({o[f'dir_{name}_{m}_vs_scipy']:.2f}x; "
-                           f"`{o[f'dir_{name}_{m}_plan']}`)" for m in ("pull", "push", "auto"))
+                           f"`{o[f'dir_{name}_{m}_plan']}`)" for m in modes)
         rows.append(f"| {name.upper()} | {cells} | {ms(o[f'dir_scipy_{name}_s'])} (csgraph.{peer}) |")
+    head = " | ".join(titles[m] for m in modes)
+    rule = " | ".join("---" for _ in modes)
     return f"""
 ### Direction per iteration (issue 8), RMAT scale {o['scale']} ({o['date']})
 Machine: {o['machine']}; CPU executor with {o['dir_threads']} threads. `python tools/bench_cpu.py
---scale {o['scale']} --threads {o['dir_threads']} --only-directions`. Open Sessions (shards
+--scale {o['scale']} --threads {o['dir_threads']} --only-directions --modes {','.join(modes)}`. Open Sessions (shards
 resident, a warm-up run first), scipy on the same CSR in the same run; each repeat runs scipy
 and every mode back to back. BFS from the highest-out-degree vertex ({o['dir_source']}). Each
 cell: median time (median of the per-repeat ratios to scipy; the iterations' directions,
-P = push, l = pull).
+P = push, A = asynchronous push, l = pull). Load average {o.get('load', '?')}.
 
-| program | pull | push | auto (default) | scipy |
-| --- | --- | --- | --- | --- |
+| program | {head} | scipy |
+| --- | {rule} | --- |
 """ + "\n".join(rows) + "\n"
 
 

@@ -64,8 +64,9 @@ first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_format
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
 ``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
-(default False); Capabilities ``zerocopy_balance`` and ``push_balance`` (2026-11-25, default
-None).
+(default False); 2026-11-25: ``publish_unit`` and ``push_memory`` (default False),
+``zerocopy_balance`` and ``push_balance`` (default None), ``push_async`` (default False:
+IterationPlan.push_async) and ``push_workers`` (default None).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -132,6 +133,12 @@ class Capabilities:
     push_memory
         The executor runs on memory models that hold only the push and activation arrays when
         every plan of a run pushes (grstream/engine/direction.py ``push_only``).
+    push_workers
+        Units a push plan may run at once (None: ``workers``): the CPU's push combines every
+        unit's messages under one lock, so a second worker only overlaps the sends.
+    push_async
+        The executor runs push plans with ``IterationPlan.push_async`` (per-unit apply, in
+        order, later units sending the values earlier ones wrote).
     gather_changed
         The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
         sources that changed in the previous iteration, the seed before the first); the session
@@ -152,12 +159,13 @@ class Capabilities:
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
                  gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False,
-                 zerocopy_balance=None, push_balance=None):
+                 zerocopy_balance=None, push_balance=None, push_async=False, push_workers=None):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.local_rounds = bool(local_rounds)
         self.publish_unit, self.push_memory = bool(publish_unit), bool(push_memory)
+        self.push_async, self.push_workers = bool(push_async), push_workers
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)

@@ -77,6 +77,13 @@ engine default ``grstream.engine.rounds.LOCAL_FRACTION`` (1/8), 0.0 elsewhere; t
 applies it. A zero-copied pull unit's ``balance`` is the executor's zero-copy strategy
 (``Capabilities.zerocopy_balance``) unless the user forced one, a push unit's the executor's push
 walk (``Capabilities.push_balance``): the plan holds the strategy that runs.
+issue 8, CPU target (2026-11-25): ``IterationPlan.push_async`` (bool, default False; push plans
+only, for the programs local rounds are for, on executors with ``Capabilities.push_async``): the
+plan's phases are ("gather", "apply") per unit, apply_scope "unit", workers 1. Each unit sends
+from the vertices of its shards whose newest value has not been sent yet (the changed set at
+the start, plus those an earlier unit of the plan changed), applies its receivers at once and
+writes ``cur`` (later units read the new values: Gauss-Seidel); the changed set the plan
+records is the vertices whose new value no unit sent. Results equal the synchronous plans'.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
@@ -146,6 +153,7 @@ class IterationPlan:
     activation: str = ""                  # see ACTIVATIONS: an activation-only plan's sources
     local_rounds: int = 0                 # further in-unit rounds after a unit's apply (async)
     local_fraction: float = 0.0           # a local round's in-unit frontier limit (0: none)
+    push_async: bool = False              # push units apply at once, in order (Gauss-Seidel)
 
     @property
     def shards(self):
@@ -169,7 +177,7 @@ class IterationPlan:
                 "bytes_copy": self.bytes_copy, "bytes_store": self.bytes_store,
                 "plan_direction": self.direction, "frontier_format": self.frontier_format,
                 "activation": self.activation, "local_rounds": self.local_rounds,
-                "local_fraction": self.local_fraction,
+                "local_fraction": self.local_fraction, "push_async": self.push_async,
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
                                 if u.transfer in ("copy", "compact", "zerocopy")}}
 
@@ -181,7 +189,7 @@ class IterationPlan:
                 + f"; publish {self.publish}"
                 + (f" {','.join(self.publish_fields)}" if self.publish_fields else "")
                 + ("; dense" if self.dense else "") + ("; all active" if self.all_active else "")
-                + ("; hoist" if self.hoist else "") + (f"; {self.workers} workers" if self.workers > 1 else "")
+                + ("; hoist" if self.hoist else "") + ("; push async" if self.push_async else "") + (f"; {self.workers} workers" if self.workers > 1 else "")
                 + f"; device {self.bytes_device}B (scratch {self.bytes_scratch}B), "
                   f"pinned {self.bytes_pinned}B, moves {self.bytes_copy}B")
         return "\n".join([head] + [f"  {u}" for u in self.units])

@@ -27,19 +27,17 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import balance
-from .direction import (DirectionRule, choose_direction, choose_format,
-                        gauss_seidel, hoistable, shard_edges, push_allowed, threshold)
+from .direction import (DirectionRule, asynchronous, asynchronous_push, choose_direction,
+                        choose_format, gauss_seidel, hoistable, shard_edges, push_allowed,
+                        threshold)
 from .rounds import allows_local_rounds, local_fraction
 from ..program.push import seed_is_silent
+from .grouping import PARALLEL_EDGES, UnitGrouping
 from .memory import MemoryModel
-from .plan import IterationPlan, Unit
+from .plan import IterationPlan
 from .schedule import needed_arrays
 from ..errors import UsageError
 from .transfers import TransferPolicy
-
-#: below this many active edges a plan runs its units in order on one thread (a pool round trip
-#: costs more than the work)
-PARALLEL_EDGES = 1 << 16
 
 
 def is_dense(spec):
@@ -81,7 +79,7 @@ def shard_facts(store, spec):
     return out
 
 
-class Planner:
+class Planner(UnitGrouping):
     """Plans for one program spec over one memory model.
 
     ``loaded(shard) -> bool`` tells whether a resident shard's data is already in the executor's
@@ -92,9 +90,11 @@ class Planner:
     def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
                  rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True,
-                 local_rounds: int = 0):
+                 local_rounds: int = 0, push_async: bool = True):
         self.spec, self.memory, self.caps = spec, memory, caps
         self.local_rounds = int(local_rounds) if allows_local_rounds(spec, caps) else 0
+        self.push_async = bool(push_async and getattr(caps, "push_async", False)
+                               and asynchronous(spec))
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         self.sizes = np.diff(self.intervals)
@@ -132,6 +132,7 @@ class Planner:
         has no unit and only reduces the aggregates."""
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
         self.transfers.start()
+        self.changed_sum = 0   # the run's changed sets so far (direction.asynchronous_push)
         units = self._units(shards, counts, dense=False)
         self.record, self._pull_next = "frontier", False
         plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
@@ -171,7 +172,7 @@ class Planner:
             [sum(x.num_out_edges if pushed[d] == "out" else x.num_in_edges for d in self.dirs)
              for x in infos], dtype=np.int64)
         self.push_total = int(store.num_edges) * max(len(self.dirs), 1)
-        self.record, self._pull_next = "frontier", False
+        self.record, self._pull_next, self.changed_sum = "frontier", False, 0
         self.run_push, self.run_reason = self.push_ok, self.push_reason
 
     def allow_push(self, program, state, seed):
@@ -193,6 +194,8 @@ class Planner:
         plan (``activation == "changed"``); the engine runs it and calls again with its read
         back, which gets the pull plan."""
         changed = rb.shard_changed
+        if not self._pull_next:   # (else: the same changed set, after its activation plan)
+            self.changed_sum += 0 if changed is None else int(np.sum(changed))
         direction = "pull"
         if self.push_ok and self.run_push and changed is not None and not self._pull_next:
             edges = rb.changed_edges if rb.changed_edges >= 0 else \
@@ -215,15 +218,27 @@ class Planner:
         Streamed units take transfer modes like pull units (a sparse push reads only the changed
         rows of a zero-copied shard), estimated on the push edges per shard: each shard's
         changed vertices times its mean push degree, scaled to ``edges`` (the changed set's
-        walked edges the executor counted; -1: unknown)."""
+        walked edges the executor counted; -1: unknown). Asynchronous plans (plan.py
+        ``push_async``) where :func:`.direction.asynchronous_push` says so."""
         shards = [int(i) for i in np.flatnonzero(counts)]
-        units = [replace(u, direction="push") for u in self._units(shards, counts, dense=False, push=True)]
-        units = self._modes(iteration, units, counts, self.push_shard_edges(counts, edges))
+        walk = self.push_shard_edges(counts, edges)
+        asynchronous = asynchronous_push(self.push_async, self.changed_sum, self.n,
+                                         float(walk.sum()), self.S)
+        if asynchronous and shards:   # one unit per shard; resident ones an earlier unit
+            # may change are visited too, from the first changed one on (visiting costs little)
+            shards = [i for i in range(shards[0], self.S) if counts[i] or i in self.resident]
+        units = [replace(u, direction="push")
+                 for u in self._units(shards, counts, dense=False, push=True,
+                                       single=asynchronous)]
+        units = self._modes(iteration, units, counts, walk)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
-        plan = replace(plan, direction="push", apply_scope="all" if units else "unit",
-                       hoist=False, dense=False)
-        return self._with_format(plan, counts)
+        plan = replace(plan, direction="push", hoist=False, dense=False,
+                       workers=min(plan.workers, self.caps.push_workers or plan.workers))
+        if asynchronous and units:
+            plan = replace(plan, push_async=True, phases=("gather", "apply"), workers=1)
+        return self._with_format(replace(plan, apply_scope="all" if units and not
+                                         plan.push_async else "unit"), counts)
 
     def activation(self, iteration, counts) -> IterationPlan:
         """An activation-only plan over the changed set (``counts`` per shard): the pull
@@ -299,69 +314,6 @@ class Planner:
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
             local_rounds=local, local_fraction=local_fraction(local))
 
-    def _units(self, shards, counts, dense, push=False):
-        mode = self.caps.batch_resident
-        batch = mode == "always" or (mode in ("dense", "dense_push") and dense) or (
-            mode == "dense_push" and push and all(self._is_ready(i) for i in shards))
-        resident_units, loads, streamed = [], [], []
-        run = []
-        touched = set(shards)
-        for i in shards:
-            if self._is_ready(i):
-                if batch:
-                    if run and not self._same_run(run[-1], i, touched):
-                        resident_units.append(run)
-                        run = []
-                    run.append(i)
-                else:
-                    resident_units.append([i])
-            elif i in self.resident:
-                loads.append(i)
-                self.mark_loaded(i)
-            elif streamed and self._joins(streamed[-1], i):
-                streamed[-1].append(i)
-            else:
-                streamed.append([i])
-        if run:
-            resident_units.append(run)
-        resident_units = [u for r in resident_units for u in self._split(r)]
-        mk = self._unit
-        res = [mk(u, "resident", counts) for u in resident_units]
-        loads = [mk([i], "load", counts) for i in loads]
-        self._store_bytes = sum(u.nbytes for u in loads)
-        moved = []
-        for group in streamed:
-            slot = self._slot
-            self._slot = (self._slot + 1) % max(self.memory.slots, 1)
-            src = "pinned" if group[0] in self.pinned else "store"
-            nbytes = self._span_bytes(group)
-            moved.append(mk(group, "copy", counts, slot=slot, source=src, nbytes=nbytes))
-            if src == "store" or any(i not in self.cache_filled for i in group):
-                self._store_bytes += sum(self.memory.regions[i] for i in group
-                                         if src == "store" or i not in self.cache_filled)
-            self.cache_filled.update(i for i in group if i in self.pinned)
-        if mode in ("dense", "dense_push") and dense:
-            # GPU dense: the batched resident shards spread between the moved units, so that each
-            # copy overlaps a resident chunk's kernels
-            moved = _alternate(loads, moved)
-            flat = [i for u in res for i in u.shards]
-            chunks = [[int(i) for i in p] for p in np.array_split(np.asarray(flat, dtype=np.int64),
-                                                                   len(moved) + 1)]
-            first = [mk(chunks[0], "resident", counts)] if chunks[0] else []
-            rest = [mk(c, "resident", counts) if c else None for c in chunks[1:]]
-            out = list(first)
-            for unit, chunk in zip(moved, rest):
-                out.append(unit)
-                if chunk is not None:
-                    out.append(chunk)
-            return out
-        return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
-
-    def _is_ready(self, i):
-        """Resident shard ``i`` is loaded (remembered: it stays until the session evicts)."""
-        ready = self._ready
-        return i in ready or (i in self.resident and self.loaded(i) and not ready.add(i))
-
     def _hoist_pays(self, shards, counts):
         """Hoisting computes one message per vertex of the graph: an executor that may skip it
         (``caps.adaptive_hoist``) does when the frontier's edges are fewer than the vertices."""
@@ -369,73 +321,3 @@ class Planner:
             return True
         work = sum(self._edges[i] * int(counts[i]) / max(int(self.sizes[i]), 1) for i in shards)
         return work >= self.n
-
-    def _same_run(self, a, b, touched):
-        """Whether loaded resident shards a < b can share a unit: every shard between them is
-        resident and skipped this iteration, so one pass over the run's data covers both and no
-        other unit works on the vertices between them."""
-        return all(j in self.resident and j not in touched for j in range(a + 1, b))
-
-    def _split(self, run):
-        """A run of resident shards as ``workers`` units of about equal edges when worth it, and
-        in pieces of at most ``caps.unit_edges`` edges (one shard at least)."""
-        limit, k = self.caps.unit_edges, self.caps.workers
-        if len(run) <= 1 or (limit is None and k <= 1):
-            return [run]
-        total = sum(self._edges[i] for i in run)
-        if limit is not None and total > limit:
-            pieces, cur, size = [], [], 0
-            for i in run:
-                if cur and size + int(self.unit_edges[i]) > limit:
-                    pieces.append(cur)
-                    cur, size = [], 0
-                cur.append(i)
-                size += int(self.unit_edges[i])
-            return pieces + [cur]
-        if k <= 1 or total < PARALLEL_EDGES:
-            return [run]
-        cum = np.cumsum(self.unit_edges[run])
-        cuts = np.searchsorted(cum, cum[-1] * np.arange(1, k) / k, side="left") + 1
-        bounds = [0] + sorted(set(int(c) for c in cuts if 0 < c < len(run))) + [len(run)]
-        return [run[a:b] for a, b in zip(bounds, bounds[1:])]
-
-    def _unit(self, shards, transfer, counts, slot=None, source="", nbytes=None):
-        facts = [self.facts[i] for i in shards]
-        actives = [int(counts[i]) for i in shards]
-        if nbytes is None:
-            nbytes = self._span_bytes(shards) if transfer == "load" else 0
-        return Unit(shards=tuple(int(i) for i in shards), transfer=transfer,
-                    balance=balance.choose(self.caps.kind, facts, actives, self.spec, self.caps),
-                    slot=slot,
-                    source=source, active=int(sum(actives)), nbytes=int(nbytes))
-
-    def _span_bytes(self, group):
-        """Bytes one copy of ``group`` moves: the pinned-cache span from its first shard's start to
-        its last shard's end (one range), or the sum of the regions."""
-        regions = self.memory.regions
-        if len(group) > 1:
-            offs = self.memory.pinned_offsets
-            return offs[group[-1]] + regions[group[-1]] - offs[group[0]]
-        return int(regions[group[0]])
-
-    def _joins(self, unit, j):
-        """Streamed shard ``j`` can share ``unit``'s copy: both in the pinned cache, ``j`` right
-        after the unit's last shard there, and the whole range fits one slot."""
-        if self.caps.batch_copies is False:
-            return False
-        offs, regions = self.memory.pinned_offsets, self.memory.regions
-        last = unit[-1]
-        if j not in offs or last not in offs or offs[j] != offs[last] + regions[last]:
-            return False
-        return offs[j] + regions[j] - offs[unit[0]] <= self.memory.slot_bytes
-
-
-def _alternate(first, second):
-    """first[0], second[0], first[1], second[1], ... then the rest of the longer one."""
-    out = []
-    for k in range(max(len(first), len(second))):
-        if k < len(first):
-            out.append(first[k])
-        if k < len(second):
-            out.append(second[k])
-    return out

@@ -61,7 +61,9 @@ class Session:
     **options
         Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
         and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
-        programs declaring ``asynchronous = True`` (docs/PROGRAMS.md).
+        programs declaring ``asynchronous = True`` (docs/PROGRAMS.md); ``push_async`` (bool,
+        default True): such programs' push iterations run asynchronously where the executor
+        can (IterationPlan.push_async), False keeps them synchronous.
 
     Examples
     --------
@@ -89,10 +91,11 @@ class Session:
         self.store = store
         self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
         self.progress = progress
-        # asynchronous local rounds (IterationPlan.local_rounds): an engine option, not the executor's
+        # asynchronous local rounds and push plans: the engine's options, not the executor's
         self.local_rounds = int(options.pop("local_rounds", 0) or 0)
         if self.local_rounds < 0:
             raise UsageError(f"local_rounds must be >= 0, not {self.local_rounds}")
+        self.push_async = bool(options.pop("push_async", True))
         self.options = options
         self._prepared = {}
         self.shared, self.loaded = {}, set()
@@ -157,7 +160,8 @@ class Session:
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
                           rule=rule, lanes=bool(lanes), push_room=bool(pushing),
-                          local_rounds=0 if lanes else self.local_rounds)
+                          local_rounds=0 if lanes else self.local_rounds,
+                          push_async=self.push_async)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
 

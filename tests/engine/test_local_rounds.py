@@ -16,7 +16,9 @@ from ..algorithms.conftest import BUDGETS, budget_for, build, random_edges
 
 def both(program_for, store, budget, rounds, threads=1, direction="auto"):
     # local rounds run in pull units (a push iteration has none): "pull" makes every one pull
-    sync = gr.run(program_for(), store, memory_budget=budget, backend_options={"threads": threads})
+    # (push plans are asynchronous by default: the reference is the synchronous run)
+    sync = gr.run(program_for(), store, memory_budget=budget,
+                  backend_options={"threads": threads, "push_async": False})
     local = gr.run(program_for(), store, memory_budget=budget, direction=direction,
                    backend_options={"threads": threads, "local_rounds": rounds})
     return sync, local

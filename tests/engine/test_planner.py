@@ -4,7 +4,9 @@ import pytest
 
 import grstream as gr
 from grstream.algorithms.bfs import BFS
+from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
+from grstream.engine import direction as direction_mod
 from grstream.engine.executor import Capabilities
 from grstream.engine.memory import Footprint, plan_memory
 from grstream.engine.planner import Planner
@@ -115,7 +117,8 @@ def test_workers_split_large_resident_runs(tmp_path):
     assert plan.units[0].shards + plan.units[1].shards == tuple(range(8))
 
 
-def test_plan_is_recorded_in_the_stats(chain):
+def test_plan_is_recorded_in_the_stats(chain, monkeypatch):
+    monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (a small graph)
     r = gr.run(BFS(source=0), chain, direction="pull")
     assert r.stats[0].plan["phases"] == ["gather", "apply", "activate"]
     assert r.stats[-1].plan["transfer"] == {"resident": 1}
@@ -125,6 +128,43 @@ def test_plan_is_recorded_in_the_stats(chain):
     assert {s.plan["plan_direction"] for s in pushed.stats} == {"push"}
     assert pushed.stats[0].plan["phases"] == ["gather"]
     assert pushed.info["direction"]["push_ok"] and pushed.iterations == r.iterations
+    # a BFS wavefront changes each vertex once: it never pushes asynchronously; CC's unseeded
+    # start counts every vertex as changed, so its push plans are asynchronous from the first
+    assert not any(s.plan["push_async"] for s in pushed.stats)
+    cc_pull = gr.run(ConnectedComponents(), chain, direction="pull")
+    cc = gr.run(ConnectedComponents(), chain)
+    assert all(s.plan["phases"] == ["gather", "apply"] and s.plan["push_async"]
+               and s.plan["workers"] == 1 for s in cc.stats)
+    np.testing.assert_array_equal(cc.value, cc_pull.value)
+    assert cc.iterations < cc_pull.iterations
+    sync = gr.run(ConnectedComponents(), chain, backend_options={"push_async": False})
+    assert not any(s.plan["push_async"] for s in sync.stats)
+    assert sync.iterations == cc_pull.iterations
+
+
+def test_asynchronous_push_plans(chain, monkeypatch):
+    rule = direction_mod.asynchronous_push
+    assert rule(True, 100, 100, 4 * 2**14, 4) and not rule(False, 100, 100, 4 * 2**14, 4)
+    assert not rule(True, 99, 100, 4 * 2**14, 4)       # every vertex changed once at most
+    assert not rule(True, 100, 100, 4 * 2**14 - 1, 4)  # too few edges a shard
+    monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (a small graph)
+    caps = Capabilities("cpu", workers=2, push=True, push_async=True)
+    p, _ = planner(chain, ConnectedComponents(), caps=caps)
+    p.seed(np.array([10, 10, 10, 10]), seeded=False)
+    first = p.push(1, np.array([10, 10, 10, 10]))
+    assert not first.push_async and first.phases == ("gather",)   # nothing counted yet
+    p.changed_sum = chain.num_vertices                              # (an unseeded start's)
+    plan = p.push(2, np.array([0, 3, 0, 1]))
+    # one unit per shard, in order on one thread, each applying at once; the resident shards
+    # after the first changed one are visited even without a changed vertex of their own
+    assert plan.push_async and plan.workers == 1 and plan.apply_scope == "unit"
+    assert plan.phases == ("gather", "apply") and plan.skipped == (0,)
+    assert [u.shards for u in plan.units] == [(1,), (2,), (3,)]
+    assert "push async" in str(plan) and plan.summary()["push_async"]
+    # programs that do not declare asynchronous = True, executors without it: synchronous
+    for program, c in ((PageRank(), caps), (ConnectedComponents(), Capabilities("cpu", push=True))):
+        q, _ = planner(chain, program, caps=c)
+        assert not q.push_async
 
 
 def test_hoisting_follows_the_frontier_where_the_executor_allows(chain):

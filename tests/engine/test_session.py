@@ -84,7 +84,8 @@ def test_lanes_equal_separate_runs(tmp_path_factory, n, m, shards, lanes, seed, 
         # the lanes executor holds a power-of-two number of lanes, beside one single run
         held = 1 << (lanes - 1).bit_length()
         low = None if budget == "all" else minimum_budget(programs[0], store) * (held + 1)
-        with gr.Session(store, memory_budget=low) as s:
+        # lanes pull: their reference is the synchronous run (push_async would save iterations)
+        with gr.Session(store, memory_budget=low, push_async=False) as s:
             got = s.run_lanes(programs)
             want = [s.run(cls(source=v)) for v in sources]
         for a, b in zip(got, want):

@@ -125,7 +125,9 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         # gather_from "changed" program reads); local rounds run
         self._changed_parts, self._local = [], 0
         if plan.direction == "push":
-            self.pusher.begin(plan.frontier_format)
+            self.pusher.begin(plan.frontier_format, plan.push_async)
+            if plan.push_async:
+                self.pusher.start_async(self.changed_ids)
         self._ctx = {}
         self.hoisted, self.hoisted_changed = None, False
         if plan.hoist:
@@ -199,9 +201,12 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         t0 = time.perf_counter()
         spec = self.spec
         if plan.direction == "push":
-            index, written, self.changed_ids = self.pusher.apply()
-            self._applied.append((index, tuple(written)))
-            self._changed = len(self.changed_ids)
+            index, written, changed = self.pusher.apply()
+            if plan.push_async:   # (cur holds the values already; the changed set: publish)
+                self._changed += len(changed)
+            else:
+                self._applied.append((index, tuple(written)))
+                self.changed_ids, self._changed = changed, len(changed)
             return self._timed("apply", t0)
         if unit is None:
             index, count, acc, ctx = slice(0, self.n), self.n, self.acc_all, {}
@@ -287,6 +292,8 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
             self.lnext.fill(False)
             self.front_ids = np.flatnonzero(self.lmask.any(axis=1))
         elif plan.direction == "push":   # the record after a push is its changed set
+            if plan.push_async:
+                self.changed_ids = self.pusher.end_async()
             self.front_ids = self.changed_ids
         elif plan.frontier:
             self.front_ids = self._merge_next()

@@ -13,14 +13,17 @@ from grstream.algorithms.bc import DagLevels
 from grstream.algorithms.bfs import BFS, UNREACHED
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
+from grstream.backends.cpu import facts as cpu_facts
 from grstream.backends.cpu.push import push_static
-from grstream.engine import planner as planner_mod
+from grstream.engine import direction as direction_mod, planner as planner_mod
 from grstream.engine.schedule import needed_arrays, shard_bytes
 
 from ...algorithms.conftest import build, minimum_budget, random_edges
 
 #: (direction, queue_fraction): every mode with the queue always (1.0) and never (0.0) chosen
-MODES = [(d, q) for d in ("push", "pull", "auto") for q in (1.0, 0.0)]
+MODES = [(d, q, True) for d in ("push", "pull", "auto") for q in (1.0, 0.0)]
+#: push with asynchronous plans turned off (Session option push_async=False)
+SYNC_MODES = [("push", q, False) for q in (1.0, 0.0)]
 
 
 def push_budget(program, store):
@@ -72,10 +75,18 @@ def check_graph(store, n, src, dst, w, source, budget, **kw):
         want = expected(name, n, src, dst, w, source)
         pull = gr.run(type(program)(**program.param_values), store, direction="pull")
         np.testing.assert_array_equal(pull.value, want)
-        for direction, queue in MODES:
-            got = run(program, store, budget, direction, queue, **kw)
+        for direction, queue, asyn in MODES + SYNC_MODES:
+            opts = kw if asyn else dict(kw, backend_options=dict(
+                kw.get("backend_options", {}), push_async=False))
+            got = run(program, store, budget, direction, queue, **opts)
             np.testing.assert_array_equal(got.value, want, err_msg=f"{name} {direction} {queue}")
-            assert got.iterations == pull.iterations and got.converged
+            assert got.converged
+            # asynchronous push plans (BFS, CC, SSSP) see new values within an iteration and
+            # may need fewer; synchronous ones take the pull's iterations exactly
+            if any(s.plan["push_async"] for s in got.stats):
+                assert asyn and got.iterations <= pull.iterations
+            else:
+                assert got.iterations == pull.iterations
             dirs = {s.plan["plan_direction"] for s in got.stats}
             if direction == "push" and got.stats:
                 assert dirs == {"push"}, (name, budget)
@@ -122,13 +133,22 @@ def test_tight_budget_streams_and_still_pushes(tmp_path, shards):
 def test_worker_threads_push_units_at_once(tmp_path, monkeypatch):
     # every plan with more than one unit runs them on two threads, whatever its size
     monkeypatch.setattr(planner_mod, "PARALLEL_EDGES", 0)
+    monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (CC's plans: asynchronous)
     rng = np.random.default_rng(7)
     src, dst, w = random_edges(rng, 300, 2000, weighted=True)
     store = build(tmp_path, 300, src, dst, w, num_shards=7)
+    # by default the CPU's push plans run their units one at a time (cpu facts PUSH_WORKERS)
+    r = run(BFS(source=5), store, "all", "push", 1.0, backend_options={"threads": 2})
+    assert {s.plan["workers"] for s in r.stats} == {1}
+    monkeypatch.setattr(cpu_facts, "PUSH_WORKERS", None)
     for budget in ("all", "tight"):
         check_graph(store, 300, src, dst, w, 5, budget, backend_options={"threads": 2})
-    r = run(ConnectedComponents(), store, "all", "push", 1.0, backend_options={"threads": 2})
+    r = run(ConnectedComponents(), store, "all", "push", 1.0,
+            backend_options={"threads": 2, "push_async": False})
     assert max(s.plan["workers"] for s in r.stats) == 2
+    # asynchronous push plans run their units in order, on one thread
+    r = run(ConnectedComponents(), store, "all", "push", 1.0, backend_options={"threads": 2})
+    assert all(s.plan["push_async"] and s.plan["workers"] == 1 for s in r.stats)
 
 
 def test_dag_levels_push_equals_pull(tmp_path):

@@ -1,0 +1,152 @@
+"""How the planner groups an iteration's shards into units (Planner's half that only arranges):
+loaded resident shards batched into runs where the executor allows, split among workers or by
+``caps.unit_edges``; shards loaded the first time; streamed shards sharing one copy where they
+lie next to each other in the pinned cache; resident and streamed units alternating so that each
+copy overlaps a resident unit's compute. Kept apart from planner.py, which decides what the units
+are for (direction, transfer, phases)."""
+import numpy as np
+
+from . import balance
+from .plan import Unit
+
+#: below this many active edges a plan runs its units in order on one thread (a pool round trip
+#: costs more than the work), and a run of resident shards is not split among workers
+PARALLEL_EDGES = 1 << 16
+
+
+class UnitGrouping:
+    """Mixin of :class:`grstream.engine.planner.Planner`: the unit-building methods."""
+
+    def _units(self, shards, counts, dense, push=False, single=False):
+        """The units over ``shards``; ``single``: one shard each (asynchronous push plans)."""
+        mode = self.caps.batch_resident
+        batch = not single and (mode == "always" or (mode in ("dense", "dense_push") and dense) or (
+            mode == "dense_push" and push and all(self._is_ready(i) for i in shards)))
+        resident_units, loads, streamed = [], [], []
+        run = []
+        touched = set(shards)
+        for i in shards:
+            if self._is_ready(i):
+                if batch:
+                    if run and not self._same_run(run[-1], i, touched):
+                        resident_units.append(run)
+                        run = []
+                    run.append(i)
+                else:
+                    resident_units.append([i])
+            elif i in self.resident:
+                loads.append(i)
+                self.mark_loaded(i)
+            elif streamed and not single and self._joins(streamed[-1], i):
+                streamed[-1].append(i)
+            else:
+                streamed.append([i])
+        if run:
+            resident_units.append(run)
+        resident_units = [u for r in resident_units for u in self._split(r)]
+        mk = self._unit
+        res = [mk(u, "resident", counts) for u in resident_units]
+        loads = [mk([i], "load", counts) for i in loads]
+        self._store_bytes = sum(u.nbytes for u in loads)
+        moved = []
+        for group in streamed:
+            slot = self._slot
+            self._slot = (self._slot + 1) % max(self.memory.slots, 1)
+            src = "pinned" if group[0] in self.pinned else "store"
+            nbytes = self._span_bytes(group)
+            moved.append(mk(group, "copy", counts, slot=slot, source=src, nbytes=nbytes))
+            if src == "store" or any(i not in self.cache_filled for i in group):
+                self._store_bytes += sum(self.memory.regions[i] for i in group
+                                         if src == "store" or i not in self.cache_filled)
+            self.cache_filled.update(i for i in group if i in self.pinned)
+        if mode in ("dense", "dense_push") and dense:
+            # GPU dense: the batched resident shards spread between the moved units, so that each
+            # copy overlaps a resident chunk's kernels
+            moved = _alternate(loads, moved)
+            flat = [i for u in res for i in u.shards]
+            chunks = [[int(i) for i in p] for p in np.array_split(np.asarray(flat, dtype=np.int64),
+                                                                   len(moved) + 1)]
+            first = [mk(chunks[0], "resident", counts)] if chunks[0] else []
+            rest = [mk(c, "resident", counts) if c else None for c in chunks[1:]]
+            out = list(first)
+            for unit, chunk in zip(moved, rest):
+                out.append(unit)
+                if chunk is not None:
+                    out.append(chunk)
+            return out
+        return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
+
+    def _is_ready(self, i):
+        """Resident shard ``i`` is loaded (remembered: it stays until the session evicts)."""
+        ready = self._ready
+        return i in ready or (i in self.resident and self.loaded(i) and not ready.add(i))
+
+    def _same_run(self, a, b, touched):
+        """Whether loaded resident shards a < b can share a unit: every shard between them is
+        resident and skipped this iteration, so one pass over the run's data covers both and no
+        other unit works on the vertices between them."""
+        return all(j in self.resident and j not in touched for j in range(a + 1, b))
+
+    def _split(self, run):
+        """A run of resident shards as ``workers`` units of about equal edges when worth it, and
+        in pieces of at most ``caps.unit_edges`` edges (one shard at least)."""
+        limit, k = self.caps.unit_edges, self.caps.workers
+        if len(run) <= 1 or (limit is None and k <= 1):
+            return [run]
+        total = sum(self._edges[i] for i in run)
+        if limit is not None and total > limit:
+            pieces, cur, size = [], [], 0
+            for i in run:
+                if cur and size + int(self.unit_edges[i]) > limit:
+                    pieces.append(cur)
+                    cur, size = [], 0
+                cur.append(i)
+                size += int(self.unit_edges[i])
+            return pieces + [cur]
+        if k <= 1 or total < PARALLEL_EDGES:
+            return [run]
+        cum = np.cumsum(self.unit_edges[run])
+        cuts = np.searchsorted(cum, cum[-1] * np.arange(1, k) / k, side="left") + 1
+        bounds = [0] + sorted(set(int(c) for c in cuts if 0 < c < len(run))) + [len(run)]
+        return [run[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    def _unit(self, shards, transfer, counts, slot=None, source="", nbytes=None):
+        facts = [self.facts[i] for i in shards]
+        actives = [int(counts[i]) for i in shards]
+        if nbytes is None:
+            nbytes = self._span_bytes(shards) if transfer == "load" else 0
+        return Unit(shards=tuple(int(i) for i in shards), transfer=transfer,
+                    balance=balance.choose(self.caps.kind, facts, actives, self.spec, self.caps),
+                    slot=slot,
+                    source=source, active=int(sum(actives)), nbytes=int(nbytes))
+
+    def _span_bytes(self, group):
+        """Bytes one copy of ``group`` moves: the pinned-cache span from its first shard's start to
+        its last shard's end (one range), or the sum of the regions."""
+        regions = self.memory.regions
+        if len(group) > 1:
+            offs = self.memory.pinned_offsets
+            return offs[group[-1]] + regions[group[-1]] - offs[group[0]]
+        return int(regions[group[0]])
+
+    def _joins(self, unit, j):
+        """Streamed shard ``j`` can share ``unit``'s copy: both in the pinned cache, ``j`` right
+        after the unit's last shard there, and the whole range fits one slot."""
+        if self.caps.batch_copies is False:
+            return False
+        offs, regions = self.memory.pinned_offsets, self.memory.regions
+        last = unit[-1]
+        if j not in offs or last not in offs or offs[j] != offs[last] + regions[last]:
+            return False
+        return offs[j] + regions[j] - offs[unit[0]] <= self.memory.slot_bytes
+
+
+def _alternate(first, second):
+    """first[0], second[0], first[1], second[1], ... then the rest of the longer one."""
+    out = []
+    for k in range(max(len(first), len(second))):
+        if k < len(first):
+            out.append(first[k])
+        if k < len(second):
+            out.append(second[k])
+    return out
