@@ -51,11 +51,18 @@ def counting_sort(rows, cols, data, num_rows):
     return indptr, out_cols, out_data
 
 
-def transpose(indptr, cols, data, num_cols):
-    """The same edges grouped by column: a stable counting sort by ``cols``, rows in order."""
+def transpose(indptr, cols, data, num_cols, out=None):
+    """The same edges grouped by column: a stable counting sort by ``cols``, rows in order.
+
+    ``out``: the (rows, data) arrays to write, each ``len(cols)`` long and not aliasing the
+    inputs; fresh ones when None.
+    """
     out_ptr = np.empty(num_cols + 1, dtype=indptr.dtype)
-    out_rows = np.empty(len(cols), dtype=indptr.dtype)
-    out_data = np.empty(len(cols), dtype=data.dtype)
+    if out is None:
+        out_rows = np.empty(len(cols), dtype=indptr.dtype)
+        out_data = np.empty(len(cols), dtype=data.dtype)
+    else:
+        out_rows, out_data = out
     csr_tocsc(len(indptr) - 1, num_cols, indptr, cols, data, out_ptr, out_rows, out_data)
     return out_ptr, out_rows, out_data
 
@@ -67,26 +74,34 @@ def weighted_layouts(src, dst, weight, num_vertices, id_dtype, dedup=False):
     ``compress(dst, src, ...)``. ``src`` and ``dst`` share the dtype :func:`index_dtype`;
     ``weight`` has one of ``WEIGHT_DTYPES``. ``dedup`` keeps one edge per pair with the pair's
     minimum weight; the CSC is then counted from the deduplicated CSR, which holds it already.
+    ``dst`` and ``weight`` are overwritten (:func:`csr_layout`).
     """
-    csr, _ = csr_layout(src, dst, weight, num_vertices, dedup)
-    return finish(csr, id_dtype), csc_layout(csr, num_vertices, id_dtype)
+    csr, _, spare = csr_layout(src, dst, weight, num_vertices, dedup)
+    return finish(csr, id_dtype), csc_layout(csr, num_vertices, id_dtype, spare)
 
 
 def csr_layout(src, dst, weight, num_vertices, dedup=False):
     """The CSR of :func:`weighted_layouts` in the index dtype (for :func:`csc_layout` and
-    :func:`finish`), and the in-degrees (``np.diff`` of the offsets), counted before dedup."""
+    :func:`finish`), the in-degrees (``np.diff`` of the offsets, counted before dedup) and the
+    first scatter's arrays, spent, for :func:`csc_layout` to write into.
+
+    ``dst`` and ``weight`` are consumed: the CSR is written into them. Reusing buffers keeps
+    the peak at three edge arrays' worth and spares the first touch of fresh pages, which the
+    random writes of a scatter pay one fault at a time.
+    """
     x_ptr, x_src, x_w = counting_sort(dst, src, weight, num_vertices)
-    csr = transpose(x_ptr, x_src, x_w, num_vertices)
-    del x_src, x_w
+    csr = transpose(x_ptr, x_src, x_w, num_vertices, (dst, weight))
     in_degree = np.diff(x_ptr).astype(np.int64, copy=False)
     if dedup:
         csr = _drop_repeats(*csr)
-    return csr, in_degree
+    return csr, in_degree, (x_src, x_w)
 
 
-def csc_layout(csr, num_vertices, id_dtype):
-    """The CSC of a :func:`csr_layout` result, finished."""
-    return finish(transpose(*csr, num_vertices), id_dtype)
+def csc_layout(csr, num_vertices, id_dtype, spare=None):
+    """The CSC of a :func:`csr_layout` result, finished, written into ``spare`` when given
+    (arrays at least as long as the CSR, not otherwise in use)."""
+    out = None if spare is None else tuple(a[:len(csr[1])] for a in spare)
+    return finish(transpose(*csr, num_vertices, out), id_dtype)
 
 
 def csc_with_positions(csr, num_vertices, id_dtype):

@@ -49,25 +49,26 @@ def build_in_memory(plan, writer):
         elif _counting_applies(plan):
             # weighted: stable counting sorts carry the weights (grstream/partition/counting.py)
             itype = counting.index_dtype(n, sum(len(p[0]) for p in parts))
-            src = _concat([p[0] for p in parts], itype)
-            dst = _concat([p[1] for p in parts], itype)
-            weight = _concat([p[2] for p in parts], plan.options.weight_dtype)
+            src, dst, weight = _consume_parts(parts, itype, plan.options.weight_dtype)
             del parts
-            csr, counted_in = counting.csr_layout(src, dst, weight, n, plan.dedup)
+            csr, counted_in, spare = counting.csr_layout(src, dst, weight, n, plan.dedup)
             del src, dst, weight
             eid = None
             if plan.edge_ids:
                 # the CSC scatter carries each edge's CSR position: that is its edge id
+                del spare
                 csc, eid = counting.csc_with_positions(csr, n, id_dtype)
             else:
                 # the CSC scatter runs on the second thread while the out-sides are written
-                csc = pool.submit(counting.csc_layout, csr, n, id_dtype)
+                csc = pool.submit(counting.csc_layout, csr, n, id_dtype, spare)
+                del spare
             csr = counting.finish(csr, id_dtype)
             if not plan.dedup:
                 in_degree, out_degree = counted_in, np.diff(csr[0])
             del counted_in
-            return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc,
-                                 eid)
+            layouts = [csr, csc]
+            del csr, csc
+            return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts, eid)
         else:
             # keys straight from the chunks: no concatenated id arrays at all
             srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
@@ -81,16 +82,23 @@ def build_in_memory(plan, writer):
             csc = pending.result()
     if not plan.dedup:
         in_degree, out_degree = np.diff(csc[0]), np.diff(csr[0])
-    return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc)
+    layouts = [csr, csc]
+    del csr, csc
+    return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts)
 
 
-def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, csr, csc, eid=None):
-    """Cut both layouts into the planned shards and write them.
+def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts, eid=None):
+    """Cut both layouts, the list ``[csr, csc]`` (emptied: this call holds them alone), into
+    the planned shards and write them.
 
     ``csc`` may be a future: every out-side is then written while it is computed (with the
-    disk writeback of those bytes started before waiting for it), then every in-side.
+    disk writeback of those bytes started before waiting for it), then every in-side, after
+    the CSR is released: the in-sides' page cache then reuses its pages, which costs far less
+    than pages the system has not handed out for a while.
     Edge ids: ``eid`` per CSC edge, or computed from both layouts' input positions.
     """
+    csr, csc = layouts
+    layouts.clear()
     if plan.edge_ids and eid is None:
         eid = _global_edge_ids(csr[3], csc[3])
     intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
@@ -145,6 +153,29 @@ def _concat(arrays, dtype):
         return np.empty(0, dtype=dtype)
     # ids below the vertex count fit ``dtype``: the cast is exact
     return np.concatenate(arrays, dtype=dtype, casting="unsafe")
+
+
+def _consume_parts(parts, id_type, weight_dtype):
+    """The chunks' ids as ``id_type`` and weights, each concatenated, releasing every chunk once
+    it is copied (``parts`` is emptied).
+
+    The chunks' memory is then back with the allocator while the rest of the copies and the
+    first scatter fault in their pages, instead of all of it at the peak; pages the system
+    has not handed out for a while cost far more to fault in than reused ones.
+    """
+    total = sum(len(p[0]) for p in parts)
+    out = (np.empty(total, id_type), np.empty(total, id_type), np.empty(total, weight_dtype))
+    parts.reverse()
+    start = 0
+    while parts:
+        chunk = parts.pop()
+        stop = start + len(chunk[0])
+        for column, target in zip(chunk, out):
+            # ids below the vertex count fit ``id_type``: the cast is exact
+            target[start:stop] = column
+        start = stop
+        del chunk
+    return out
 
 
 def _slice(compressed, lo, hi):
