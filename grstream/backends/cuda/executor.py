@@ -34,6 +34,10 @@ push_memory : bool
     Offer push-only memory models (``Capabilities.push_memory``; default True): where every plan
     of a run pushes (BFS under the GPU's threshold of 1), the budget's resident shards and slots
     hold the CSR alone. False: the regions hold the pull arrays too, for comparison.
+push_hub_edges : int
+    Rows with at least this many edges in a push's walk direction are walked by the whole GPU
+    (push_kernels.py, ``push_hubs``) instead of by one block each; 0 turns the hub path off.
+    Default ``HUB_EDGES`` (8192).
 """
 import time
 
@@ -85,8 +89,11 @@ QUEUE_FRACTION = 0.0
 #: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
 #: Capabilities.push_balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
 ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
+#: push_hub_edges' default: rows of 8192 edges or more take 32 rounds of a 256-thread block in
+#: the TWC block phase, enough to keep a block busy while most of the GPU waits for it
+HUB_EDGES = 8192
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
-           "publish_unit", "push_memory")
+           "publish_unit", "push_memory", "push_hub_edges")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -221,6 +228,9 @@ class CudaExecutor(Executor):
         if merge_items < 1:
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.streams = int(options.get("streams", 4))
+        hub_edges = int(options.get("push_hub_edges", HUB_EDGES))
+        if hub_edges < 0:
+            raise UsageError(f"push_hub_edges must be >= 0 (0: off), not {hub_edges}")
         dense = is_dense(spec)
         # the push buffers exist when the session planned memory for push (footprint option "push")
         ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)
@@ -244,7 +254,7 @@ class CudaExecutor(Executor):
             raise
         self.dirs = gather_directions(spec)
         self.gathers = Gathers(self.dev, store, spec, ks, self.dirs, merge_items, scratch.get("shard tables", 0))
-        self.pushes = Pushes(self.dev, ks)
+        self.pushes = Pushes(self.dev, ks, hub_edges)
         act = activation_arrays(spec)
         self.act_pairs = [(act[k], act[k + 1]) for k in range(0, len(act), 2)]
         self.sizes = np.diff(self.dev.intervals)
