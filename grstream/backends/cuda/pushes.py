@@ -37,13 +37,14 @@ HUB_BLOCKS_PER_SM = 4
 
 
 def hub_shards(intervals, degrees, huge_min):
-    """Per shard, whether a vertex of its interval has ``huge_min`` edges or more in ``degrees``
-    (per vertex); all False when ``huge_min`` is 0 (hub path off)."""
+    """Per shard, the edges of its rows of ``huge_min`` or more edges in ``degrees`` (per
+    vertex): 0 where it has none, everywhere when ``huge_min`` is 0 (hub path off)."""
     bounds = np.asarray(intervals, dtype=np.int64)
     if huge_min <= 0:
-        return np.zeros(len(bounds) - 1, bool)
-    big = np.concatenate(([0], np.cumsum(np.asarray(degrees, np.int64) >= huge_min)))
-    return big[bounds[1:]] > big[bounds[:-1]]
+        return np.zeros(len(bounds) - 1, np.int64)
+    deg = np.asarray(degrees, np.int64)
+    big = np.concatenate(([0], np.cumsum(np.where(deg >= huge_min, deg, 0))))
+    return big[bounds[1:]] - big[bounds[:-1]]
 
 
 class Pushes:
@@ -57,10 +58,12 @@ class Pushes:
         # launch a hub kernel whose list stays empty (one launch, no wrong result)
         self.hub = hub_shards(dev.intervals, dev.push_degree if dev.push_degree is not None else [],
                               self.huge_min if dev.push_degree is not None else 0)
-        self.hub_blocks = 0
+        # the hub kernel's grid: a fixed number of blocks per SM, fewer where the shard's hub rows
+        # cannot give every block a block's worth of edges (a small list exits sooner)
+        self.hub_blocks = np.zeros(len(self.hub), np.int64)
         if self.hub.any():
             sms = dev.device.get_attribute(dev.cuda.device_attribute.MULTIPROCESSOR_COUNT)
-            self.hub_blocks = HUB_BLOCKS_PER_SM * int(sms)
+            self.hub_blocks = np.minimum(HUB_BLOCKS_PER_SM * int(sms), (self.hub + BLOCK - 1) // BLOCK)
         self.props = list(ks.gather_props)
         self.words = (dev.n + 31) // 32
         self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
@@ -134,7 +137,7 @@ class Pushes:
             else:
                 dev.launch(f"push_bitmap_{d}", nv, *head, lo, nv, dev.chg[0], *tail)
             if huge:   # dev.fn: the zero-copy variant's while a zero-copy unit runs
-                dev.fn[f"push_hubs_{d}"].launch((self.hub_blocks, 1), (BLOCK, 1, 1), dev.ex.compute,
+                dev.fn[f"push_hubs_{d}"].launch((int(self.hub_blocks[i]), 1), (BLOCK, 1, 1), dev.ex.compute,
                                                 arrays[ids], *props, dev.hubs, dev.pacc, dev.touched)
 
     def apply(self, plan):

@@ -64,9 +64,10 @@ def test_hub_kernels_compile_with_nvcc(name, id_dtype):
 def test_hub_shards_marks_shards_holding_a_huge_row():
     intervals = np.array([0, 3, 3, 6, 9])
     degrees = np.array([1, 20, 2, 0, 0, 0, 5, 5, 19])
-    assert hub_shards(intervals, degrees, 19).tolist() == [True, False, False, True]
-    assert hub_shards(intervals, degrees, 21).tolist() == [False] * 4
-    assert hub_shards(intervals, degrees, 0).tolist() == [False] * 4   # the path off
+    assert hub_shards(intervals, degrees, 19).tolist() == [20, 0, 0, 19]
+    assert hub_shards(intervals, degrees, 5).tolist() == [20, 0, 0, 29]
+    assert hub_shards(intervals, degrees, 21).tolist() == [0] * 4
+    assert hub_shards(intervals, degrees, 0).tolist() == [0] * 4   # the path off
 
 
 class _Fn:
@@ -116,9 +117,9 @@ def _push_shard(huge_min, shard, push_degree=(1, 900, 3, 0, 2, 2, 2, 2)):
 
 def test_a_shard_with_a_hub_resets_the_list_then_launches_the_hub_kernel():
     """Stream order: reset the counter, the push kernel lists the hubs, the hub kernel walks them
-    with a fixed grid (4 blocks per SM) through dev.fn, the table a zero-copy unit swaps in."""
-    pushes, log = _push_shard(512, 0)
-    assert pushes.hub.tolist() == [True, False] and pushes.hub_blocks == 4 * 132
+    with a fixed grid (4 blocks per SM, enough edges here) through dev.fn, the table a zero-copy unit swaps in."""
+    pushes, log = _push_shard(512, 0, (1, 900000, 3, 0, 2, 2, 2, 2))
+    assert pushes.hub.tolist() == [900000, 0] and pushes.hub_blocks.tolist() == [4 * 132, 0]
     assert [e[0] for e in log] == ["memset", "push_bitmap_out", "hubs"]
     assert log[0][1:] == (14, 0, 2)   # the 8-byte counter at the list's head
     args = log[1][2]
@@ -126,8 +127,13 @@ def test_a_shard_with_a_hub_resets_the_list_then_launches_the_hub_kernel():
     assert log[2][1] == (4 * 132, 1) and log[2][2] == (22, 14, 11, 12)
 
 
+def test_a_small_hub_list_gets_a_block_per_256_edges():
+    pushes, log = _push_shard(512, 0, (1, 900, 3, 0, 2, 2, 2, 2))
+    assert pushes.hub_blocks.tolist() == [4, 0] and log[2][1] == (4, 1)
+
+
 def test_shards_without_hubs_and_the_path_off_launch_the_push_kernel_alone():
-    for huge_min, shard in ((512, 1), (0, 0), (901, 0)):
+    for huge_min, shard in ((512, 1), (0, 0), (901, 0)):   # (degrees: 900 at vertex 1, then < 4)
         _, log = _push_shard(huge_min, shard)
         assert [e[0] for e in log] == ["push_bitmap_out"]
         assert log[0][2][-4] == 0   # huge_min 0: no row is listed
