@@ -16,8 +16,8 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
                         hub does not serialise a warp. Rows of ``huge_min`` edges or more
                         (``huge_min`` > 0) skip the walk: they are appended to the hub list
                         (``hubs``: a counter, then (vertex, beg, end) triples) for push_hubs.
-``push_hubs_{out,in}``  launched right after a push kernel on the same stream, a fixed grid: every
-                        block takes a slice of each listed row's edges (grid-stride, row by row),
+``push_hubs_{out,in}``  launched right after a push kernel on the same stream, a fixed grid that
+                        strides over the listed rows' edges as one range (row by row),
                         so that a shard holding hundreds of hubs (RMAT's low ids) spreads them
                         over the whole GPU instead of walking them one per block in turn (the TWC
                         block phase). Same EDGE code as the push kernels; order is irrelevant to
@@ -83,17 +83,24 @@ SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
 SELECT_QUEUE = ("if (k % spread == 0 && k / spread < count) "
                 "{ r = (long long)queue[qbase + k / spread] - lo; todo = true; }")
 
-#: the hub list's rows walked by the whole grid (launched with a fixed number of blocks): each
-#: block strides over a slice of every row; EDGE is the push kernels' (u: the row's vertex)
+#: the hub list's rows walked by the whole grid (launched with a fixed number of blocks): the grid
+#: strides over the listed rows' edges as one concatenated range, row by row (``at``: where the row
+#: starts in that range, modulo the stride), so that a short row keeps other threads than the row
+#: before it busy instead of the first ones of the grid every time; EDGE is the push kernels'
+#: (u: the row's vertex)
 PUSH_HUBS = Template(r"""
   const unsigned long long listed = *(const unsigned long long*)hubs;
   const long long rows = (long long)(listed < GR_HUB_CAP ? listed : GR_HUB_CAP);
   const long long stride = (long long)gridDim.x * GR_BLOCK;
+  const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  long long at = 0;
   for (long long h = 0; h < rows; ++h) {
     const long long u = hubs[1 + 3 * h], b = hubs[2 + 3 * h], e = hubs[3 + 3 * h];
-    for (long long j = b + (long long)blockIdx.x * GR_BLOCK + threadIdx.x; j < e; j += stride) {
+    const long long first = t >= at ? t - at : t - at + stride;
+    for (long long j = b + first; j < e; j += stride) {
       $EDGE
     }
+    at = (at + (e - b)) % stride;
   }
 """)
 

@@ -4,6 +4,9 @@ by the push kernels and walked by the whole grid (``push_hubs_<d>``, push_kernel
 Source, argument lists, the host-side launch sequence and nvcc compilation run without a GPU;
 the results against the hub path off and scipy need one (``cuda`` mark).
 """
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -203,3 +206,59 @@ def test_hub_graph_has_hubs_past_the_forced_threshold():
     assert (out[:40] >= 150).all() and (inn[:40] >= 150).all()
     assert (out[40:] < 100).all() and (inn[40:] < 100).all()
     assert (out[:40] >= BLOCK_MIN).any() and (inn[:40] >= BLOCK_MIN).any()
+
+
+_HOST_WALK = r"""
+#include <cstdio>
+struct Dim { long long x; };
+static Dim blockIdx, threadIdx, gridDim;
+#define GR_BLOCK 32
+#define GR_HUB_CAP 4096ULL
+static int seen[8192], per_thread[8192];
+static void walk(const long long* hubs) {
+$BODY
+}
+int main() {
+  // rows of 1..150 edges at scattered edge ranges (a gap between rows), then one of 1000
+  long long hubs[1 + 3 * 41] = {41};
+  long long beg = 3;
+  for (int h = 0; h < 41; ++h) {
+    const long long len = h == 40 ? 1000 : 1 + (h * 37) % 150;
+    hubs[1 + 3 * h] = h; hubs[2 + 3 * h] = beg; hubs[3 + 3 * h] = beg + len;
+    beg += len + 2;
+  }
+  gridDim.x = 5;
+  for (blockIdx.x = 0; blockIdx.x < gridDim.x; ++blockIdx.x)
+    for (threadIdx.x = 0; threadIdx.x < GR_BLOCK; ++threadIdx.x) walk(hubs);
+  for (long long j = 0; j < beg; ++j) printf("%d ", seen[j]);
+  printf("\n");
+  for (int t = 0; t < 5 * GR_BLOCK; ++t) printf("%d ", per_thread[t]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_hub_walk_visits_every_listed_edge_once_and_spreads_them_evenly(tmp_path):
+    """The hub kernel's loop (push_kernels.PUSH_HUBS, its EDGE counting visits) run on the host
+    for every thread of a 5-block grid: each listed edge once, none outside the rows, and every
+    thread within one edge of the others although most rows are shorter than the grid."""
+    from grstream.backends.cuda.push_kernels import PUSH_HUBS
+    body = PUSH_HUBS.substitute(EDGE="++seen[j]; ++per_thread[t]; (void)u;")
+    src = tmp_path / "walk.cpp"
+    src.write_text(_HOST_WALK.replace("$BODY", body))
+    exe = tmp_path / "walk"
+    subprocess.run(["g++", "-O1", "-o", str(exe), str(src)], check=True)
+    seen_line, threads_line = subprocess.run([str(exe)], check=True, capture_output=True,
+                                             text=True).stdout.splitlines()
+    seen = np.array(seen_line.split(), int)
+    lens = [1000 if h == 40 else 1 + (h * 37) % 150 for h in range(41)]
+    expect = np.zeros(len(seen), int)
+    beg = 3
+    for n_edges in lens:
+        expect[beg:beg + n_edges] = 1
+        beg += n_edges + 2
+    np.testing.assert_array_equal(seen, expect)
+    per_thread = np.array(threads_line.split(), int)
+    assert per_thread.sum() == sum(lens) and per_thread.max() - per_thread.min() <= 1
