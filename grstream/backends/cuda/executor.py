@@ -57,7 +57,7 @@ from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
 from .gathers import Gathers
 from .movement import Mover, release_shared
-from .pushes import Pushes
+from .pushes import HUB_EDGES, Pushes
 from .schedule import ALIGN, DEFAULT_MARGIN, align, static_buffers
 from .skeletons import MERGE_PER_THREAD, tab_width
 
@@ -89,9 +89,6 @@ QUEUE_FRACTION = 0.0
 #: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
 #: Capabilities.push_balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
 ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
-#: push_hub_edges' default: rows of 8192 edges or more take 32 rounds of a 256-thread block in
-#: the TWC block phase, enough to keep a block busy while most of the GPU waits for it
-HUB_EDGES = 8192
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
            "publish_unit", "push_memory", "push_hub_edges")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
@@ -122,6 +119,9 @@ def _check(options):
     if unknown:
         raise UsageError(f"unknown CUDA option(s) {', '.join(sorted(unknown))}; "
                          f"choose from {', '.join(OPTIONS)}")
+    hub_edges = options.get("push_hub_edges", HUB_EDGES)
+    if isinstance(hub_edges, bool) or not isinstance(hub_edges, (int, np.integer)) or hub_edges < 0:
+        raise UsageError(f"push_hub_edges must be an integer >= 0 (0: off), not {hub_edges!r}")
 
 
 class CudaExecutor(Executor):
@@ -229,8 +229,6 @@ class CudaExecutor(Executor):
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.streams = int(options.get("streams", 4))
         hub_edges = int(options.get("push_hub_edges", HUB_EDGES))
-        if hub_edges < 0:
-            raise UsageError(f"push_hub_edges must be >= 0 (0: off), not {hub_edges}")
         dense = is_dense(spec)
         # the push buffers exist when the session planned memory for push (footprint option "push")
         ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)

@@ -31,6 +31,10 @@ from .skeletons import BLOCK
 #: threads per queued vertex of the queue push kernel (push_kernels.SELECT_QUEUE): one warp each,
 #: so that a block holds 8 changed vertices, not 256 hubs in a row
 QUEUE_SPREAD = 32
+#: the executor option push_hub_edges' default: rows of 8192 edges or more take 32 rounds of a
+#: 256-thread block in the TWC block phase, enough to keep a block busy while most of the GPU
+#: waits for it (a first guess, not yet measured)
+HUB_EDGES = 8192
 #: blocks per multiprocessor of the hub kernel's fixed grid (8 resident blocks of 256 threads fill
 #: an H100 SM; 4 leave room for the next shard's push kernel)
 HUB_BLOCKS_PER_SM = 4

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import grstream as gr
+from grstream.errors import UsageError
 from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
@@ -146,6 +147,10 @@ def test_push_hub_edges_is_an_executor_option():
     from grstream.backends.cuda.executor import HUB_EDGES, OPTIONS, _check
     assert "push_hub_edges" in OPTIONS and HUB_EDGES == 8192
     _check({"push_hub_edges": 16})
+    _check({"push_hub_edges": 0})   # the hub path off
+    for bad in (-1, 1.5, True, "8192"):
+        with pytest.raises(UsageError, match="push_hub_edges"):
+            _check({"push_hub_edges": bad})
 
 
 # ---------------------------------------------------------------- on the GPU
