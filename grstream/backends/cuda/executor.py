@@ -37,7 +37,7 @@ push_memory : bool
 push_hub_edges : int
     Rows with at least this many edges in a push's walk direction are walked by the whole GPU
     (push_kernels.py, ``push_hubs``) instead of by one block each; 0 turns the hub path off.
-    Default ``HUB_EDGES`` (8192).
+    Default ``pushes.HUB_EDGES`` (8192).
 """
 import time
 

@@ -155,9 +155,10 @@ def test_push_hub_edges_is_an_executor_option():
 
 # ---------------------------------------------------------------- on the GPU
 
-def hub_graph(rng, n=2000, m=12000):
+def hub_graph(rng, n=5000, m=30000):
     """RMAT-like skew: 40 hubs at low ids with 150..1500 out- and in-edges each (shards' first
-    rows hold many hubs, as RMAT's), random edges, self-loops and duplicates."""
+    rows hold many hubs, as RMAT's), random edges, self-loops and duplicates; more vertices than
+    the hub list holds (push_kernels.HUB_CAP), so that a threshold of 1 on one shard fills it."""
     src, dst = [rng.integers(0, n, m)], [rng.integers(0, n, m)]
     for h in range(40):
         d = int(rng.integers(150, 1500))
@@ -181,9 +182,10 @@ def hub_stores(tmp_path_factory):
                                                       (5, "minimum", "copy"), (5, "minimum", "zerocopy")])
 @pytest.mark.parametrize("name", list(PUSHED))
 def test_hub_path_equals_no_hub_path_and_scipy(gpu, hub_stores, name, num_shards, kind, transfer):
-    """Pushed throughout with the hub path forced on (a threshold of 100 edges: every hub and
-    some random rows), at the default and off: the same values as scipy, and the same walked
-    edges and changed counts per iteration (the push kernels count a listed row's edges)."""
+    """Pushed throughout with the hub path forced on (a threshold of 100 edges: the hubs; of 1:
+    every row, past a full list on one shard, whose rest stays in the TWC walk), at the default
+    (no row qualifies: off) and off: the same values as scipy, and the same walked edges and
+    changed counts per iteration (the push kernels count a listed row's edges)."""
     from .test_push import PROGRAMS, SOURCE, _budget, reference
     (n, src, dst, w), by_shards = hub_stores
     store = by_shards[num_shards]
@@ -191,19 +193,19 @@ def test_hub_path_equals_no_hub_path_and_scipy(gpu, hub_stores, name, num_shards
     assert SOURCE < 40   # the source is a hub: level 1 pushes from a listed row
     expect = reference(name, n, src, dst, w)
     runs = {}
-    for hub_edges in (100, 8192, 0):
+    for hub_edges in (100, 1, 8192, 0):
         res = gr.run(make(), store, device="cuda", direction="push", **_budget(kind, make(), store),
                      backend_options={"push_hub_edges": hub_edges, "transfer": transfer})
         assert {st.plan["plan_direction"] for st in res.stats} == {"push"}
         np.testing.assert_array_equal(res.values[field], expect, err_msg=f"push_hub_edges={hub_edges}")
         runs[hub_edges] = [(st.changed_vertices, st.active_edges, st.next_active_vertices) for st in res.stats]
-    assert runs[100] == runs[0] == runs[8192]
+    assert runs[100] == runs[1] == runs[0] == runs[8192]
 
 
 def test_hub_graph_has_hubs_past_the_forced_threshold():
     """The GPU test's graph: its 40 hubs pass the forced threshold (100 edges) out and in, and
     some pass a block's worth (skeletons.BLOCK_MIN), where the hub path replaces the block phase;
-    few other rows reach the threshold."""
+    no other row reaches the threshold; more vertices than the hub list holds."""
     from grstream.backends.cuda.skeletons import BLOCK_MIN
     n, src, dst, _ = hub_graph(np.random.default_rng(808))
     out = np.bincount(src, minlength=n)
@@ -211,6 +213,7 @@ def test_hub_graph_has_hubs_past_the_forced_threshold():
     assert (out[:40] >= 150).all() and (inn[:40] >= 150).all()
     assert (out[40:] < 100).all() and (inn[40:] < 100).all()
     assert (out[:40] >= BLOCK_MIN).any() and (inn[:40] >= BLOCK_MIN).any()
+    assert n > HUB_CAP
 
 
 _HOST_WALK = r"""
