@@ -12,7 +12,7 @@ import numpy as np
 
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
-                           PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY, SELECT_BITMAP, SELECT_QUEUE,
+                           PUSH_HUBS, PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY, SELECT_BITMAP, SELECT_QUEUE,
                            SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
                         MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
@@ -50,8 +50,12 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
     elif phase.startswith("push_bitmap") or phase.startswith("push_queue"):
         select = ([S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg")] if "bitmap" in phase
                   else [S(I64, "lo"), S(I64, "count"), V("gr_id_t", "queue"), S(I64, "qbase"), S(I32, "spread")])
-        args = shard + edge + select + [V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
+        args = shard + edge + select + [V("long long", "hubs", False), S(I64, "huge_min"),
+                                        V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
                                         V("unsigned long long", "counters", False)]
+    elif phase.startswith("push_hubs"):
+        args = [V("gr_id_t", "nbr")] + edge + [V("long long", "hubs"), V("gr_msg_t", "pacc", False),
+                                               V("unsigned", "touched", False)]
     elif phase == "push_apply":
         args = [S(I64, "words"), V("unsigned", "touched", False), V("gr_msg_t", "pacc", False),
                         V("unsigned", "next", False), V("unsigned", "chg_next", False),
@@ -245,6 +249,7 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
                                         SKIP=SKIP_IDEMPOTENT if monoid.idempotent else "")
             for fmt, select in (("bitmap", SELECT_BITMAP), ("queue", SELECT_QUEUE)):
                 mod.add(f"push_{fmt}_{d}", PUSH_TWC.substitute(SELECT=select, EDGE=edge), props)
+            mod.add(f"push_hubs_{d}", PUSH_HUBS.substitute(EDGE=edge), props)
         mod.add("push_apply", PUSH_APPLY_BITMAP.substitute(
             ONE=PUSH_APPLY_ONE.substitute(MARK="out |= 1u << b;"), TAIL=PUSH_APPLY_TAIL))
         mod.add("queue_start", QUEUE_START_BODY)

@@ -112,7 +112,7 @@ class DeviceState:
         self.pacc, self.touched = get("push accumulator"), get("touched")
         self.chg = [get("changed 0"), get("changed 1")]
         self.pdeg, self.cq = get("push degree"), get("changed queue")
-        self.cursors = get("push cursors")
+        self.cursors, self.hubs = get("push cursors"), get("hub rows")
         # edges a push walks per vertex (its walk directions' degrees), built once: uploaded for
         # the apply kernels' edge counts, kept on the host for the seed's (pushes.py)
         self.push_degree = None

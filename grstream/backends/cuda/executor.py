@@ -34,6 +34,10 @@ push_memory : bool
     Offer push-only memory models (``Capabilities.push_memory``; default True): where every plan
     of a run pushes (BFS under the GPU's threshold of 1), the budget's resident shards and slots
     hold the CSR alone. False: the regions hold the pull arrays too, for comparison.
+push_hub_edges : int
+    Rows with at least this many edges in a push's walk direction are walked by the whole GPU
+    (push_kernels.py, ``push_hubs``) instead of by one block each; 0 turns the hub path off.
+    Default ``pushes.HUB_EDGES`` (8192).
 """
 import time
 
@@ -53,7 +57,7 @@ from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
 from .gathers import Gathers
 from .movement import Mover, release_shared
-from .pushes import Pushes
+from .pushes import HUB_EDGES, Pushes
 from .schedule import ALIGN, DEFAULT_MARGIN, align, static_buffers
 from .skeletons import MERGE_PER_THREAD, tab_width
 
@@ -86,7 +90,7 @@ QUEUE_FRACTION = 0.0
 #: Capabilities.push_balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
 ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
-           "publish_unit", "push_memory")
+           "publish_unit", "push_memory", "push_hub_edges")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -115,6 +119,9 @@ def _check(options):
     if unknown:
         raise UsageError(f"unknown CUDA option(s) {', '.join(sorted(unknown))}; "
                          f"choose from {', '.join(OPTIONS)}")
+    hub_edges = options.get("push_hub_edges", HUB_EDGES)
+    if isinstance(hub_edges, bool) or not isinstance(hub_edges, (int, np.integer)) or hub_edges < 0:
+        raise UsageError(f"push_hub_edges must be an integer >= 0 (0: off), not {hub_edges!r}")
 
 
 class CudaExecutor(Executor):
@@ -221,6 +228,7 @@ class CudaExecutor(Executor):
         if merge_items < 1:
             raise UsageError(f"merge_items must be >= 1, not {merge_items}")
         self.streams = int(options.get("streams", 4))
+        hub_edges = int(options.get("push_hub_edges", HUB_EDGES))
         dense = is_dense(spec)
         # the push buffers exist when the session planned memory for push (footprint option "push")
         ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)
@@ -244,7 +252,7 @@ class CudaExecutor(Executor):
             raise
         self.dirs = gather_directions(spec)
         self.gathers = Gathers(self.dev, store, spec, ks, self.dirs, merge_items, scratch.get("shard tables", 0))
-        self.pushes = Pushes(self.dev, ks)
+        self.pushes = Pushes(self.dev, ks, hub_edges)
         act = activation_arrays(spec)
         self.act_pairs = [(act[k], act[k + 1]) for k in range(0, len(act), 2)]
         self.sizes = np.diff(self.dev.intervals)

@@ -13,7 +13,15 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
                         destination w; programs gathering over in-edges), ``in`` the CSC
                         (in-edges: ``gather_map(w, u)`` to the source w; programs gathering over
                         out-edges). Thread / warp / block mapping by degree as the TWC gather, so a
-                        hub does not serialise a warp.
+                        hub does not serialise a warp. Rows of ``huge_min`` edges or more
+                        (``huge_min`` > 0) skip the walk: they are appended to the hub list
+                        (``hubs``: a counter, then (vertex, beg, end) triples) for push_hubs.
+``push_hubs_{out,in}``  launched right after a push kernel on the same stream, a fixed grid that
+                        strides over the listed rows' edges as one range (row by row),
+                        so that a shard holding hundreds of hubs (RMAT's low ids) spreads them
+                        over the whole GPU instead of walking them one per block in turn (the TWC
+                        block phase). Same EDGE code as the push kernels; order is irrelevant to
+                        the monoid atomics, so the results are the same.
 ``push_apply``          apply over the touched vertices, a thread per word of the touched bitmap
                         (whatever the frontier format: a touched queue cost more than it saved,
                         its appends contending on one counter). It resets the slot to the
@@ -31,14 +39,19 @@ from string import Template
 
 from .skeletons import TWC_HEAD, TWC_PHASES
 
+#: rows the hub list holds (a push kernel leaves the rest in its block phase): 96 KiB of device
+#: memory; RMAT-24 has about 33,000 rows of 8192 edges or more in all, far fewer per shard
+HUB_CAP = 4096
+
 #: the push prelude: touching a vertex (read the bit first: most touches are repeats)
-PUSH_PRELUDE = r"""
+PUSH_PRELUDE = Template(r"""
 // ---------------- push helpers (grstream/backends/cuda/push_kernels.py) ----------------
+#define GR_HUB_CAP ${HUB_CAP}ULL
 __device__ __forceinline__ void gr_touch(unsigned* t, long long w) {
   const unsigned bit = 1u << (w & 31);
   if (!(t[w >> 5] & bit)) atomicOr(t + (w >> 5), bit);
 }
-"""
+""").substitute(HUB_CAP=HUB_CAP)
 
 # Thread/warp/block mapping over the edges of the selected rows of one shard: the TWC walk of
 # skeletons.py (its head and phases) over row ``r`` instead of ``k``. SELECT sets ``r`` (the row
@@ -50,7 +63,13 @@ _PUSH_SELECT = r"""  long long beg = 0, end = 0, r = 0;
   if (todo) { beg = indptr[r]; end = indptr[r + 1]; todo = end > beg; }
   unsigned long long walked = todo ? (unsigned long long)(end - beg) : 0ULL;
   for (int o = 16; o > 0; o >>= 1) walked += __shfl_down_sync(GR_FULL, walked, o);
-  if (lane == 0 && walked) atomicAdd(&counters[1], walked);"""
+  if (lane == 0 && walked) atomicAdd(&counters[1], walked);
+  // huge rows go to the hub list (push_hubs walks them with the whole grid); a full list leaves
+  // the rest to the block phase, so the list's size bounds memory, never correctness
+  if (todo && huge_min > 0 && end - beg >= huge_min) {
+    const unsigned long long at = atomicAdd((unsigned long long*)hubs, 1ULL);
+    if (at < GR_HUB_CAP) { hubs[1 + 3 * at] = lo + r; hubs[2 + 3 * at] = beg; hubs[3 + 3 * at] = end; todo = false; }
+  }"""
 _SOURCE_VERTEX = "const long long u = v;"
 PUSH_TWC = Template(Template(TWC_HEAD).safe_substitute(BID="blockIdx.x") + _PUSH_SELECT + Template(
     TWC_PHASES).safe_substitute(ROW="r", BLOCK_BEGIN=_SOURCE_VERTEX, WARP_BEGIN=_SOURCE_VERTEX,
@@ -63,6 +82,27 @@ SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
 #: kernel, whose 1.4% density leaves about 4 per block)
 SELECT_QUEUE = ("if (k % spread == 0 && k / spread < count) "
                 "{ r = (long long)queue[qbase + k / spread] - lo; todo = true; }")
+
+#: the hub list's rows walked by the whole grid (launched with a fixed number of blocks): the grid
+#: strides over the listed rows' edges as one concatenated range, row by row (``at``: where the row
+#: starts in that range, modulo the stride), so that a short row keeps other threads than the row
+#: before it busy instead of the first ones of the grid every time; EDGE is the push kernels'
+#: (u: the row's vertex)
+PUSH_HUBS = Template(r"""
+  const unsigned long long listed = *(const unsigned long long*)hubs;
+  const long long rows = (long long)(listed < GR_HUB_CAP ? listed : GR_HUB_CAP);
+  const long long stride = (long long)gridDim.x * GR_BLOCK;
+  const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  long long at = 0;
+  for (long long h = 0; h < rows; ++h) {
+    const long long u = hubs[1 + 3 * h], b = hubs[2 + 3 * h], e = hubs[3 + 3 * h];
+    const long long first = t >= at ? t - at : t - at + stride;
+    for (long long j = b + first; j < e; j += stride) {
+      $EDGE
+    }
+    at = (at + (e - b)) % stride;
+  }
+""")
 
 #: one edge of a push: the message combined into the receiver's slot with the monoid's atomic.
 #: ``SKIP`` (idempotent monoids: min, max, or, and) first reads the slot and leaves out the atomic

@@ -16,22 +16,58 @@ push the program, ``ks.push_dirs``):
   kernels test the shard interval's bits, a thread per vertex of the interval. Either way the
   apply walks the touched bitmap's words.
 
+Hub rows (``huge_min`` edges or more in a walk direction, the executor's ``push_hub_edges``) are
+walked by ``push_hubs_<d>`` with a fixed grid after each push kernel (push_kernels.py); a shard
+none of whose vertices reaches ``huge_min`` push degree launches neither the hub kernel nor
+the counter reset (the push kernel gets ``huge_min`` 0).
+
 Counts per shard of the changed set are read back every iteration (``Readback.shard_changed``);
 the host keeps them to size the queue launches of the next push (no extra synchronisation).
 """
 import numpy as np
 
+from .skeletons import BLOCK
+
 #: threads per queued vertex of the queue push kernel (push_kernels.SELECT_QUEUE): one warp each,
 #: so that a block holds 8 changed vertices, not 256 hubs in a row
 QUEUE_SPREAD = 32
+#: the executor option push_hub_edges' default: rows of 8192 edges or more take 32 rounds of a
+#: 256-thread block in the TWC block phase, enough to keep a block busy while most of the GPU
+#: waits for it (a first guess, not yet measured)
+HUB_EDGES = 8192
+#: blocks per multiprocessor of the hub kernel's fixed grid (8 resident blocks of 256 threads fill
+#: an H100 SM; 4 leave room for the next shard's push kernel)
+HUB_BLOCKS_PER_SM = 4
+
+
+def hub_shards(intervals, degrees, huge_min):
+    """Per shard, the edges of its rows of ``huge_min`` or more edges in ``degrees`` (per
+    vertex): 0 where it has none, everywhere when ``huge_min`` is 0 (hub path off)."""
+    bounds = np.asarray(intervals, dtype=np.int64)
+    if huge_min <= 0:
+        return np.zeros(len(bounds) - 1, np.int64)
+    deg = np.asarray(degrees, np.int64)
+    big = np.concatenate(([0], np.cumsum(np.where(deg >= huge_min, deg, 0))))
+    return big[bounds[1:]] - big[bounds[:-1]]
 
 
 class Pushes:
     """Launches of push plans over the shards the mover delivered."""
 
-    def __init__(self, dev, ks):
+    def __init__(self, dev, ks, huge_min=0):
         self.dev, self.ks = dev, ks
         self.walks = tuple(ks.push_dirs)
+        self.huge_min = int(huge_min)
+        # by the push degree (the sum over the walks): exact for one walk, for two a shard may
+        # launch a hub kernel whose list stays empty (one launch, no wrong result)
+        self.hub = hub_shards(dev.intervals, dev.push_degree if dev.push_degree is not None else [],
+                              self.huge_min if dev.push_degree is not None else 0)
+        # the hub kernel's grid: a fixed number of blocks per SM, fewer where the shard's hub rows
+        # cannot give every block a block's worth of edges (a small list exits sooner)
+        self.hub_blocks = np.zeros(len(self.hub), np.int64)
+        if self.hub.any():
+            sms = dev.device.get_attribute(dev.cuda.device_attribute.MULTIPROCESSOR_COUNT)
+            self.hub_blocks = np.minimum(HUB_BLOCKS_PER_SM * int(sms), (self.hub + BLOCK - 1) // BLOCK)
         self.props = list(ks.gather_props)
         self.words = (dev.n + 31) // 32
         self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
@@ -95,12 +131,18 @@ class Pushes:
             ne = int(arrays.lengths[ids])
             props = [edge_prop(arrays, d, p, i, ne) for p in self.props]
             head = (arrays[f"{d}/indptr"], arrays[ids], *props)
-            tail = (dev.pacc, dev.touched, dev.rb_dev)
+            huge = self.huge_min if self.hub[i] else 0
+            if huge:   # an empty hub list for this launch (stream order: the last hub kernel ran)
+                dev.cuda.memset_d32_async(dev.hubs, 0, 2, dev.ex.compute)
+            tail = (dev.hubs, huge, dev.pacc, dev.touched, dev.rb_dev)
             if plan.frontier_format == "queue":
                 dev.launch(f"push_queue_{d}", count * QUEUE_SPREAD, *head, lo, count, dev.cq, int(self.qbase[i]),
                            QUEUE_SPREAD, *tail)
             else:
                 dev.launch(f"push_bitmap_{d}", nv, *head, lo, nv, dev.chg[0], *tail)
+            if huge:   # dev.fn: the zero-copy variant's while a zero-copy unit runs
+                dev.fn[f"push_hubs_{d}"].launch((int(self.hub_blocks[i]), 1), (BLOCK, 1, 1), dev.ex.compute,
+                                                arrays[ids], *props, dev.hubs, dev.pacc, dev.touched)
 
     def apply(self, plan):
         """Apply over the touched vertices; the changed ones form the next frontier."""

@@ -32,8 +32,10 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     in-edges for those in ``permuted``). ``push_id_itemsize`` > 0 (the vertex-id size) adds the
     buffers of push plans: a per-vertex accumulator, the touched bitmap, two changed bitmaps
     (this iteration's and the previous one's), the degree each changed vertex pushes over, the
-    changed queue and the per-shard queue cursors.
+    changed queue, the per-shard queue cursors and the hub list of the push kernels
+    (push_kernels.HUB_CAP rows).
     """
+    from .push_kernels import HUB_CAP
     from .skeletons import AGG_BLOCKS
     if not isinstance(field_dtypes, dict):
         field_dtypes = {f"field{k}": dt for k, dt in enumerate(field_dtypes)}
@@ -65,6 +67,7 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
         out["push degree"] = 4 * max(n, 1)
         out["changed queue"] = int(push_id_itemsize) * max(n, 1)
         out["push cursors"] = 8 * max(S, 1)
+        out["hub rows"] = 8 * (1 + 3 * HUB_CAP)   # a counter, then (vertex, beg, end) per row
     for p, dt in (edge_state or {}).items():
         size = np.dtype(dt).itemsize
         out[f"edge state {p}"] = out[f"edge state {p} (next)"] = int(num_edges) * size
