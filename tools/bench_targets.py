@@ -9,7 +9,8 @@ is the median of the timed runs, start() included, and the last run's iterations
 (direction, transfer modes per shard, publish rule, changed vertices, ms, bytes over the link,
 kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's push budget: vertex
 state with the push buffers + 1/4 of the pull and push regions), the same with the pull arrays
-held too (``push_memory=False``), and in GPU memory, each also with compacted-queue frontiers
+held too (``push_memory=False``), and in GPU memory, each also with the push kernels' hub path
+off (``push_hub_edges=0``; docs/GPU.md "Hub rows") and with compacted-queue frontiers
 below n / 1024 changed vertices (``queue_fraction``; the GPU's default is bitmaps throughout);
 CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with Gauss-Seidel
 iterations (publish "unit"), and with the default direction (which now pulls that way). Values
@@ -120,7 +121,9 @@ def main(argv=None):
     cases = [("bfs_quarter", lambda: BFS(source=source), bq, "level", {}),
              ("bfs_quarter_pull_regions", lambda: BFS(source=source), bq, "level", {"push_memory": False}),
              ("bfs_quarter_queue", lambda: BFS(source=source), bq, "level", {"queue_fraction": 1 / 1024}),
+             ("bfs_quarter_no_hubs", lambda: BFS(source=source), bq, "level", {"push_hub_edges": 0}),
              ("bfs_inmem", lambda: BFS(source=source), None, "level", {}),
+             ("bfs_inmem_no_hubs", lambda: BFS(source=source), None, "level", {"push_hub_edges": 0}),
              ("bfs_inmem_queue", lambda: BFS(source=source), None, "level", {"queue_fraction": 1 / 1024}),
              ("cc_quarter_pull_jacobi", CC, cq[False], "label", {"direction": "pull", "publish_unit": False}),
              ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
