@@ -270,3 +270,15 @@ def test_hub_walk_visits_every_listed_edge_once_and_spreads_them_evenly(tmp_path
     np.testing.assert_array_equal(seen, expect)
     per_thread = np.array(threads_line.split(), int)
     assert per_thread.sum() == sum(lens) and per_thread.max() - per_thread.min() <= 1
+
+
+def test_hub_iterations_are_those_whose_changed_set_has_a_high_mean_degree():
+    from grstream.backends.cuda.pushes import HUB_MEAN_DIV, hub_iteration
+    assert not hub_iteration(0, 10**9, 1)                  # the hub path off
+    assert hub_iteration(8192, -1, 10)                     # the walk unknown (before a readback)
+    assert hub_iteration(8192, 1_400_000, 1)               # a hub alone (BFS level 1 on RMAT)
+    assert hub_iteration(8192, 160_000_000, 238_693)       # mean ~670: hubs carry the walk
+    assert not hub_iteration(8192, 100_000_000, 5_964_564)  # mean ~17: a wide, light wavefront
+    lim = 8192 // HUB_MEAN_DIV
+    assert hub_iteration(8192, lim * 1000, 1000) and not hub_iteration(8192, lim * 1000 - 1, 1000)
+    assert hub_iteration(1, 0, 0) is False and hub_iteration(1, 1, 64)   # tests' tiny thresholds

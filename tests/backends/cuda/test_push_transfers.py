@@ -111,8 +111,11 @@ def test_push_transfer_modes_equal_pull_copy_and_scipy(gpu, push_store, name, bu
                        direction=direction, backend_options=opts)
             what = f"{name} direction={direction} transfer={mode} {budget}"
             np.testing.assert_array_equal(r.values[field], base.values[field], err_msg=what)
-            assert r.info["residency"] != "in-memory", what
             pushed = [s for s in r.stats if s.plan["plan_direction"] == "push"]
+            # the budget is the push model's: a run that pulls throughout (CC under "auto", which
+            # the direction rule pulls) holds no push buffers (the hub list alone is 96 KiB) and
+            # may fit its smaller pull model whole in it; the push runs must stream
+            assert r.info["residency"] != "in-memory" or not pushed, what
             modes = {m for s in pushed for m in s.plan["shard_modes"].values()}
             if direction == "push":
                 assert pushed, what
