@@ -5,7 +5,8 @@ the unit's shards' :class:`ShardFacts`, ``actives`` their active vertex counts, 
 program's ProgramSpec, ``caps`` the executor's Capabilities (``caps.balance``: the strategy the
 user forced, or "auto"); it returns one strategy name per shard. A new executor kind registers its policy with :func:`register`; kinds without one get
 ``"auto"`` (the executor's own default, a transitional state). A unit the transfer policy makes
-zero-copy, and a push unit, take :func:`as_run`'s strategies (the executor's own for those).
+zero-copy, and a push unit, take :func:`as_run`'s strategies (the executor's own for those;
+``"hubs"`` for a push unit whose iteration's senders carry hub rows, :func:`hub_walk`).
 """
 from dataclasses import dataclass
 from typing import Callable, Dict, Sequence, Tuple
@@ -65,18 +66,37 @@ def choose(kind, facts, actives, spec=None, caps=None):
     return tuple(policy(facts, actives, spec, caps))
 
 
+#: a push iteration's units walk with the hub path (strategy ``"hubs"``: rows of
+#: ``caps.push_hub_edges`` edges or more walked by the whole grid) only when the changed set's
+#: mean push degree is at least push_hub_edges / HUB_MEAN_DIV: below that hub rows carry little of
+#: the walk and the hub launches per shard cost more than they save (H100, RMAT-24 BFS: levels
+#: 1-2, mean degree ~670 and more, 7.8 ms instead of 14.7 in GPU memory; the light levels, mean
+#: degree under 20, 0.6-2 ms slower per level with the hub launches; docs/BENCHMARKS.md)
+HUB_MEAN_DIV = 64
 
-def as_run(unit, caps=None):
+
+def hub_walk(caps, edges, changed):
+    """Whether a push from ``changed`` vertices walking ``edges`` edges (-1: unknown) takes the
+    executor's hub path (``caps.push_hub_edges`` > 0, HUB_MEAN_DIV)."""
+    huge = int(getattr(caps, "push_hub_edges", 0) or 0)
+    if huge <= 0:
+        return False
+    return edges < 0 or edges * HUB_MEAN_DIV >= huge * max(int(changed), 1)
+
+
+def as_run(unit, caps=None, hubs=False):
     """The strategies ``unit`` runs with once its transfer and direction are chosen (what the
     plan shows): a push unit walks its edges with the executor's push strategy
-    (``caps.push_balance``: its push kernels have one walk, whatever the user forced); a
-    zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
+    (``caps.push_balance``: its push kernels have one walk, whatever the user forced), or
+    ``"hubs"`` (that walk with the hub path) where ``hubs`` (:func:`hub_walk`); a zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
     (``caps.zerocopy_balance``) unless the user forced one (``caps.balance``); others, and
     executors declaring neither (None), keep the policy's choice."""
     n = len(unit.balance)
     pushed = getattr(caps, "push_balance", None)
     if unit.direction == "push":
-        return (pushed,) * n if pushed is not None else tuple(unit.balance)
+        if pushed is None:
+            return tuple(unit.balance)
+        return ("hubs" if hubs else pushed,) * n
     fixed = getattr(caps, "zerocopy_balance", None)
     forced = getattr(caps, "balance", "auto") or "auto"
     if unit.transfer != "zerocopy" or fixed is None or forced != "auto":

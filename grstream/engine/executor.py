@@ -66,7 +66,7 @@ transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_sec
 ``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
 (default False); 2026-11-25: ``publish_unit`` and ``push_memory`` (default False),
 ``zerocopy_balance`` and ``push_balance`` (default None), ``push_async`` (default False:
-IterationPlan.push_async) and ``push_workers`` (default None).
+IterationPlan.push_async), ``push_workers`` (default None) and ``push_hub_edges`` (default 0).
 """
 from typing import Dict, Iterator, Optional, Tuple
 
@@ -152,6 +152,10 @@ class Capabilities:
         The strategy the executor's push kernels walk a push unit's edges with, whatever the
         user forced (the GPU's: ``"twc"``); the planner gives it to every push unit. None: push
         units keep the policy's choice.
+    push_hub_edges
+        Rows of at least this many edges are walked by the whole device when a push unit's
+        strategy is ``"hubs"`` (the GPU's option ``push_hub_edges``); the planner gives push units
+        that strategy in iterations whose senders carry hub rows (balance.hub_walk). 0: never.
     """
 
     def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
@@ -159,13 +163,15 @@ class Capabilities:
                  transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
                  push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
                  gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False,
-                 zerocopy_balance=None, push_balance=None, push_async=False, push_workers=None):
+                 zerocopy_balance=None, push_balance=None, push_async=False, push_workers=None,
+                 push_hub_edges=0):
         self.transfer, self.calibration = transfer, calibration
         self.push = bool(push)
         self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
         self.local_rounds = bool(local_rounds)
         self.publish_unit, self.push_memory = bool(publish_unit), bool(push_memory)
         self.push_async, self.push_workers = bool(push_async), push_workers
+        self.push_hub_edges = int(push_hub_edges)
         self.gather_changed = bool(gather_changed)
         self.transfers = tuple(transfers)
         self.frontier_formats = tuple(frontier_formats)

@@ -230,7 +230,8 @@ class Planner(UnitGrouping):
         units = [replace(u, direction="push")
                  for u in self._units(shards, counts, dense=False, push=True,
                                        single=asynchronous)]
-        units = self._modes(iteration, units, counts, walk)
+        units = self._modes(iteration, units, counts, walk,
+                            hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts))))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
         plan = replace(plan, direction="push", hoist=False, dense=False,
@@ -270,12 +271,13 @@ class Planner(UnitGrouping):
         return est
 
     # ------------------------------------------------------------------ pieces
-    def _modes(self, iteration, units, counts, edges=None):
+    def _modes(self, iteration, units, counts, edges=None, hubs=False):
         """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py);
         ``edges``: a push plan's walked edges per shard. Then each unit's load balance as the
-        executor runs it with that transfer and direction (balance.as_run)."""
+        executor runs it with that transfer and direction (balance.as_run; ``hubs``: push units
+        take the hub path)."""
         units = self.transfers.modes(iteration, units, counts, edges)
-        return [replace(u, balance=balance.as_run(u, self.caps)) for u in units]
+        return [replace(u, balance=balance.as_run(u, self.caps, hubs)) for u in units]
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
               per_unit=True):

@@ -205,6 +205,7 @@ class CudaExecutor(Executor):
                             publish_unit=bool(options.get("publish_unit", True)),
                             push_memory=bool(options.get("push_memory", True)),
                             zerocopy_balance=ZEROCOPY_BALANCE, push_balance=PUSH_BALANCE,
+                            push_hub_edges=int(options.get("push_hub_edges", HUB_EDGES)),
                             **transfer.capabilities(options))
 
     @classmethod
@@ -375,8 +376,8 @@ class CudaExecutor(Executor):
 
     def gather(self, plan, unit, data):
         if plan.direction == "push" or unit.direction == "push":
-            for arrays in data:
-                self.pushes.shard(plan, arrays, self.gathers.edge_prop)
+            for arrays, strategy in zip(data, unit.balance):
+                self.pushes.shard(plan, arrays, self.gathers.edge_prop, hubs=strategy == "hubs")
             return
         if not self._fused(plan, unit, data, "gather"):
             self._gather(plan, unit, data)

@@ -17,9 +17,10 @@ push the program, ``ks.push_dirs``):
   apply walks the touched bitmap's words.
 
 Hub rows (``huge_min`` edges or more in a walk direction, the executor's ``push_hub_edges``) are
-walked by ``push_hubs_<d>`` with a fixed grid after each push kernel (push_kernels.py); a shard
-none of whose vertices reaches ``huge_min`` push degree launches neither the hub kernel nor
-the counter reset (the push kernel gets ``huge_min`` 0).
+walked by ``push_hubs_<d>`` with a fixed grid after each push kernel (push_kernels.py) where the
+plan gives the shard the strategy ``"hubs"`` (the planner's choice per iteration,
+engine/balance.py ``hub_walk``); a shard none of whose vertices reaches ``huge_min`` push degree
+launches neither the hub kernel nor the counter reset (the push kernel gets ``huge_min`` 0).
 
 Counts per shard of the changed set are read back every iteration (``Readback.shard_changed``);
 the host keeps them to size the queue launches of the next push (no extra synchronisation).
@@ -38,12 +39,6 @@ HUB_EDGES = 8192
 #: blocks per multiprocessor of the hub kernel's fixed grid (8 resident blocks of 256 threads fill
 #: an H100 SM; 4 leave room for the next shard's push kernel)
 HUB_BLOCKS_PER_SM = 4
-#: a push iteration takes the hub path only when the changed set's mean push degree (the walk
-#: read back / changed vertices) is at least huge_min / HUB_MEAN_DIV: below that hub rows carry
-#: little of the walk and the two launches per shard cost more than they save (H100, RMAT-24 BFS:
-#: levels 1-2, mean degree ~670 and more, 7.8 ms instead of 14.7 in GPU memory; the light levels,
-#: mean degree under 20, 0.6-2 ms slower per level with the hub launches)
-HUB_MEAN_DIV = 64
 
 
 def hub_shards(intervals, degrees, huge_min):
@@ -55,14 +50,6 @@ def hub_shards(intervals, degrees, huge_min):
     deg = np.asarray(degrees, np.int64)
     big = np.concatenate(([0], np.cumsum(np.where(deg >= huge_min, deg, 0))))
     return big[bounds[1:]] - big[bounds[:-1]]
-
-
-def hub_iteration(huge_min, edges, changed):
-    """Whether a push from ``changed`` vertices walking ``edges`` edges (-1: unknown) takes the
-    hub path (HUB_MEAN_DIV)."""
-    if huge_min <= 0:
-        return False
-    return edges < 0 or edges * HUB_MEAN_DIV >= huge_min * max(changed, 1)
 
 
 class Pushes:
@@ -87,7 +74,6 @@ class Pushes:
         self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
         self.qbase = np.zeros(dev.S, np.int64)
         self.edges = -1   # edges a push from chg[0] walks (the degree sum over the walks)
-        self.hubs_now = bool(self.huge_min)   # this iteration takes the hub path (begin)
         self._total = None
         self._ids = None
 
@@ -127,15 +113,15 @@ class Pushes:
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
         if computing:
             cuda.memset_d32_async(dev.chg[1], 0, self.words, s)
-        self.hubs_now = hub_iteration(self.huge_min, self.edges, int(self.changed.sum()))
         if plan.direction == "push" and plan.frontier_format == "queue":
             self.qbase = np.concatenate(([0], np.cumsum(self.changed)[:-1])).astype(np.int64)
             dev.fn["queue_start"].launch((1, 1), (32, 1, 1), s, dev.counts_addr(1), dev.S, dev.cursors)
             dev.launch("compact", self.words, dev.chg[0], dev.n, dev.mem["intervals"], dev.S,
                        dev.cursors, dev.cq)
 
-    def shard(self, plan, arrays, edge_prop):
-        """Push from the changed vertices of one delivered shard, every walk direction."""
+    def shard(self, plan, arrays, edge_prop, hubs=True):
+        """Push from the changed vertices of one delivered shard, every walk direction; ``hubs``:
+        the plan's strategy for the shard is "hubs" (balance.hub_walk)."""
         dev = self.dev
         i = arrays.shard
         count = int(self.changed[i])
@@ -147,7 +133,7 @@ class Pushes:
             ne = int(arrays.lengths[ids])
             props = [edge_prop(arrays, d, p, i, ne) for p in self.props]
             head = (arrays[f"{d}/indptr"], arrays[ids], *props)
-            huge = self.huge_min if self.hub[i] and self.hubs_now else 0
+            huge = self.huge_min if hubs and self.hub[i] else 0
             if huge:   # an empty hub list for this launch (stream order: the last hub kernel ran)
                 dev.cuda.memset_d32_async(dev.hubs, 0, 2, dev.ex.compute)
             tail = (dev.hubs, huge, dev.pacc, dev.touched, dev.rb_dev)

@@ -107,7 +107,7 @@ def _fake_dev(push_degree):
     return Dev(), log
 
 
-def _push_shard(huge_min, shard, push_degree=(1, 900, 3, 0, 2, 2, 2, 2)):
+def _push_shard(huge_min, shard, push_degree=(1, 900, 3, 0, 2, 2, 2, 2), hubs=True):
     dev, log = _fake_dev(push_degree)
     ks = type("Ks", (), {"push_dirs": ("out",), "gather_props": ()})
     pushes = Pushes(dev, ks, huge_min)
@@ -115,7 +115,7 @@ def _push_shard(huge_min, shard, push_degree=(1, 900, 3, 0, 2, 2, 2, 2)):
     arrays = type("Arrays", (), {"shard": shard, "lengths": {"out/dst": 10},
                                  "__getitem__": lambda self, k: {"out/indptr": 21, "out/dst": 22}[k]})()
     plan = type("Plan", (), {"frontier_format": "bitmap"})
-    pushes.shard(plan, arrays, None)
+    pushes.shard(plan, arrays, None, hubs=hubs)
     return pushes, log
 
 
@@ -143,9 +143,19 @@ def test_shards_without_hubs_and_the_path_off_launch_the_push_kernel_alone():
         assert log[0][2][-4] == 0   # huge_min 0: no row is listed
 
 
+def test_a_hub_shard_whose_plan_says_twc_launches_the_push_kernel_alone():
+    """The planner gives a push unit "twc" in light iterations (engine/balance.py hub_walk): the
+    shard's hub rows then stay in the push kernel's block phase, no hub launch."""
+    _, log = _push_shard(512, 0, (1, 900000, 3, 0, 2, 2, 2, 2), hubs=False)
+    assert [e[0] for e in log] == ["push_bitmap_out"] and log[0][2][-4] == 0
+
+
 def test_push_hub_edges_is_an_executor_option():
-    from grstream.backends.cuda.executor import HUB_EDGES, OPTIONS, _check
+    from grstream.backends.cuda.executor import HUB_EDGES, OPTIONS, CudaExecutor, _check
     assert "push_hub_edges" in OPTIONS and HUB_EDGES == 8192
+    # the planner reads it from the capabilities (engine/balance.py hub_walk)
+    assert CudaExecutor.capabilities({}).push_hub_edges == HUB_EDGES
+    assert CudaExecutor.capabilities({"push_hub_edges": 0}).push_hub_edges == 0
     _check({"push_hub_edges": 16})
     _check({"push_hub_edges": 0})   # the hub path off
     for bad in (-1, 1.5, True, "8192"):
@@ -271,14 +281,3 @@ def test_hub_walk_visits_every_listed_edge_once_and_spreads_them_evenly(tmp_path
     per_thread = np.array(threads_line.split(), int)
     assert per_thread.sum() == sum(lens) and per_thread.max() - per_thread.min() <= 1
 
-
-def test_hub_iterations_are_those_whose_changed_set_has_a_high_mean_degree():
-    from grstream.backends.cuda.pushes import HUB_MEAN_DIV, hub_iteration
-    assert not hub_iteration(0, 10**9, 1)                  # the hub path off
-    assert hub_iteration(8192, -1, 10)                     # the walk unknown (before a readback)
-    assert hub_iteration(8192, 1_400_000, 1)               # a hub alone (BFS level 1 on RMAT)
-    assert hub_iteration(8192, 160_000_000, 238_693)       # mean ~670: hubs carry the walk
-    assert not hub_iteration(8192, 100_000_000, 5_964_564)  # mean ~17: a wide, light wavefront
-    lim = 8192 // HUB_MEAN_DIV
-    assert hub_iteration(8192, lim * 1000, 1000) and not hub_iteration(8192, lim * 1000 - 1, 1000)
-    assert hub_iteration(1, 0, 0) is False and hub_iteration(1, 1, 64)   # tests' tiny thresholds

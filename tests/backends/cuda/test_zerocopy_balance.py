@@ -75,10 +75,17 @@ def test_push_units_take_the_push_kernels_walk(tmp_path):
             planner = Planner(spec, store, model, caps, facts=skewed_facts(store))
             pull = planner.plan(1, sizes, all_active=False)
             assert "merge" in {b for u in pull.units for b in u.balance}   # the policy's pick
-            plan = planner.push(2, sizes)
+            # a light wavefront (mean push degree 1): the plain walk
+            plan = planner.push(2, sizes, edges=int(sizes.sum()))
             assert plan.direction == "push" and plan.units
             assert {b for u in plan.units for b in u.balance} == {PUSH_BALANCE}
             assert transfer in {u.transfer for u in plan.units}
+            # senders of hub rows (the walk unknown, or mean degree >= push_hub_edges / 64): the
+            # same walk with the hub path, shown as "hubs"
+            for edges in (-1, int(sizes.sum()) * caps.push_hub_edges):
+                hub = planner.push(2, sizes, edges=edges)
+                assert {b for u in hub.units for b in u.balance} == {"hubs"}
+                assert hub.summary()["balance"] == {"hubs": len(hub.shards)}
 
 
 def test_executors_declaring_no_strategy_keep_the_policy_choice():
