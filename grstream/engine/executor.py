@@ -84,7 +84,9 @@ class Capabilities:
     batch_resident
         ``"always"``: several resident shards can be one unit (one pass / launch);
         ``"dense"``: only in dense plans (the GPU's multi-shard gather); ``"dense_push"``: dense
-        plans and push plans whose shards are all resident (no copy would wait behind the unit);
+        plans and push plans, where the executor runs a unit of several shards whose arrays stay
+        put as one launch over a table of them: every loaded resident shard of a push plan in
+        one unit (after the first copies), and the push units read in place (zerocopy) in one;
         ``"never"``.
     batch_copies
         Consecutive streamed shards adjacent in the pinned cache may share one copy (one unit)

@@ -4,6 +4,8 @@ loaded resident shards batched into runs where the executor allows, split among 
 lie next to each other in the pinned cache; resident and streamed units alternating so that each
 copy overlaps a resident unit's compute. Kept apart from planner.py, which decides what the units
 are for (direction, transfer, phases)."""
+from dataclasses import replace
+
 import numpy as np
 
 from . import balance
@@ -20,15 +22,15 @@ class UnitGrouping:
     def _units(self, shards, counts, dense, push=False, single=False):
         """The units over ``shards``; ``single``: one shard each (asynchronous push plans)."""
         mode = self.caps.batch_resident
-        batch = not single and (mode == "always" or (mode in ("dense", "dense_push") and dense) or (
-            mode == "dense_push" and push and all(self._is_ready(i) for i in shards)))
+        tabled = mode == "dense_push" and push and not single   # one launch over a shard table
+        batch = not single and (mode == "always" or (mode in ("dense", "dense_push") and dense) or tabled)
         resident_units, loads, streamed = [], [], []
         run = []
         touched = set(shards)
         for i in shards:
             if self._is_ready(i):
                 if batch:
-                    if run and not self._same_run(run[-1], i, touched):
+                    if run and not tabled and not self._same_run(run[-1], i, touched):
                         resident_units.append(run)
                         run = []
                     run.append(i)
@@ -74,7 +76,34 @@ class UnitGrouping:
                 if chunk is not None:
                     out.append(chunk)
             return out
+        if tabled and res:
+            # the table unit after the first copies, which fill the slots while it runs: each
+            # later copy then waits only for a streamed unit's kernels, not for the whole table's
+            k = max(self.memory.slots, 1)
+            return _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
         return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
+
+    def _batch_zerocopy(self, units):
+        """Push units read in place, as one unit (after the executor's modes; ``batch_resident``
+        "dense_push": the executor runs a multi-shard push unit as one launch over a table of
+        its shards, whose mapped addresses never change), where the first of them was."""
+        if self.caps.batch_resident != "dense_push":
+            return units
+        zc = [u for u in units if u.transfer == "zerocopy" and u.direction == "push"]
+        if len(zc) < 2:
+            return units
+        shards = sorted(i for u in zc for i in u.shards)
+        strategy = {i: b for u in zc for i, b in zip(u.shards, u.balance)}
+        merged = replace(zc[0], shards=tuple(shards), balance=tuple(strategy[i] for i in shards),
+                         active=sum(u.active for u in zc), nbytes=sum(u.nbytes for u in zc))
+        out = []
+        for u in units:
+            if u.transfer == "zerocopy" and u.direction == "push":
+                u = merged if merged is not None else None
+                merged = None
+            if u is not None:
+                out.append(u)
+        return out
 
     def _is_ready(self, i):
         """Resident shard ``i`` is loaded (remembered: it stays until the session evicts)."""

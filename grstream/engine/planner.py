@@ -230,8 +230,8 @@ class Planner(UnitGrouping):
         units = [replace(u, direction="push")
                  for u in self._units(shards, counts, dense=False, push=True,
                                        single=asynchronous)]
-        units = self._modes(iteration, units, counts, walk,
-                            hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts))))
+        units = self._batch_zerocopy(self._modes(iteration, units, counts, walk,
+                                                 hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts)))))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
         plan = replace(plan, direction="push", hoist=False, dense=False,

@@ -1,11 +1,13 @@
-"""The GPU's batch_resident "dense_push": a push plan whose shards are all resident and loaded is
-one unit (one unit's launches, no per-unit events); with a shard to move, the resident shards
-stay one unit each, alternating with the moved ones so that copies overlap their kernels."""
+"""The GPU's batch_resident "dense_push": the loaded resident shards of a push plan are one unit
+(one launch over a table of them), placed after the first copies so that those fill the slots
+while it runs, and the push units read in place (zerocopy) are one unit too; pull plans and the
+"dense" executors keep one unit per shard."""
 import numpy as np
 
 from grstream.algorithms.bfs import BFS
 from grstream.engine.executor import Capabilities
 
+from ..algorithms.conftest import build
 from .test_planner import chain, planner  # noqa: F401  (chain is a fixture)
 
 
@@ -29,19 +31,58 @@ def test_push_plans_of_loaded_resident_shards_are_one_unit(chain):  # noqa: F811
     assert len(q.push(2, counts).units) == 3
 
 
-def test_push_plans_with_a_moved_shard_keep_one_unit_per_resident_shard(chain):  # noqa: F811
-    p, model = planner(chain, BFS(source=0), caps=caps("dense_push"), budget=_two_resident(chain))
-    assert 0 < len(model.resident) < 4
-    counts = np.array([1, 1, 1, 1])
-    p.push(1, counts)
+def test_push_plans_with_moved_shards_batch_the_resident_ones_after_the_first_copies(tmp_path):
+    src = np.arange(79)
+    store = build(tmp_path, 80, src, src + 1, num_shards=8)
+    p, model = planner(store, BFS(source=0), caps=caps("dense_push"), budget=_resident(store, 3, slots=2),
+                       slots=2)
+    resident = sorted(model.resident)
+    assert len(resident) >= 2 and model.slots == 2 and len(resident) < 8
+    counts = np.ones(8, np.int64)
+    p.push(1, counts)   # loads the resident shards
     plan = p.push(2, counts)
-    kinds = [u.transfer for u in plan.units]
-    assert "copy" in kinds and all(len(u.shards) == 1 for u in plan.units)
+    kinds = [(u.transfer, u.shards) for u in plan.units]
+    moved = [u for u in plan.units if u.transfer == "copy"]
+    assert len(moved) == 8 - len(resident) and all(len(u.shards) == 1 for u in moved)
+    # one table unit of every resident shard (not adjacent ones only), after two copies
+    assert kinds[2] == ("resident", tuple(resident)) and [k for k, _ in kinds[:2]] == ["copy", "copy"]
+    assert sum(1 for k, _ in kinds if k == "resident") == 1
+    assert sorted(i for u in plan.units for i in u.shards) == list(range(8))
+    # the "dense" executors: one unit per resident shard
+    q, _ = planner(store, BFS(source=0), caps=caps("dense"), budget=_resident(store, 3, slots=2), slots=2)
+    q.push(1, counts)
+    assert all(len(u.shards) == 1 for u in q.push(2, counts).units)
 
 
-def _two_resident(store):
+def test_push_units_read_in_place_are_one_unit(tmp_path):
+    from grstream.engine import costs as cm
+    from grstream.engine.memory import Footprint, plan_memory
+    from grstream.engine.planner import Planner
+    from grstream.engine.schedule import needed_arrays
+    rng = np.random.default_rng(2)
+    store = build(tmp_path, 4000, rng.integers(0, 4000, 60_000), rng.integers(0, 4000, 60_000), num_shards=4)
+    slow = cm.LinkCosts(bandwidth=1e9, latency=0.0, compact_rate=1e12, zc_sparse=0.5, zc_dense=0.5)
+    names = needed_arrays(BFS.spec, push=True)
+    fp = Footprint(static={"state": 100}, alignment=64)
+    full = plan_memory(store, names, fp)
+    model = plan_memory(store, names, fp, 100 + 2 * max(full.regions), sum(full.regions) + 3 * max(full.regions) - 1,
+                        pinned=True, slots=2)
+    for batch, units in (("dense_push", 1), ("dense", 3)):
+        c = Capabilities("cuda", batch_resident=batch, transfers=("resident", "load", "copy", "zerocopy"),
+                         calibration=lambda: slow, push=True, push_threshold=1.0)
+        p = Planner(BFS.spec, store, model, c)
+        plan = p.push(1, np.array([3, 3, 3, 0]), edges=30)   # shard 3 lies outside the pinned cache
+        assert [u.transfer for u in plan.units] == ["zerocopy"] * units
+        assert sorted(i for u in plan.units for i in u.shards) == [0, 1, 2]
+        assert sum(u.active for u in plan.units) == 9 and all(u.slot is None for u in plan.units)
+        assert plan.summary()["shard_modes"] == {"0": "zerocopy", "1": "zerocopy", "2": "zerocopy"}
+        assert plan.bytes_copy == sum(u.nbytes for u in plan.units) > 0
+
+
+def _resident(store, k, slots=1):
+    """A budget holding ``slots`` slots and the ``k`` smallest shards resident."""
     from grstream.engine.memory import Footprint, plan_memory
     from grstream.engine.schedule import needed_arrays
     model = plan_memory(store, needed_arrays(BFS.spec), Footprint(static={"state": 100}, alignment=64))
     regions = sorted(model.regions)
-    return 100 + regions[-1] + regions[0] + regions[1]   # one slot and two resident shards
+    return 100 + slots * regions[-1] + sum(regions[:k])

@@ -12,8 +12,8 @@ import numpy as np
 
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
-                           PUSH_HUBS, PUSH_PRELUDE, PUSH_TWC, QUEUE_START_BODY, SELECT_BITMAP, SELECT_QUEUE,
-                           SKIP_IDEMPOTENT)
+                           PUSH_HUBS, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY, SELECT_BITMAP,
+                           SELECT_QUEUE, SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
                         MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
@@ -53,6 +53,13 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
         args = shard + edge + select + [V("long long", "hubs", False), S(I64, "huge_min"),
                                         V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
                                         V("unsigned long long", "counters", False)]
+    elif phase.startswith("push_multi_bitmap"):
+        args = [V("long long", "tab"), S(I32, "num_shards"), V("unsigned", "chg"), V("long long", "hubs", False),
+                S(I64, "huge_min"), V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
+                V("unsigned long long", "counters", False)]
+    elif phase.startswith("push_hubs_multi"):
+        args = [V("long long", "tab"), V("long long", "hubs"), V("gr_msg_t", "pacc", False),
+                V("unsigned", "touched", False)]
     elif phase.startswith("push_hubs"):
         args = [V("gr_id_t", "nbr")] + edge + [V("long long", "hubs"), V("gr_msg_t", "pacc", False),
                                                V("unsigned", "touched", False)]
@@ -128,6 +135,20 @@ class KernelSource:
 
 def _c_name(name):
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+#: the multi-shard gathers' accumulator: the per-vertex one at the row's interval
+_ACC_LOCAL = "gr_msg_t* __restrict__ acc = acc_all + lo;"
+
+
+def _row_arrays(row, props, pc):
+    """C declarations of a table row's edge arrays: the edge properties only (``row`` None: the
+    row pointer ``row`` exists), or ``row`` = the row's address and its neighbour ids too."""
+    pad = "  " if row is None else "    "
+    lines = [] if row is None else [f"{pad}const long long* row = {row};",
+                                    f"{pad}const gr_id_t* __restrict__ nbr = (const gr_id_t*)row[1];"]
+    lines += [f"{pad}const {pc[p]}* __restrict__ e_{p} = (const {pc[p]}*)row[{2 + k}];" for k, p in enumerate(props)]
+    return "\n".join(lines)
 
 
 def can_hoist(spec):
@@ -233,6 +254,10 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
     mod.add("mark", MARK_BODY)
     mod.add("count", COUNT_BODY)
 
+    # multi-shard launches: a table row per shard (indptr, ids, edge properties, lo, nv, ne, first block)
+    width = tab_width(len(props))
+    pc = {p: prop_ctypes.get(p, "double") for p in props}
+    multi_props = _row_arrays(None, props, pc)
     atomic = monoid.cuda_atomic if monoid is not None else None
     merge_ok = bool(atomic) and atomic in translated.source
     walks = push_walks(spec, merge_ok)
@@ -249,17 +274,18 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
                                         SKIP=SKIP_IDEMPOTENT if monoid.idempotent else "")
             for fmt, select in (("bitmap", SELECT_BITMAP), ("queue", SELECT_QUEUE)):
                 mod.add(f"push_{fmt}_{d}", PUSH_TWC.substitute(SELECT=select, EDGE=edge), props)
-            mod.add(f"push_hubs_{d}", PUSH_HUBS.substitute(EDGE=edge), props)
+            mod.add(f"push_hubs_{d}", PUSH_HUBS.substitute(EDGE=edge, ROW_ARRAYS=""), props)
+            mod.add(f"push_multi_bitmap_{d}", MULTI_BODY.substitute(
+                W=width, PROPS=multi_props, LOCALS="",
+                BODY=PUSH_TWC_MULTI.substitute(SELECT=SELECT_BITMAP, EDGE=edge)))
+            mod.add(f"push_hubs_multi_{d}", PUSH_HUBS.substitute(EDGE=edge, ROW_ARRAYS=_row_arrays(
+                f"tab + hubs[4 + 4 * h] * {width}", props, pc)))
         mod.add("push_apply", PUSH_APPLY_BITMAP.substitute(
             ONE=PUSH_APPLY_ONE.substitute(MARK="out |= 1u << b;"), TAIL=PUSH_APPLY_TAIL))
         mod.add("queue_start", QUEUE_START_BODY)
         mod.add("compact", COMPACT_BODY)
     if spec.has_gather:
         prop_args = "".join(f", e_{p}[j]" for p in props)
-        width = tab_width(len(props))
-        pc = {p: prop_ctypes.get(p, "double") for p in props}
-        multi_props = "\n".join(f"  const {pc[p]}* __restrict__ e_{p} = (const {pc[p]}*)row[{2 + k}];"
-                                for k, p in enumerate(props))
         directions = ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges]
         for d in directions:
             if hoist:
@@ -277,13 +303,13 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
                 WARP_END=f"x = gr_warp_reduce_msg(x);\n    if (lane == 0) {store}",
                 THREAD_BEGIN="gr_msg_t x = gr_identity_msg();", THREAD_END=store)
             mod.add(f"gather_twc_{d}", TWC.substitute(BID="blockIdx.x", **twc), props)
-            mod.add(f"gather_twc_multi_{d}", MULTI_BODY.substitute(W=width, PROPS=multi_props,
+            mod.add(f"gather_twc_multi_{d}", MULTI_BODY.substitute(W=width, PROPS=multi_props, LOCALS=_ACC_LOCAL,
                                                                   BODY=TWC.substitute(BID="bid", **twc)))
             if merge_ok:
                 merge = dict(GMAP=gmap, ATOMIC=atomic)
                 mod.add(f"gather_merge_{d}", MERGE_BODY.substitute(BID="blockIdx.x", **merge), props)
                 mod.add(f"gather_merge_multi_{d}", MULTI_BODY.substitute(
-                    W=width, PROPS=multi_props, BODY=MERGE_BODY.substitute(BID="bid", **merge)))
+                    W=width, PROPS=multi_props, LOCALS=_ACC_LOCAL, BODY=MERGE_BODY.substitute(BID="bid", **merge)))
         if hoist:
             mod.add("hoist", HOIST_BODY)
     if spec.has_scatter:

@@ -57,7 +57,7 @@ from .compile import module_source
 from .device import DeviceState, ensure_context, release_context
 from .gathers import Gathers
 from .movement import Mover, release_shared
-from .pushes import HUB_EDGES, Pushes
+from .pushes import HUB_EDGES, PUSH_TABLES, Pushes
 from .schedule import ALIGN, DEFAULT_MARGIN, align, static_buffers
 from .skeletons import MERGE_PER_THREAD, tab_width
 
@@ -142,8 +142,12 @@ class CudaExecutor(Executor):
         estate = dict(spec.edge_state)
         permuted = [p for p in ks.gather_props if p in estate] if "in" in dirs else []
         max_in = max((store.shard_info(i).num_in_edges for i in range(S)), default=0)
-        # multi-shard gather tables: a row per resident shard and direction (dense plans only)
+        # multi-shard gather tables: a row per resident shard and direction (dense plans only);
+        # push plans' tables (a unit of resident shards, one of shards read in place) room for
+        # PUSH_TABLES of every shard per walk direction (Gathers.table starts over when full)
         tables = 8 * tab_width(len(ks.gather_props)) * S * len(dirs) if dense else 0
+        if push and ks.push_dirs:
+            tables += 8 * tab_width(len(ks.gather_props)) * S * len(ks.push_dirs) * PUSH_TABLES
         degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
         static = static_buffers(n, dict(spec.vertex_fields), degrees, ks.msg_dtype.itemsize,
                                 int(sizes.max()) if S else 0, S, ks.hoisted,
@@ -376,6 +380,9 @@ class CudaExecutor(Executor):
 
     def gather(self, plan, unit, data):
         if plan.direction == "push" or unit.direction == "push":
+            if len(data) > 1 and unit.transfer in ("resident", "zerocopy") and plan.frontier_format == "bitmap":
+                self.pushes.several(data, unit.transfer, unit.balance, self.gathers.table)
+                return
             for arrays, strategy in zip(data, unit.balance):
                 self.pushes.shard(plan, arrays, self.gathers.edge_prop, hubs=strategy == "hubs")
             return

@@ -94,10 +94,16 @@ class Gathers:
             dev.fn[f"gather_{strategy}_multi_{d}"].launch(
                 (blocks, 1), (BLOCK, 1, 1), dev.ex.compute, addr, rows, hmsg, 0, dev.acc, extra)
 
-    def _table(self, d, strategy, members):
+    def table(self, d, members, transfer):
+        """(device address, rows, blocks) of the table of a multi-shard launch over ``members``
+        (a thread per vertex: the TWC gathers' and the push kernels' rows), whose arrays come
+        by ``transfer`` and never move (resident, or mapped host memory)."""
+        return self._table(d, "twc", members, transfer)
+
+    def _table(self, d, strategy, members, transfer="resident"):
         """The table of a multi-shard gather, written into the scratch region (built once per
         key: a dense run repeats the same groups every iteration)."""
-        key = (d, strategy, tuple(a.shard for a in members))
+        key = (d, strategy, transfer, tuple(a.shard for a in members))
         if key in self.tables:
             return self.tables[key]
         ids = "in/src" if d == "in" else "out/dst"

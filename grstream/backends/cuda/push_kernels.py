@@ -15,13 +15,19 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
                         out-edges). Thread / warp / block mapping by degree as the TWC gather, so a
                         hub does not serialise a warp. Rows of ``huge_min`` edges or more
                         (``huge_min`` > 0) skip the walk: they are appended to the hub list
-                        (``hubs``: a counter, then (vertex, beg, end) triples) for push_hubs.
+                        (``hubs``: a counter, then (vertex, beg, end, table row) per row) for
+                        push_hubs.
+``push_multi_bitmap_{out,in}``  the bitmap kernel over several shards whose arrays stay put
+                        (resident, or read in place from mapped host memory) in one launch, driven
+                        by a table of shard rows as the multi-shard gathers are
+                        (skeletons.MULTI_BODY): one launch per plan unit instead of one per shard.
 ``push_hubs_{out,in}``  launched right after a push kernel on the same stream, a fixed grid that
                         strides over the listed rows' edges as one range (row by row),
                         so that a shard holding hundreds of hubs (RMAT's low ids) spreads them
                         over the whole GPU instead of walking them one per block in turn (the TWC
                         block phase). Same EDGE code as the push kernels; order is irrelevant to
-                        the monoid atomics, so the results are the same.
+                        the monoid atomics, so the results are the same. ``push_hubs_multi``
+                        finds each row's arrays in the table of the multi launch that listed it.
 ``push_apply``          apply over the touched vertices, a thread per word of the touched bitmap
                         (whatever the frontier format: a touched queue cost more than it saved,
                         its appends contending on one counter). It resets the slot to the
@@ -68,13 +74,21 @@ _PUSH_SELECT = r"""  long long beg = 0, end = 0, r = 0;
   // the rest to the block phase, so the list's size bounds memory, never correctness
   if (todo && huge_min > 0 && end - beg >= huge_min) {
     const unsigned long long at = atomicAdd((unsigned long long*)hubs, 1ULL);
-    if (at < GR_HUB_CAP) { hubs[1 + 3 * at] = lo + r; hubs[2 + 3 * at] = beg; hubs[3 + 3 * at] = end; todo = false; }
+    if (at < GR_HUB_CAP) {
+      hubs[1 + 4 * at] = lo + r; hubs[2 + 4 * at] = beg; hubs[3 + 4 * at] = end; hubs[4 + 4 * at] = $HUB_ROW;
+      todo = false;
+    }
   }"""
 _SOURCE_VERTEX = "const long long u = v;"
-PUSH_TWC = Template(Template(TWC_HEAD).safe_substitute(BID="blockIdx.x") + _PUSH_SELECT + Template(
-    TWC_PHASES).safe_substitute(ROW="r", BLOCK_BEGIN=_SOURCE_VERTEX, WARP_BEGIN=_SOURCE_VERTEX,
-                                THREAD_BEGIN=_SOURCE_VERTEX, WARP_END="", THREAD_END="",
-                                BLOCK_END="__syncthreads();   // s_job is rewritten by the next round"))
+#: slots: BID (the block's index within its shard), HUB_ROW (the shard's row in the launch's table,
+#: recorded with each hub row; 0 for a one-shard launch), SELECT, EDGE
+PUSH_TWC_BODY = Template(TWC_HEAD + _PUSH_SELECT + Template(TWC_PHASES).safe_substitute(
+    ROW="r", BLOCK_BEGIN=_SOURCE_VERTEX, WARP_BEGIN=_SOURCE_VERTEX, THREAD_BEGIN=_SOURCE_VERTEX,
+    WARP_END="", THREAD_END="", BLOCK_END="__syncthreads();   // s_job is rewritten by the next round"))
+#: one shard per launch (its arrays are parameters)
+PUSH_TWC = Template(PUSH_TWC_BODY.safe_substitute(BID="blockIdx.x", HUB_ROW="0"))
+#: several shards per launch: the body inside skeletons.MULTI_BODY (a table row per shard)
+PUSH_TWC_MULTI = Template(PUSH_TWC_BODY.safe_substitute(BID="bid", HUB_ROW="s_shard"))
 
 SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
 #: the queue kernel spreads its vertices ``spread`` threads apart: packed, a block of 256 changed
@@ -95,7 +109,8 @@ PUSH_HUBS = Template(r"""
   const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   long long at = 0;
   for (long long h = 0; h < rows; ++h) {
-    const long long u = hubs[1 + 3 * h], b = hubs[2 + 3 * h], e = hubs[3 + 3 * h];
+    const long long u = hubs[1 + 4 * h], b = hubs[2 + 4 * h], e = hubs[3 + 4 * h];
+$ROW_ARRAYS
     const long long first = t >= at ? t - at : t - at + stride;
     for (long long j = b + first; j < e; j += stride) {
       $EDGE

@@ -39,6 +39,9 @@ HUB_EDGES = 8192
 #: blocks per multiprocessor of the hub kernel's fixed grid (8 resident blocks of 256 threads fill
 #: an H100 SM; 4 leave room for the next shard's push kernel)
 HUB_BLOCKS_PER_SM = 4
+#: multi-shard push tables the scratch region holds at once, each of every shard (the distinct
+#: units of a BFS run: a few resident and read-in-place groups, each no larger than S shards)
+PUSH_TABLES = 4
 
 
 def hub_shards(intervals, degrees, huge_min):
@@ -66,9 +69,11 @@ class Pushes:
         # the hub kernel's grid: a fixed number of blocks per SM, fewer where the shard's hub rows
         # cannot give every block a block's worth of edges (a small list exits sooner)
         self.hub_blocks = np.zeros(len(self.hub), np.int64)
+        self.hub_grid = 0
         if self.hub.any():
             sms = dev.device.get_attribute(dev.cuda.device_attribute.MULTIPROCESSOR_COUNT)
-            self.hub_blocks = np.minimum(HUB_BLOCKS_PER_SM * int(sms), (self.hub + BLOCK - 1) // BLOCK)
+            self.hub_grid = HUB_BLOCKS_PER_SM * int(sms)
+            self.hub_blocks = np.minimum(self.hub_grid, (self.hub + BLOCK - 1) // BLOCK)
         self.props = list(ks.gather_props)
         self.words = (dev.n + 31) // 32
         self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
@@ -145,6 +150,27 @@ class Pushes:
             if huge:   # dev.fn: the zero-copy variant's while a zero-copy unit runs
                 dev.fn[f"push_hubs_{d}"].launch((int(self.hub_blocks[i]), 1), (BLOCK, 1, 1), dev.ex.compute,
                                                 arrays[ids], *props, dev.hubs, dev.pacc, dev.touched)
+
+    def several(self, data, transfer, strategies, table):
+        """Push from the changed vertices of several delivered shards whose arrays never move
+        (``transfer`` "resident" or "zerocopy"), bitmap frontier: one launch per walk direction
+        over a table of the shards (``table(d, data, transfer)``: Gathers.table), and one hub
+        launch where the plan gives the hub path and any of them has hub rows."""
+        dev, s = self.dev, self.dev.ex.compute
+        hub = int(self.hub[[a.shard for a in data]].sum()) if any(b == "hubs" for b in strategies) else 0
+        huge = self.huge_min if hub else 0
+        for d in self.walks:
+            addr, rows, blocks = table(d, data, transfer)
+            if not rows:
+                continue
+            if huge:   # an empty hub list for this launch (stream order: the last hub kernel ran)
+                dev.cuda.memset_d32_async(dev.hubs, 0, 2, s)
+            dev.fn[f"push_multi_bitmap_{d}"].launch((blocks, 1), (BLOCK, 1, 1), s, addr, rows, dev.chg[0],
+                                                    dev.hubs, huge, dev.pacc, dev.touched, dev.rb_dev)
+            if huge:   # dev.fn: the zero-copy variant's while a zero-copy unit runs
+                grid = min(self.hub_grid, (hub + BLOCK - 1) // BLOCK)
+                dev.fn[f"push_hubs_multi_{d}"].launch((grid, 1), (BLOCK, 1, 1), s, addr, dev.hubs, dev.pacc,
+                                                      dev.touched)
 
     def apply(self, plan):
         """Apply over the touched vertices; the changed ones form the next frontier."""

@@ -67,7 +67,7 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
         out["push degree"] = 4 * max(n, 1)
         out["changed queue"] = int(push_id_itemsize) * max(n, 1)
         out["push cursors"] = 8 * max(S, 1)
-        out["hub rows"] = 8 * (1 + 3 * HUB_CAP)   # a counter, then (vertex, beg, end) per row
+        out["hub rows"] = 8 * (1 + 4 * HUB_CAP)   # a counter, then (vertex, beg, end, table row)
     for p, dt in (edge_state or {}).items():
         size = np.dtype(dt).itemsize
         out[f"edge state {p}"] = out[f"edge state {p} (next)"] = int(num_edges) * size

@@ -309,7 +309,7 @@ MULTI_BODY = Template(r"""
 $PROPS
   const long long lo = row[$W - 4], nv = row[$W - 3], ne = row[$W - 2];
   const long long bid = (long long)blockIdx.x - row[$W - 1];
-  gr_msg_t* __restrict__ acc = acc_all + lo;
+  $LOCALS
   (void)ne;
 $BODY
 """)

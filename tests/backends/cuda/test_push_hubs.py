@@ -61,7 +61,8 @@ def test_hub_kernels_compile_with_nvcc(name, id_dtype):
         assert ks.push_dirs == ("out", "in")
     assert nvcc_check(ks.source, arch="sm_90", name=f"hubs_{name}")
     zc = zerocopy_source(ks.source)
-    assert zc.count("hubs[1 + 3 * h]") == len(ks.push_dirs)
+    # the one-shard and the multi-shard hub kernel per walk direction
+    assert zc.count("hubs[1 + 4 * h]") == 2 * len(ks.push_dirs)
     assert nvcc_check(zc, arch="sm_90", name=f"hubs_zc_{name}")
 
 
@@ -238,11 +239,11 @@ $BODY
 }
 int main() {
   // rows of 1..150 edges at scattered edge ranges (a gap between rows), then one of 1000
-  long long hubs[1 + 3 * 41] = {41};
+  long long hubs[1 + 4 * 41] = {41};
   long long beg = 3;
   for (int h = 0; h < 41; ++h) {
     const long long len = h == 40 ? 1000 : 1 + (h * 37) % 150;
-    hubs[1 + 3 * h] = h; hubs[2 + 3 * h] = beg; hubs[3 + 3 * h] = beg + len;
+    hubs[1 + 4 * h] = h; hubs[2 + 4 * h] = beg; hubs[3 + 4 * h] = beg + len; hubs[4 + 4 * h] = 0;
     beg += len + 2;
   }
   gridDim.x = 5;
@@ -263,7 +264,7 @@ def test_hub_walk_visits_every_listed_edge_once_and_spreads_them_evenly(tmp_path
     for every thread of a 5-block grid: each listed edge once, none outside the rows, and every
     thread within one edge of the others although most rows are shorter than the grid."""
     from grstream.backends.cuda.push_kernels import PUSH_HUBS
-    body = PUSH_HUBS.substitute(EDGE="++seen[j]; ++per_thread[t]; (void)u;")
+    body = PUSH_HUBS.substitute(EDGE="++seen[j]; ++per_thread[t]; (void)u;", ROW_ARRAYS="")
     src = tmp_path / "walk.cpp"
     src.write_text(_HOST_WALK.replace("$BODY", body))
     exe = tmp_path / "walk"
