@@ -24,7 +24,8 @@ class UnitGrouping:
         mode = self.caps.batch_resident
         tabled = mode == "dense_push" and push and not single   # one launch over a shard table
         batch = not single and (mode == "always" or (mode in ("dense", "dense_push") and dense) or tabled)
-        resident_units, loads, streamed = [], [], []
+        resident_units, loads, streamed, held = [], [], [], []
+        in_slot = self._held_shards(push)
         run = []
         touched = set(shards)
         for i in shards:
@@ -39,6 +40,8 @@ class UnitGrouping:
             elif i in self.resident:
                 loads.append(i)
                 self.mark_loaded(i)
+            elif i in in_slot:
+                held.append(i)
             elif streamed and not single and self._joins(streamed[-1], i):
                 streamed[-1].append(i)
             else:
@@ -50,6 +53,9 @@ class UnitGrouping:
         res = [mk(u, "resident", counts) for u in resident_units]
         loads = [mk([i], "load", counts) for i in loads]
         self._store_bytes = sum(u.nbytes for u in loads)
+        # held shards first: nothing moves for them, and each copy into their slots below waits
+        # for their kernels (executor order), so it must come after them
+        kept = [mk([i], "held", counts, slot=in_slot[i]) for i in held]
         moved = []
         for group in streamed:
             slot = self._slot
@@ -70,7 +76,7 @@ class UnitGrouping:
                                                                    len(moved) + 1)]
             first = [mk(chunks[0], "resident", counts)] if chunks[0] else []
             rest = [mk(c, "resident", counts) if c else None for c in chunks[1:]]
-            out = list(first)
+            out = kept + first
             for unit, chunk in zip(moved, rest):
                 out.append(unit)
                 if chunk is not None:
@@ -80,8 +86,27 @@ class UnitGrouping:
             # the table unit after the first copies, which fill the slots while it runs: each
             # later copy then waits only for a streamed unit's kernels, not for the whole table's
             k = max(self.memory.slots, 1)
-            return _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
-        return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
+            return kept + _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
+        return kept + _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
+
+    def _held_shards(self, push):
+        """Shard -> slot of the shards a streaming slot still holds whole (``self.held``), with
+        the arrays a plan of this direction reads (a push copy moved only the push arrays)."""
+        if "held" not in self.caps.transfers:
+            return {}
+        return {shards[0]: slot for slot, (shards, kind) in self.held.items()
+                if len(shards) == 1 and (push or kind == "all")}
+
+    def remember_slots(self, units):
+        """What each streaming slot holds after ``units`` ran in order: a "copy" unit's shards
+        (with the arrays it moved), nothing after a "compact" unit (a packed part)."""
+        for u in units:
+            if u.slot is None or u.transfer == "held":
+                continue
+            if u.transfer == "copy":
+                self.held[u.slot] = (tuple(u.shards), "push" if u.direction == "push" else "all")
+            else:
+                self.held.pop(u.slot, None)
 
     def _batch_zerocopy(self, units):
         """Push units read in place, as one unit (after the executor's modes; ``batch_resident``

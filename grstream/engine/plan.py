@@ -30,7 +30,9 @@ transfer (per unit)
     active vertices' rows move: full-length ``indptr`` arrays with empty rows for inactive vertices
     and the active rows' edges (grstream/engine/compaction.py). ``"zerocopy"``: nothing is copied;
     the kernels read the shard where it lies in the pinned host cache (mapped memory; ``slot``
-    None). The planner chooses among them per streamed shard (grstream/engine/transfers.py,
+    None). ``"held"``: the shard is still in streaming slot ``slot``, where a "copy" unit of an
+    earlier plan of the run put it and no unit has written since (with the arrays this plan
+    reads: a push copy holds only the push arrays); nothing moves, later units may reuse the slot. The planner chooses among them per streamed shard (grstream/engine/transfers.py,
     grstream/engine/costs.py); ``nbytes`` is then its estimate of the bytes over the link. Skipped shards (no active
     vertex) are not in any unit; they are listed in ``plan.skipped``.
 balance (per shard of a unit)
@@ -91,7 +93,7 @@ from typing import Optional, Tuple
 DIRECTIONS = ("pull", "push")
 FRONTIER_FORMATS = ("bitmap", "queue")
 ACTIVATIONS = ("", "seed", "changed")
-TRANSFERS = ("resident", "load", "copy", "compact", "zerocopy")
+TRANSFERS = ("resident", "load", "copy", "compact", "zerocopy", "held")
 PHASES = ("gather", "apply", "activate", "scatter")
 PUBLISH = ("swap", "copy", "unit", "none")
 
@@ -106,7 +108,7 @@ class Unit:
     balance: Tuple[str, ...]              # one load-balance strategy per shard
     direction: str = "pull"               # see DIRECTIONS
     executor: int = 0                     # which executor (room for several GPUs)
-    slot: Optional[int] = None            # streaming slot of a "copy" unit, else None
+    slot: Optional[int] = None            # streaming slot of a "copy", "compact" or "held" unit
     source: str = ""                      # "copy": "pinned" (host cache) or "store"; else ""
     active: int = 0                       # active vertices of the unit's shards
     nbytes: int = 0                       # bytes this unit moves (0 when resident)
@@ -179,7 +181,7 @@ class IterationPlan:
                 "activation": self.activation, "local_rounds": self.local_rounds,
                 "local_fraction": self.local_fraction, "push_async": self.push_async,
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
-                                if u.transfer in ("copy", "compact", "zerocopy")}}
+                                if u.transfer in ("copy", "compact", "zerocopy", "held")}}
 
     def __str__(self):
         head = (f"iteration {self.iteration}{' (seed)' if self.seed else ''}: "

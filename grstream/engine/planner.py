@@ -108,6 +108,7 @@ class Planner(UnitGrouping):
         self.mark_loaded = mark_loaded or self._loaded.add
         self.cache_filled = set()
         self._slot = 0
+        self.held = {}   # streaming slot -> (shards, "push" / "all") it holds (remember_slots)
         self.dense = is_dense(spec)
         self.hoist = hoistable(spec)
         self.phases = phases_of(spec, self.dense)
@@ -133,6 +134,7 @@ class Planner(UnitGrouping):
         shards = [int(i) for i in np.flatnonzero(counts)] if seeded else []
         self.transfers.start()
         self.changed_sum = 0   # the run's changed sets so far (direction.asynchronous_push)
+        self.held = {}         # a run reuses only what its own plans left in the slots
         units = self._units(shards, counts, dense=False)
         self.record, self._pull_next = "frontier", False
         plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
@@ -282,6 +284,7 @@ class Planner(UnitGrouping):
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
               per_unit=True):
         spec, mem = self.spec, self.memory
+        self.remember_slots(units)
         touched = set(shards)
         skipped = tuple(i for i in range(self.S) if i not in touched)
         ran = bool(units)

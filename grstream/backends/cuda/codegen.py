@@ -281,7 +281,7 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
             mod.add(f"push_hubs_multi_{d}", PUSH_HUBS.substitute(EDGE=edge, ROW_ARRAYS=_row_arrays(
                 f"tab + hubs[4 + 4 * h] * {width}", props, pc)))
         mod.add("push_apply", PUSH_APPLY_BITMAP.substitute(
-            ONE=PUSH_APPLY_ONE.substitute(MARK="out |= 1u << b;"), TAIL=PUSH_APPLY_TAIL))
+            ONE=PUSH_APPLY_ONE.substitute(MARK="ch = true;"), TAIL=PUSH_APPLY_TAIL))
         mod.add("queue_start", QUEUE_START_BODY)
         mod.add("compact", COMPACT_BODY)
     if spec.has_gather:

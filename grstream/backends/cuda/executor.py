@@ -202,7 +202,7 @@ class CudaExecutor(Executor):
         # frontier program whose monoid has an atomic, no edge state); the switch threshold of
         # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
         # resident shards share a unit in dense plans (one multi-shard gather) and in push plans
-        # that move nothing (one unit's launches, without per-unit events and host steps)
+        # (one push launch over a table of them), as do push units read in place
         return Capabilities("cuda", workers=1, batch_resident="dense_push", batch_copies=True, balance=forced,
                             adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
                             push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
@@ -363,7 +363,7 @@ class CudaExecutor(Executor):
 
     def done(self, plan, unit):
         self.mode_times.done(self.dev.ex, unit)
-        self.dev.ex.shard_done(unit.slot if unit.transfer in ("copy", "compact") else None)
+        self.dev.ex.shard_done(unit.slot if unit.transfer in ("copy", "compact", "held") else None)
 
     def _fused(self, plan, unit, data, phase):
         """Whether ``phase`` of ``unit`` is already done. The accumulator and the changed flags hold

@@ -143,7 +143,7 @@ class Mover:
         offs = self.memory.pinned_offsets
         for u in units:
             reads = []
-            if u.transfer != "resident":
+            if u.transfer not in ("resident", "held"):
                 for i in u.shards:
                     if u.transfer in STREAMED and i in offs:
                         nbytes = 0
@@ -197,6 +197,8 @@ class Mover:
                     self.bytes_read += nbytes
                 if u.transfer == "resident":
                     data = [self.resident_arrays(i) for i in u.shards]
+                elif u.transfer == "held":
+                    data = [self.slot_arrays(i, u.slot) for i in u.shards]
                 elif u.transfer == "zerocopy":
                     data = [self.mapped_arrays(i) for i in u.shards]
                     modes["zerocopy"] = modes.get("zerocopy", 0) + u.nbytes   # the plan's estimate
@@ -261,6 +263,12 @@ class Mover:
                    if u.transfer == "compact" else {i: mem.lengths[i] for i in u.shards})
         return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, lengths[i])
                 for i in u.shards]
+
+    def slot_arrays(self, i, slot):
+        """``DeviceArrays`` of shard ``i`` where a copy of an earlier plan left it in ``slot``
+        (a one-shard copy: the shard at the slot's start)."""
+        base = int(self.slots[slot])
+        return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names}, self.memory.lengths[i])
 
     def mapped_arrays(self, i):
         """``DeviceArrays`` of cached shard ``i`` read in place through the mapped cache."""

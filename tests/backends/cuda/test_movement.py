@@ -438,3 +438,90 @@ def test_push_seeds_count_edges_on_the_device_states_push_degrees():
     assert pushes.edges == 8 and list(pushes.changed) == [1, 1] and Dev.launched == ["mark"]
     pushes.seed(None, np.array([5, 5]))
     assert pushes.edges == 45 and list(pushes.changed) == [5, 5]
+
+
+@pytest.mark.parametrize("budget_kind", ["partial", "one-slot", "grouped"])
+def test_shards_still_in_a_slot_are_held_not_copied_again(tmp_path, budget_kind):
+    """Transfer "held": a streamed shard that a slot still holds from an earlier plan of the run
+    is not copied again; its arrays (read where the earlier copy left them) equal the store's,
+    whatever the plans copied in between; a new run (seed) forgets what the slots hold."""
+    store = make_store(tmp_path)
+    spec = gr.algorithms.sssp.SSSP.spec
+    model = model_for(store, needed_arrays(spec), budget_kind)
+    ex = SyncExecutor()
+    mover = Mover(store, model, ex, Ledger(model), {})
+    caps = Capabilities("cuda", batch_resident="dense", batch_copies=True,
+                        transfers=("resident", "load", "copy", "held"))
+    planner = Planner(spec, store, model, caps)
+    sizes = np.diff(np.asarray(store.intervals))
+    streamed = [i for i in range(store.num_shards) if i not in model.resident]
+    held = 0
+    rng = np.random.default_rng(5)
+    for it in range(1, 12):
+        active = sorted(rng.choice(store.num_shards, size=rng.integers(1, store.num_shards + 1), replace=False))
+        counts = np.zeros(store.num_shards, np.int64)
+        counts[active] = sizes[active]
+        plan = planner.plan(it, counts, False)
+        stats, seen = run_plan(mover, ex, plan, store)   # every unit's data equals the store's
+        assert sorted(seen) == sorted(active)
+        kinds = [u.transfer for u in plan.units]
+        # held units come first, need no copy and keep their slot
+        assert kinds == sorted(kinds, key=lambda k: k != "held")
+        for u in plan.units:
+            if u.transfer == "held":
+                assert u.nbytes == 0 and u.slot is not None and len(u.shards) == 1
+                assert plan.summary()["shard_modes"][str(u.shards[0])] == "held"
+        moved = [u for u in plan.units if u.transfer in ("copy", "load")]
+        assert stats["copies"] == len(moved)
+        held += kinds.count("held")
+    assert streamed and held > 0
+    # the same active set twice: the shards the first plan copied last are held by the second
+    counts = np.zeros(store.num_shards, np.int64)
+    counts[streamed] = sizes[streamed]
+    first = planner.plan(20, counts, False)
+    run_plan(mover, ex, first, store)
+    slots = {}   # what each slot holds after the first plan (held units keep theirs)
+    for u in first.units:
+        if u.transfer in ("copy", "held"):
+            slots[u.slot] = u.shards
+    again = planner.plan(21, counts, False)
+    held_units = [u for u in again.units if u.transfer == "held"]
+    assert {u.shards for u in held_units} == {sh for sh in slots.values() if len(sh) == 1}
+    if budget_kind != "grouped":   # (grouped copies hold several shards per slot: not reused)
+        assert held_units and again.bytes_copy < sum(model.regions[i] for i in streamed)
+    run_plan(mover, ex, again, store)
+    # a new run starts with nothing held
+    planner.seed(np.zeros(store.num_shards, np.int64), seeded=False)
+    assert all(u.transfer != "held" for u in planner.plan(1, counts, False).units)
+
+
+def test_push_copies_are_held_for_push_plans_only(tmp_path):
+    """A push copy moves only the push arrays: a later push plan may take the shard as held, a
+    pull plan (which reads the CSC too) copies it again; a pull copy is held for both."""
+    import dataclasses
+    from grstream.engine.schedule import push_arrays
+    store = make_store(tmp_path)
+    spec = gr.algorithms.sssp.SSSP.spec
+    model = model_for(store, needed_arrays(spec, push=True), "one-slot")
+    caps = Capabilities("cuda", batch_resident="dense", transfers=("resident", "load", "copy", "held"),
+                        push=True, push_threshold=1.0)
+    planner = Planner(spec, store, model, caps)
+    sizes = np.diff(np.asarray(store.intervals))
+    streamed = [i for i in range(store.num_shards) if i not in model.resident]
+    one = np.zeros(store.num_shards, np.int64)
+    one[streamed[0]] = sizes[streamed[0]]
+    planner.push(1, one)
+    assert [u.transfer for u in planner.push(2, one).units] == ["held"]
+    assert [u.transfer for u in planner.plan(3, one, False).units] == ["copy"]
+    assert [u.transfer for u in planner.push(4, one).units] == ["held"]
+    assert [u.transfer for u in planner.plan(5, one, False).units] == ["held"]
+    assert push_arrays(spec) and dataclasses.is_dataclass(planner.push(6, one))
+
+
+def test_executors_without_held_slots_always_copy(tmp_path):
+    store = make_store(tmp_path)
+    spec = gr.algorithms.sssp.SSSP.spec
+    mover, ex, model, planner, _ = setup(store, spec, "one-slot")
+    sizes = np.diff(np.asarray(store.intervals))
+    for it in range(1, 4):
+        assert "held" not in {u.transfer for u in planner.plan(it, sizes, False).units}
