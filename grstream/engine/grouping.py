@@ -53,9 +53,12 @@ class UnitGrouping:
         res = [mk(u, "resident", counts) for u in resident_units]
         loads = [mk([i], "load", counts) for i in loads]
         self._store_bytes = sum(u.nbytes for u in loads)
-        # held shards first: nothing moves for them, and each copy into their slots below waits
-        # for their kernels (executor order), so it must come after them
-        kept = [mk([i], "held", counts, slot=in_slot[i]) for i in held]
+        # held shards first, one unit per slot: nothing moves for them, and each copy into their
+        # slots below waits for their kernels (executor order), so it must come after them
+        by_slot = {}
+        for i in held:
+            by_slot.setdefault(in_slot[i], []).append(i)
+        kept = [mk(group, "held", counts, slot=slot) for slot, group in by_slot.items()]
         moved = []
         for group in streamed:
             slot = self._slot
@@ -90,12 +93,12 @@ class UnitGrouping:
         return kept + _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
 
     def _held_shards(self, push):
-        """Shard -> slot of the shards a streaming slot still holds whole (``self.held``), with
-        the arrays a plan of this direction reads (a push copy moved only the push arrays)."""
-        if "held" not in self.caps.transfers:
-            return {}
-        return {shards[0]: slot for slot, (shards, kind) in self.held.items()
-                if len(shards) == 1 and (push or kind == "all")}
+        """Shard -> slot of the shards the streaming slots still hold (``self.held``: a copy's
+        shards, one range of the pinned cache for several), with the arrays a plan of this
+        direction reads (a push copy moved only the push arrays)."""
+        if "held" not in self.caps.transfers or getattr(self.caps, "transfer", "auto") != "auto":
+            return {}   # a forced transfer mode moves every streamed shard that way
+        return {i: slot for slot, (shards, kind) in self.held.items() if push or kind == "all" for i in shards}
 
     def remember_slots(self, units):
         """What each streaming slot holds after ``units`` ran in order: a "copy" unit's shards

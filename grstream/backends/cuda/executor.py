@@ -24,7 +24,8 @@ merge_items : int
     Edges per thread of the merge-path gather.
 transfer : {"auto", "copy", "compact", "zerocopy"}
     How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
-    iteration, or one mode forced wherever a shard can take it.
+    iteration, with shards a slot still holds from the iteration before reused in place ("held"),
+    or one mode forced wherever a shard can take it (no shard held: every one moves that way).
 publish_unit : bool
     Offer Gauss-Seidel pull iterations (``Capabilities.publish_unit``; default True): the planner
     then publishes each unit's vertices right after its apply for programs declaring

@@ -17,6 +17,7 @@ import time
 from collections import deque
 
 from ...engine.memory import residency_key
+from ...errors import DeviceError
 from ...engine.schedule import dataset_dtype
 from ...readahead import BufferPool, read_ahead
 
@@ -70,6 +71,7 @@ class Mover:
         self._owned = []            # (kind, name, nbytes, allocation) this mover took
         self.slots = [self._take("device", f"slot {k}", memory.slot_bytes, streams.device_alloc)
                       for k in range(memory.slots)]
+        self.slot_layout = {}   # slot -> {shard: its offset in the slot} of the last copy into it
         cache = memory.pinned_cache_bytes
         alloc = streams.pinned_mapped if mapped else streams.pinned_empty
         self.cache = self._take("pinned", "pinned cache", cache, alloc) if cache else None
@@ -239,6 +241,8 @@ class Mover:
             offs = mem.pinned_offsets
             # a multi-shard unit is one range of the pinned cache: shards keep its spacing
             bases = {i: base + (offs[i] - offs[first] if len(u.shards) > 1 else 0) for i in u.shards}
+            # what the slot holds now, for "held" units of later plans (a packed shard: nothing)
+            self.slot_layout[slot] = {i: b - base for i, b in bases.items()} if u.transfer == "copy" else {}
         self.ex.begin_copy(slot)
         names = self.push_names if (u.direction == "push" and u.transfer == "copy") else self.names
         if len(u.shards) > 1 and names is self.names:
@@ -266,8 +270,12 @@ class Mover:
 
     def slot_arrays(self, i, slot):
         """``DeviceArrays`` of shard ``i`` where a copy of an earlier plan left it in ``slot``
-        (a one-shard copy: the shard at the slot's start)."""
-        base = int(self.slots[slot])
+        (``slot_layout``: each copied shard's offset in its slot)."""
+        at = self.slot_layout.get(slot, {}).get(i)
+        if at is None:
+            raise DeviceError(f"plan error: shard {i} is not in streaming slot {slot} (a \"held\" unit "
+                              f"needs the copy that put it there)")
+        base = int(self.slots[slot]) + at
         return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names}, self.memory.lengths[i])
 
     def mapped_arrays(self, i):

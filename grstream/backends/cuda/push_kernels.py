@@ -28,7 +28,7 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
                         block phase). Same EDGE code as the push kernels; order is irrelevant to
                         the monoid atomics, so the results are the same. ``push_hubs_multi``
                         finds each row's arrays in the table of the multi launch that listed it.
-``push_apply``          apply over the touched vertices, a warp per word of the touched bitmap
+``push_apply``          apply over the touched vertices, a warp per 32 words of the touched bitmap
                         (whatever the frontier format: a touched queue cost more than it saved,
                         its appends contending on one counter). It resets the slot to the
                         identity and clears the touched bits, so the next push starts clean
@@ -151,31 +151,36 @@ PUSH_APPLY_TAIL = r"""
   }
 """
 
-#: a warp per word of the touched bitmap and a lane per vertex of the word (an O(n) pass of threads
-#: that skips empty words at once: cheaper on the H100 than appending every first touch to a
-#: queue, which serialised on one counter; a thread per word ran a word's applies one after
-#: another, 1.6-1.9 ms on RMAT-24 BFS levels 2-3 against the push kernel's 2.4-3.3). The word's
-#: next-frontier / changed bits are gathered by a ballot and stored once by lane 0 (no other warp
-#: writes that word in a push iteration); the word is uniform across the warp, so is the branch
+#: a warp per 32 words of the touched bitmap (an O(n / 32) pass of threads that skips empty words:
+#: cheaper on the H100 than appending every first touch to a queue, which serialised on one
+#: counter): lane k reads word k, then the warp takes the non-empty words one at a time with a lane
+#: per vertex, so that a word's applies run side by side (a thread per word ran them one after
+#: another: 1.6-1.9 ms on RMAT-24 BFS levels 2-3) while the counters take two atomics per warp
+#: (a warp per word took up to a million on two addresses: 1.1-1.2 ms). Each word's
+#: next-frontier / changed bits come from a ballot and are stored once, by the lane that read it
+#: (no other warp writes that word in a push iteration)
 PUSH_APPLY_BITMAP = Template(r"""
   const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
-  const long long w = t >> 5;
   const int lane = threadIdx.x & 31;
+  const long long w0 = t - lane;   // the warp's first word
   unsigned long long nch = 0, edges = 0;
-  if (w < words) {
-    const unsigned bits = touched[w];
-    if (bits) {
-      bool ch = false;
-      if ((bits >> lane) & 1u) {
-        const long long v = (w << 5) + lane;
-        $ONE
-      }
-      const unsigned out = __ballot_sync(GR_FULL, ch);
-      if (lane == 0) {
-        touched[w] = 0u;
-        if (out) { next[w] |= out; chg_next[w] |= out; }
-      }
+  const unsigned word = t < words ? touched[t] : 0u;
+  unsigned todo = __ballot_sync(GR_FULL, word != 0u), mine = 0u;
+  while (todo) {
+    const int k = __ffs(todo) - 1;
+    todo &= todo - 1u;
+    const unsigned bits = __shfl_sync(GR_FULL, word, k);
+    bool ch = false;
+    if ((bits >> lane) & 1u) {
+      const long long v = ((w0 + k) << 5) + lane;
+      $ONE
     }
+    const unsigned out = __ballot_sync(GR_FULL, ch);
+    if (lane == k) mine = out;
+  }
+  if (word) {
+    touched[t] = 0u;
+    if (mine) { next[t] |= mine; chg_next[t] |= mine; }
   }
 $TAIL
 """)

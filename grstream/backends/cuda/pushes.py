@@ -175,7 +175,7 @@ class Pushes:
     def apply(self, plan):
         """Apply over the touched vertices; the changed ones form the next frontier."""
         dev = self.dev
-        dev.launch("push_apply", 32 * self.words, self.words, dev.touched, dev.pacc, dev.front[1],
+        dev.launch("push_apply", self.words, self.words, dev.touched, dev.pacc, dev.front[1],
                    dev.chg[1], dev.pdeg, dev.rb_dev)
 
     def publish(self, computing):
