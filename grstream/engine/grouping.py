@@ -53,12 +53,15 @@ class UnitGrouping:
         res = [mk(u, "resident", counts) for u in resident_units]
         loads = [mk([i], "load", counts) for i in loads]
         self._store_bytes = sum(u.nbytes for u in loads)
-        # held shards first, one unit per slot: nothing moves for them, and each copy into their
-        # slots below waits for their kernels (executor order), so it must come after them
+        # held shards: one unit per slot, nothing moves; the copies start with their slots in the
+        # same order and each held unit runs right before the copy that refills its slot (which
+        # waits for its kernels), so the link waits for one held unit's kernels, not for all
         by_slot = {}
         for i in held:
             by_slot.setdefault(in_slot[i], []).append(i)
-        kept = [mk(group, "held", counts, slot=slot) for slot, group in by_slot.items()]
+        kept = [mk(by_slot[slot], "held", counts, slot=slot) for slot in sorted(by_slot)]
+        if kept:
+            self._slot = kept[0].slot
         moved = []
         for group in streamed:
             slot = self._slot
@@ -70,6 +73,7 @@ class UnitGrouping:
                 self._store_bytes += sum(self.memory.regions[i] for i in group
                                          if src == "store" or i not in self.cache_filled)
             self.cache_filled.update(i for i in group if i in self.pinned)
+        moved = _alternate(kept, moved)
         if mode in ("dense", "dense_push") and dense:
             # GPU dense: the batched resident shards spread between the moved units, so that each
             # copy overlaps a resident chunk's kernels
@@ -79,7 +83,7 @@ class UnitGrouping:
                                                                    len(moved) + 1)]
             first = [mk(chunks[0], "resident", counts)] if chunks[0] else []
             rest = [mk(c, "resident", counts) if c else None for c in chunks[1:]]
-            out = kept + first
+            out = first
             for unit, chunk in zip(moved, rest):
                 out.append(unit)
                 if chunk is not None:
@@ -89,8 +93,8 @@ class UnitGrouping:
             # the table unit after the first copies, which fill the slots while it runs: each
             # later copy then waits only for a streamed unit's kernels, not for the whole table's
             k = max(self.memory.slots, 1)
-            return kept + _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
-        return kept + _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
+            return _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
+        return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
 
     def _held_shards(self, push):
         """Shard -> slot of the shards the streaming slots still hold (``self.held``: a copy's

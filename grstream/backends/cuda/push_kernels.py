@@ -62,14 +62,12 @@ __device__ __forceinline__ void gr_touch(unsigned* t, long long w) {
 # Thread/warp/block mapping over the edges of the selected rows of one shard: the TWC walk of
 # skeletons.py (its head and phases) over row ``r`` instead of ``k``. SELECT sets ``r`` (the row
 # inside the shard) and ``todo`` for thread ``k``; EDGE sees j (edge index) and u (the row's vertex
-# id). Edges walked are counted into counters[1].
+# id). Edges walked are counted into counters[1], one atomic per block (gr_block_count).
 _PUSH_SELECT = r"""  long long beg = 0, end = 0, r = 0;
   bool todo = false;
   $SELECT
   if (todo) { beg = indptr[r]; end = indptr[r + 1]; todo = end > beg; }
-  unsigned long long walked = todo ? (unsigned long long)(end - beg) : 0ULL;
-  for (int o = 16; o > 0; o >>= 1) walked += __shfl_down_sync(GR_FULL, walked, o);
-  if (lane == 0 && walked) atomicAdd(&counters[1], walked);
+  gr_block_count(counters + 1, todo ? (unsigned long long)(end - beg) : 0ULL);
   // huge rows go to the hub list (push_hubs walks them with the whole grid); a full list leaves
   // the rest to the block phase, so the list's size bounds memory, never correctness
   if (todo && huge_min > 0 && end - beg >= huge_min) {
@@ -141,24 +139,20 @@ PUSH_APPLY_ONE = Template(r"""
       }""")
 
 PUSH_APPLY_TAIL = r"""
-  for (int o = 16; o > 0; o >>= 1) {
-    nch += __shfl_down_sync(GR_FULL, nch, o);
-    edges += __shfl_down_sync(GR_FULL, edges, o);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    if (nch) atomicAdd(&counters[0], nch);
-    if (edges) atomicAdd(&counters[2], edges);
-  }
+  gr_block_count(counters + 0, nch);
+  gr_block_count(counters + 2, edges);
 """
 
 #: a warp per 32 words of the touched bitmap (an O(n / 32) pass of threads that skips empty words:
 #: cheaper on the H100 than appending every first touch to a queue, which serialised on one
-#: counter): lane k reads word k, then the warp takes the non-empty words one at a time with a lane
-#: per vertex, so that a word's applies run side by side (a thread per word ran them one after
-#: another: 1.6-1.9 ms on RMAT-24 BFS levels 2-3) while the counters take two atomics per warp
-#: (a warp per word took up to a million on two addresses: 1.1-1.2 ms). Each word's
-#: next-frontier / changed bits come from a ballot and are stored once, by the lane that read it
-#: (no other warp writes that word in a push iteration)
+#: counter), lane k reading word k. A warp whose words hold few bits each (the longest word's
+#: bits no more than its non-empty words) lets each lane apply its own word's vertices; else it
+#: takes the non-empty words one at a time with a lane per vertex, so that a dense word's applies
+#: run side by side (RMAT-24 BFS on the H100: a thread per word ran the 32 vertices of a dense
+#: word one after another, 1.6-1.9 ms on levels 2-3; a lane per vertex throughout lost on the
+#: sparse levels, 0.46 against 0.19 ms). Each word's next-frontier / changed bits are stored once,
+#: by the lane that read it (no other warp writes that word in a push iteration); the counters
+#: take one atomic per block
 PUSH_APPLY_BITMAP = Template(r"""
   const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   const int lane = threadIdx.x & 31;
@@ -166,17 +160,31 @@ PUSH_APPLY_BITMAP = Template(r"""
   unsigned long long nch = 0, edges = 0;
   const unsigned word = t < words ? touched[t] : 0u;
   unsigned todo = __ballot_sync(GR_FULL, word != 0u), mine = 0u;
-  while (todo) {
-    const int k = __ffs(todo) - 1;
-    todo &= todo - 1u;
-    const unsigned bits = __shfl_sync(GR_FULL, word, k);
-    bool ch = false;
-    if ((bits >> lane) & 1u) {
-      const long long v = ((w0 + k) << 5) + lane;
+  int longest = __popc(word);
+  for (int o = 16; o > 0; o >>= 1) longest = max(longest, __shfl_xor_sync(GR_FULL, longest, o));
+  if (longest <= __popc(todo)) {   // sparse words: each lane its own
+    unsigned bits = word;
+    while (bits) {
+      const int b = __ffs(bits) - 1;
+      bits &= bits - 1u;
+      const long long v = (t << 5) + b;
+      bool ch = false;
       $ONE
+      if (ch) mine |= 1u << b;
     }
-    const unsigned out = __ballot_sync(GR_FULL, ch);
-    if (lane == k) mine = out;
+  } else {                          // dense words: a lane per vertex, word by word
+    while (todo) {
+      const int k = __ffs(todo) - 1;
+      todo &= todo - 1u;
+      const unsigned bits = __shfl_sync(GR_FULL, word, k);
+      bool ch = false;
+      if ((bits >> lane) & 1u) {
+        const long long v = ((w0 + k) << 5) + lane;
+        $ONE
+      }
+      const unsigned out = __ballot_sync(GR_FULL, ch);
+      if (lane == k) mine = out;
+    }
   }
   if (word) {
     touched[t] = 0u;
