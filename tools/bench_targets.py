@@ -13,7 +13,10 @@ held too (``push_memory=False``), and in GPU memory, each also with the push ker
 off (``push_hub_edges=0``; docs/GPU.md "Hub rows") and with compacted-queue frontiers
 below n / 1024 changed vertices (``queue_fraction``; the GPU's default is bitmaps throughout);
 CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with Gauss-Seidel
-iterations (publish "unit"), and with the default direction (which now pulls that way). Values
+iterations (publish "unit"), and with the default direction (which now pulls that way); BFS at
+the 1/4 budget and dense PageRank (to convergence; the median iteration is its figure) at bench_gpu's
+1/4 budget, each also with every streamed shard copied again each iteration (``hold_slots=False``:
+no transfer "held"). Values
 are checked against scipy (BFS levels, weak components' least ids). ``--profile``: cProfile of
 one BFS run at the 1/4 budget and one in GPU memory (host time per function), written there.
 """
@@ -66,12 +69,14 @@ def case(store, make, budget, repeat, field, profile=None, device="cuda", **opti
             profile.append(buf.getvalue())
     total = [r.info.get("start_wall_s", 0.0) + sum(s.time_total for s in r.stats) for r in runs]
     last = runs[-1]
+    per_it = [s.time_total for r in runs for s in r.stats[1:]]   # a dense run's steady iterations
     return {"ms": float(np.median(total)) * 1e3, "ms_all": [round(t * 1e3, 2) for t in total],
+            "iteration_median_ms": float(np.median(per_it)) * 1e3 if per_it else 0.0,
             "iter_ms": float(np.median([sum(s.time_total for s in r.stats) for r in runs])) * 1e3,
             "start_ms": float(np.median([r.info.get("start_wall_s", 0.0) for r in runs])) * 1e3,
             "iterations": last.iterations, "per_iter": per_iteration(last),
             "resident_shards": last.info["memory"]["resident_shards"], "slots": last.info["memory"]["slots"],
-            "budget": budget}, last.values[field]
+            "budget": budget}, (last.values[field] if field is not None else None)
 
 
 def scipy_reference(store, source):
@@ -117,6 +122,8 @@ def main(argv=None):
     BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
     bq = budget_quarter(BFS(), store, push=True)[0]
     cq = {p: budget_quarter(CC(), store, push=p)[0] for p in (False, True)}
+    PR = gr.algorithms.pagerank.PageRank
+    pq = budget_quarter(PR(), store)[0]
     profiles = [] if args.profile else None
     cases = [("bfs_quarter", lambda: BFS(source=source), bq, "level", {}),
              ("bfs_quarter_pull_regions", lambda: BFS(source=source), bq, "level", {"push_memory": False}),
@@ -127,15 +134,21 @@ def main(argv=None):
              ("bfs_inmem_queue", lambda: BFS(source=source), None, "level", {"queue_fraction": 1 / 1024}),
              ("cc_quarter_pull_jacobi", CC, cq[False], "label", {"direction": "pull", "publish_unit": False}),
              ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
-             ("cc_quarter_default", CC, cq[True], "label", {})]
+             ("cc_quarter_default", CC, cq[True], "label", {}),
+             ("bfs_quarter_no_hold", lambda: BFS(source=source), bq, "level", {"hold_slots": False}),
+             ("pr_quarter", PR, pq, None, {}),
+             ("pr_quarter_no_hold", PR, pq, None, {"hold_slots": False})]
     values = {}
     cases = [c for c in cases if c[0] not in args.skip.split(",")]
     for label, make, budget, field, options in cases:
         prof = profiles if label in ("bfs_quarter", "bfs_inmem") else None
-        res, values[label] = case(store, make, budget, args.repeat, field, prof, args.device, **options)
+        res, value = case(store, make, budget, args.repeat, field, prof, args.device, **options)
+        if field is not None:   # (PageRank: timed per iteration only)
+            values[label] = value
         out[label] = res
         log(f"{label}: {res['ms']:.1f} ms median of {args.repeat} {res['ms_all']} ({res['iter_ms']:.1f} ms in "
-            f"{res['iterations']} iterations, start {res['start_ms']:.1f} ms; {res['resident_shards']} resident "
+            f"{res['iterations']} iterations, start {res['start_ms']:.1f} ms, median iteration "
+            f"{res['iteration_median_ms']:.2f} ms; {res['resident_shards']} resident "
             f"shards, {res['slots']} slots, budget {budget})")
         for it in res["per_iter"]:
             log(f"    {it}")

@@ -26,6 +26,9 @@ transfer : {"auto", "copy", "compact", "zerocopy"}
     How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
     iteration, with shards a slot still holds from the iteration before reused in place ("held"),
     or one mode forced wherever a shard can take it (no shard held: every one moves that way).
+hold_slots : bool
+    Offer transfer "held" (default True): a streamed shard a slot still holds from an earlier
+    iteration of the run is not copied again. False: every streamed shard moves, for comparison.
 publish_unit : bool
     Offer Gauss-Seidel pull iterations (``Capabilities.publish_unit``; default True): the planner
     then publishes each unit's vertices right after its apply for programs declaring
@@ -91,7 +94,7 @@ QUEUE_FRACTION = 0.0
 #: Capabilities.push_balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
 ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
 OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
-           "publish_unit", "push_memory", "push_hub_edges")
+           "publish_unit", "push_memory", "push_hub_edges", "hold_slots")
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -120,6 +123,8 @@ def _check(options):
     if unknown:
         raise UsageError(f"unknown CUDA option(s) {', '.join(sorted(unknown))}; "
                          f"choose from {', '.join(OPTIONS)}")
+    if not isinstance(options.get("hold_slots", True), (bool, np.bool_)):
+        raise UsageError(f"hold_slots must be True or False, not {options['hold_slots']!r}")
     hub_edges = options.get("push_hub_edges", HUB_EDGES)
     if isinstance(hub_edges, bool) or not isinstance(hub_edges, (int, np.integer)) or hub_edges < 0:
         raise UsageError(f"push_hub_edges must be an integer >= 0 (0: off), not {hub_edges!r}")

@@ -48,16 +48,20 @@ from .skeletons import TWC_HEAD, TWC_PHASES
 #: rows the hub list holds (a push kernel leaves the rest in its block phase): 96 KiB of device
 #: memory; RMAT-24 has about 33,000 rows of 8192 edges or more in all, far fewer per shard
 HUB_CAP = 4096
+#: push_apply goes a lane per vertex in warps whose non-empty touched words hold this many bits on
+#: average (8 of 32 bits: a lane per vertex then reads 8-byte fields in a quarter of the sectors)
+DENSE_WORD = 8
 
 #: the push prelude: touching a vertex (read the bit first: most touches are repeats)
 PUSH_PRELUDE = Template(r"""
 // ---------------- push helpers (grstream/backends/cuda/push_kernels.py) ----------------
 #define GR_HUB_CAP ${HUB_CAP}ULL
+#define GR_DENSE_WORD ${DENSE_WORD}   // push_apply: bits per non-empty word from which a warp goes a lane per vertex
 __device__ __forceinline__ void gr_touch(unsigned* t, long long w) {
   const unsigned bit = 1u << (w & 31);
   if (!(t[w >> 5] & bit)) atomicOr(t + (w >> 5), bit);
 }
-""").substitute(HUB_CAP=HUB_CAP)
+""").substitute(HUB_CAP=HUB_CAP, DENSE_WORD=DENSE_WORD)
 
 # Thread/warp/block mapping over the edges of the selected rows of one shard: the TWC walk of
 # skeletons.py (its head and phases) over row ``r`` instead of ``k``. SELECT sets ``r`` (the row
@@ -145,12 +149,12 @@ PUSH_APPLY_TAIL = r"""
 
 #: a warp per 32 words of the touched bitmap (an O(n / 32) pass of threads that skips empty words:
 #: cheaper on the H100 than appending every first touch to a queue, which serialised on one
-#: counter), lane k reading word k. A warp whose words hold few bits each (the longest word's
-#: bits no more than its non-empty words) lets each lane apply its own word's vertices; else it
-#: takes the non-empty words one at a time with a lane per vertex, so that a dense word's applies
-#: run side by side (RMAT-24 BFS on the H100: a thread per word ran the 32 vertices of a dense
-#: word one after another, 1.6-1.9 ms on levels 2-3; a lane per vertex throughout lost on the
-#: sparse levels, 0.46 against 0.19 ms). Each word's next-frontier / changed bits are stored once,
+#: counter), lane k reading word k. A warp whose non-empty words hold fewer than GR_DENSE_WORD
+#: bits on average lets each lane apply its own word's vertices; else it takes the non-empty
+#: words one at a time with a lane per vertex, so that a dense word's applies run side by side on
+#: adjacent addresses (RMAT-24 BFS on the H100: a lane per word took 1.6-1.9 ms on levels 2-3,
+#: whose words are about half full; a lane per vertex throughout took 0.8 ms there but lost on
+#: the sparse levels, 0.46 against 0.19-0.26 ms). Each word's next-frontier / changed bits are stored once,
 #: by the lane that read it (no other warp writes that word in a push iteration); the counters
 #: take one atomic per block
 PUSH_APPLY_BITMAP = Template(r"""
@@ -160,9 +164,9 @@ PUSH_APPLY_BITMAP = Template(r"""
   unsigned long long nch = 0, edges = 0;
   const unsigned word = t < words ? touched[t] : 0u;
   unsigned todo = __ballot_sync(GR_FULL, word != 0u), mine = 0u;
-  int longest = __popc(word);
-  for (int o = 16; o > 0; o >>= 1) longest = max(longest, __shfl_xor_sync(GR_FULL, longest, o));
-  if (longest <= __popc(todo)) {   // sparse words: each lane its own
+  int bits_all = __popc(word);
+  for (int o = 16; o > 0; o >>= 1) bits_all += __shfl_xor_sync(GR_FULL, bits_all, o);
+  if (bits_all < GR_DENSE_WORD * __popc(todo)) {   // sparse words: each lane its own
     unsigned bits = word;
     while (bits) {
       const int b = __ffs(bits) - 1;

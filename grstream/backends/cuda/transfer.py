@@ -37,7 +37,8 @@ def capabilities(options):
     """Capabilities keywords of the ``transfer`` option (a forced mode needs no calibration:
     the cost model then only counts bytes)."""
     mode = check(options)
-    return {"transfers": ("resident", "load", "copy", "compact", "zerocopy", "held"), "transfer": mode,
+    held = ("held",) if options.get("hold_slots", True) else ()
+    return {"transfers": ("resident", "load", "copy", "compact", "zerocopy") + held, "transfer": mode,
             "calibration": calibrate if mode == "auto" else None}
 
 

@@ -526,3 +526,14 @@ def test_executors_without_held_slots_always_copy(tmp_path):
     sizes = np.diff(np.asarray(store.intervals))
     for it in range(1, 4):
         assert "held" not in {u.transfer for u in planner.plan(it, sizes, False).units}
+
+
+def test_hold_slots_is_an_executor_option():
+    from grstream.backends.cuda.executor import OPTIONS, _check
+    from grstream.errors import UsageError
+    assert "hold_slots" in OPTIONS
+    assert "held" in CudaExecutor.capabilities({}).transfers
+    assert "held" not in CudaExecutor.capabilities({"hold_slots": False}).transfers
+    for bad in (0, "no", None):
+        with pytest.raises(UsageError, match="hold_slots"):
+            _check({"hold_slots": bad})
