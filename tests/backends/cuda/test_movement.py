@@ -537,3 +537,31 @@ def test_hold_slots_is_an_executor_option():
     for bad in (0, "no", None):
         with pytest.raises(UsageError, match="hold_slots"):
             _check({"hold_slots": bad})
+
+
+def test_dense_plans_keep_the_first_copys_slot_free(tmp_path):
+    """Dense plans hold every slot but one: the first copy goes into a slot no held unit needs,
+    so it starts with the iteration; each later copy into a held slot comes after its held unit."""
+    store = make_store(tmp_path, shards=8)
+    spec = gr.algorithms.pagerank.PageRank.spec
+    model = model_for(store, needed_arrays(spec), "partial")
+    ex = SyncExecutor()
+    mover = Mover(store, model, ex, Ledger(model), {})
+    caps = Capabilities("cuda", batch_resident="dense", batch_copies=False,
+                        transfers=("resident", "load", "copy", "held"))
+    planner = Planner(spec, store, model, caps)
+    sizes = np.diff(np.asarray(store.intervals))
+    assert model.slots == 2 and planner.dense
+    held_seen = 0
+    for it in range(1, 5):
+        plan = planner.plan(it, sizes, True)
+        run_plan(mover, ex, plan, store)
+        copies = [u for u in plan.units if u.transfer == "copy"]
+        held = [u for u in plan.units if u.transfer == "held"]
+        assert copies and copies[0].slot not in {u.slot for u in held}
+        assert len(held) <= model.slots - 1
+        for k, u in enumerate(plan.units):
+            if u.transfer == "held":
+                assert all(v.slot != u.slot for v in plan.units[:k] if v.transfer == "copy")
+        held_seen += len(held)
+    assert held_seen >= 3
