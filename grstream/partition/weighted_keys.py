@@ -8,8 +8,15 @@ then keep input order, and the index carries the weights along). The runs store 
 :func:`.layout._sort_indexed` (a radix pass over block numbers and a gather per block, about
 twice the work of one sort). Narrowing the secondary to the graph's id width before the sort
 (20 bits there) leaves room for the index, so a shard sorts its keys once, like an unweighted
-one.
+one. That wins only where numpy's sort is fast: numpy 2.4 on AMD Zen 4 sorts 64-bit keys with
+an AVX-512 routine about 4x slower than its AVX2 one (numpy/numpy#32690), and there the blocks,
+each sorted within the caches, beat one sort of the whole shard (1.96M keys of RMAT-20: 102
+against 127 ms; with the AVX2 sort 56 against 42 ms). A probe of the sort's speed, once per
+process, keeps the 32-bit neighbour (the block sort, as before) on such machines.
 """
+import functools
+import time
+
 import numpy as np
 
 from ..errors import UsageError
@@ -18,6 +25,11 @@ from .layout import _as_u64, _bits, _block_bits, _sort_indexed, _sorted_layout
 
 #: keys repacked per step: a scratch slice and an index ramp this long, cache sized
 _STEP = 1 << 16
+#: keys sorted by :func:`sort_is_fast`'s probe
+_PROBE_KEYS = 1 << 15
+#: most nanoseconds per key of the probe's sort for a fast sort (AMD Zen 4 with numpy 2.4.6:
+#: 7-9 ns with the AVX2 routine, 35 ns with the AVX-512 one)
+_FAST_SORT_NS = 20.0
 
 
 def compress_weighted_keys(key, weight, lo, hi, id_dtype, dedup=False, num_vertices=None):
@@ -39,7 +51,9 @@ def compress_weighted_keys(key, weight, lo, hi, id_dtype, dedup=False, num_verti
         return (np.zeros(count + 1, dtype=np.int64), np.empty(0, dtype=id_dtype),
                 np.empty(0, dtype=weight.dtype))
     pbits, ibits = _bits(count), _bits(len(key))
-    sbits = 32 if num_vertices is None else min(32, _bits(num_vertices))
+    sbits = 32
+    if num_vertices is not None and sort_is_fast():
+        sbits = min(32, _bits(num_vertices))
     # read at call time: tests narrow the key width to reach the block sort on small graphs
     inline = pbits + sbits + ibits <= layout._KEY_BITS
     if not inline and _block_bits(pbits, sbits, ibits) is None:
@@ -47,6 +61,20 @@ def compress_weighted_keys(key, weight, lo, hi, id_dtype, dedup=False, num_verti
     _repack(key, lo, 32, sbits, ibits if inline else 0)
     return _sorted_layout(key, weight, count, pbits, sbits, ibits, inline, id_dtype, dedup,
                           None)[:3]
+
+
+@functools.lru_cache(maxsize=None)
+def sort_is_fast():
+    """Whether ``np.sort`` of uint64 keys runs at a vectorised speed here: the best of three
+    sorts of ``_PROBE_KEYS`` scrambled keys (about 1 ms in all, once per process)."""
+    keys = np.arange(_PROBE_KEYS, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    best = float("inf")
+    for _ in range(3):
+        work = keys.copy()
+        start = time.perf_counter()
+        work.sort()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e9 / _PROBE_KEYS < _FAST_SORT_NS
 
 
 def sorted_run(primary, secondary, weight, top):

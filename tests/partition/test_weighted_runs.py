@@ -125,11 +125,15 @@ def test_wide_weighted_chunks_fall_back_to_records(tmp_path, caplog):
     runs=st.integers(1, 5),
     key_bits=st.sampled_from([64, 24, 20, 16]),
     wide_ids=st.booleans(),
+    fast_sort=st.booleans(),
 )
-def test_shard_keys_sort_as_compress_does(edges, lo, dedup, runs, key_bits, wide_ids):
+def test_shard_keys_sort_as_compress_does(edges, lo, dedup, runs, key_bits, wide_ids,
+                                          fast_sort):
     # a shard's keys, gathered run by run from stably sorted runs, give compress's layout
-    # whether the neighbour is narrowed to the ids' width (one sort with the index), left at
-    # 32 bits (the block sort, with the key width narrowed) or too wide (None)
+    # whether the neighbour is narrowed to the ids' width (one sort with the index: a fast
+    # sort), left at 32 bits (the block sort, with the key width narrowed: a slow sort) or
+    # too wide (None)
+    from grstream.partition import weighted_keys
     from grstream.partition.weighted_keys import compress_weighted_keys, sorted_run
     edges = [e for e in edges if e[0] >= lo]
     top = 41
@@ -140,6 +144,7 @@ def test_shard_keys_sort_as_compress_does(edges, lo, dedup, runs, key_bits, wide
     want = layout.compress(p, s, w, lo, top, n, np.int64, dedup)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(layout, "_KEY_BITS", key_bits)
+        patch.setattr(weighted_keys, "sort_is_fast", lambda: fast_sort)
         keys, weights = [], []
         for part in np.array_split(np.arange(len(p)), runs):
             run = sorted_run(p[part], s[part], w[part], top)
@@ -157,3 +162,9 @@ def test_shard_keys_sort_as_compress_does(edges, lo, dedup, runs, key_bits, wide
     for a, b in zip(got, want):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_sort_probe_answers_once_per_process():
+    from grstream.partition.weighted_keys import sort_is_fast
+    assert sort_is_fast() in (True, False)
+    assert sort_is_fast.cache_info().currsize == 1
