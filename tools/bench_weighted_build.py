@@ -2,7 +2,7 @@
 """Weighted against unweighted shard builds of the same RMAT graphs, in one run.
 
     python tools/bench_weighted_build.py [--scales 20,21] [--runs 3] [--memory-limit 512M]
-                                         [--baseline DIR]
+                                         [--baseline DIR] [--pause SECONDS]
 
 For each scale, ``grstream generate rmat --weights`` writes one ``(m, 3)`` float64 ``.npy``; the
 unweighted build reads that same file with ``weighted=False`` (the weights column is dropped
@@ -18,6 +18,13 @@ that limit as a mode of its own. ``--baseline DIR`` also runs every build with g
 from DIR (another checkout, e.g. ``git worktree add /tmp/base main``), interleaved with this
 one's, for before/after figures taken under the same load. The last line names numpy's sort
 speed: ``NPY_DISABLE_CPU_FEATURES`` in the environment reaches every build.
+
+``--pause SECONDS`` waits that long before every build. On a VM that hands free memory back
+to its host (free page reporting, about every 2 s), a page taken again after that costs
+about 2.2 s per GB to fault in against 0.12 s for one freed a moment before, so without a
+pause a build runs faster or slower depending on what the build before it freed (and how
+long ago); with a pause of 3 s or more every build starts from the same state, all of its
+memory and page cache faulted in afresh.
 """
 import argparse
 import datetime
@@ -28,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -54,7 +62,9 @@ print(json.dumps({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - c
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def build_once(path, out, weighted, limit, code=None):
+def build_once(path, out, weighted, limit, code=None, pause=0.0):
+    if pause:
+        time.sleep(pause)
     # run in the output's folder: ``python -c`` puts the working directory first on sys.path,
     # which must not be a checkout other than the one measured
     env = dict(os.environ, PYTHONPATH=code or HERE)
@@ -78,16 +88,12 @@ def sort_speed():
     """numpy's version and its ``np.sort`` of 2**20 random uint64 in ms (best of 3): the
     unweighted build's sorts run at this speed, which numpy's SIMD dispatch decides (numpy
     2.4 sorts with AVX2 at about 12 ms, without SIMD at about 65 ms on AMD EPYC)."""
-    import time
     import numpy as np
+    from grstream.partition.weighted_keys import sort_is_fast, sort_seconds
     keys = np.random.default_rng(0).integers(0, 1 << 62, 1 << 20).astype(np.uint64)
-    best = float("inf")
-    for _ in range(3):
-        work = keys.copy()
-        start = time.perf_counter()
-        work.sort()
-        best = min(best, time.perf_counter() - start)
-    return f"numpy {np.__version__}, np.sort of 2^20 uint64 {best * 1e3:.1f} ms"
+    best = sort_seconds(keys)
+    return (f"numpy {np.__version__}, np.sort of 2^20 uint64 {best * 1e3:.1f} ms (external "
+            f"weighted shards: {'one sort' if sort_is_fast() else 'block sort'})")
 
 
 def main():
@@ -97,6 +103,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--memory-limit", default=None,
                         help="also measure the external build at this limit (e.g. 512M)")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds to wait before every build (3: each starts cold)")
     parser.add_argument("--baseline", default=None,
                         help="a grstream checkout to measure alongside (PYTHONPATH for its runs)")
     args = parser.parse_args()
@@ -123,8 +131,8 @@ def main():
             for scale in scales:
                 for limit, _ in limits:
                     for code_name, code in codes:
-                        got = [build_once(inputs[scale], out, weighted, limit, code)
-                               for weighted in (False, True)]
+                        got = [build_once(inputs[scale], out, weighted, limit, code,
+                                          args.pause) for weighted in (False, True)]
                         results.setdefault((scale, limit, code_name), []).append(got)
                         print(f"run {run + 1} scale {scale} {limit} {code_name}: unweighted "
                               f"{got[0]['seconds']:.2f} s ({got[0]['cpu']:.2f} CPU s), weighted "
@@ -148,7 +156,9 @@ def main():
                          f"{cpu[0]:.2f} / {cpu[1]:.2f} ({cpu_ratio:.2f} x) | "
                          f"{peaks[0]:.0f} / {peaks[1]:.0f} |")
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()}, "
-          f"load average {os.getloadavg()[0]:.1f}; medians of {args.runs} runs; {sort_speed()}")
+          f"load average {os.getloadavg()[0]:.1f}; medians of {args.runs} runs"
+          + (f", {args.pause:g} s pause before each build" if args.pause else "")
+          + f"; {sort_speed()}")
     print("\n".join(lines))
 
 

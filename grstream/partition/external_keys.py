@@ -7,8 +7,8 @@ import numpy as np
 from ..readahead import read_ahead
 from ..store import format as fmt
 from .edges import DegreeCounter
-from .layout import compress, compress_keys, compress_weighted_keys, count_into, pack_keys, \
-    sorted_run
+from .layout import compress, compress_keys, count_into, pack_keys
+from .weighted_keys import compress_weighted_keys, sorted_run
 from . import renumber as renumbering
 from .plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .runs import KeyRuns
@@ -107,7 +107,8 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
         if runs.weight_dtype is None:
             return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
         keys, weights = keys
-        parts = compress_weighted_keys(keys, weights, lo, hi, result.id_dtype, plan.dedup)
+        parts = compress_weighted_keys(keys, weights, lo, hi, result.id_dtype, plan.dedup,
+                                       result.num_vertices)
         if parts is None:
             # too wide for the block sort: the general path over the decoded ids
             primary = np.right_shift(keys, np.uint64(32)).view(np.int64)

@@ -281,50 +281,6 @@ def compress_keys(key, lo, hi, id_dtype, dedup=False):
     return _split_sorted(key, count, 32, id_dtype)
 
 
-def compress_weighted_keys(key, weight, lo, hi, id_dtype, dedup=False):
-    """:func:`compress_keys` with a weight per key: ``(indptr, neighbours, weights)``.
-
-    ``key`` (``primary << 32 | secondary``) is rebased and consumed. Equal keys keep their
-    given order (the edge's index rides in the key, as in :func:`compress`), so keys gathered
-    run by run from stably sorted runs come out in input order: the result equals
-    ``compress(primary, secondary, weight, lo, hi, ...)``. Returns None when (primary,
-    secondary, index) is too wide for the block sort; the caller then uses :func:`compress`.
-    """
-    count = hi - lo
-    if count > 1 << 32:
-        raise UsageError(f"compress_weighted_keys needs intervals of at most 2**32 vertices, "
-                         f"not {count}")
-    if len(key) == 0:
-        return (np.zeros(count + 1, dtype=np.int64), np.empty(0, dtype=id_dtype),
-                np.empty(0, dtype=weight.dtype))
-    pbits, ibits = _bits(count), _bits(len(key))
-    if _block_bits(pbits, 32, ibits) is None:
-        return None
-    if lo:
-        key -= np.uint64(lo << 32)
-    return _sorted_layout(key, weight, count, pbits, 32, ibits, False, id_dtype, dedup,
-                          None)[:3]
-
-
-def sorted_run(primary, secondary, weight, top):
-    """One chunk's keys ``primary << 32 | secondary`` sorted stably, with the weights in their
-    order (equal keys keep input order), or None when the chunk's (primary, secondary,
-    index) is too wide for the block sort. ``top``: one more than the largest id."""
-    bits, ibits = _bits(top), _bits(len(primary))
-    if _block_bits(bits, bits, ibits) is None:
-        return None
-    # narrow keys leave the index room; widened to the runs' 32-bit halves after the sort
-    key = np.left_shift(_as_u64(primary), np.uint64(bits))
-    key |= _as_u64(secondary)
-    key, positions = _sort_indexed(key, bits, bits, ibits)
-    weight = np.take(weight, positions)
-    low = np.bitwise_and(key, np.uint64((1 << bits) - 1), out=positions.view(np.uint64))
-    key >>= np.uint64(bits)
-    key <<= np.uint64(32)
-    key |= low
-    return key, weight
-
-
 def pack_keys(primary, secondary):
     """``primary << 32 | secondary`` as uint64 (both non-negative and below ``2**32``)."""
     key = np.left_shift(_as_u64(primary), np.uint64(32))

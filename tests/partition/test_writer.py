@@ -85,3 +85,24 @@ def test_a_full_disk_during_writeback_fails_the_commit(tmp_path, monkeypatch):
         with StoreWriter(tmp_path / "t.h5") as writer:
             _write_triangle(writer)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_large_datasets_get_their_checksum_from_the_second_thread(tmp_path, monkeypatch):
+    # arrays from PARALLEL_CRC_BYTES on have their CRC32 computed beside the write
+    import zlib
+    from grstream.partition import writer as writer_module
+    monkeypatch.setattr(writer_module, "PARALLEL_CRC_BYTES", 64)
+    arrays = {"big": np.arange(1000, dtype=np.float64), "small": np.arange(3, dtype=np.int32),
+              "strided": np.arange(40, dtype=np.int64)[::2]}
+    with StoreWriter(tmp_path / "c.h5") as writer:
+        for name, array in arrays.items():
+            assert writer.dataset(name, array) == array.nbytes
+        assert writer._checksums is not None
+        writer.commit({})
+        assert writer._checksums is None
+    import h5py
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        for name, array in arrays.items():
+            raw = np.ascontiguousarray(array).tobytes()
+            assert f[name].attrs["crc32"] == zlib.crc32(raw)
+            np.testing.assert_array_equal(f[name][()], array)
