@@ -12,10 +12,18 @@ A shard the memory model streams can cross the host link in three ways (``Unit.t
     runs at ``compact_rate`` bytes/s on the host, so a unit costs the larger of the two.
 ``zerocopy``
     no copy: the kernels read the mapped pinned host cache over the link. Only the active rows'
-    offsets and edges cross it, but scattered reads reach a fraction of the bandwidth: the
-    *zero-copy efficiency* ``eff(f)``, interpolated between ``zc_sparse`` (a single active
-    vertex: short rows, one PCIe request each) and ``zc_dense`` (every vertex: warp-merged
-    sequential reads, EMOGI) in the active fraction ``f``, times a learnt ``zc_scale``.
+    offsets and edges cross it, at a fraction ``zc_efficiency`` of the copy bandwidth (merged,
+    aligned warp reads; EMOGI). Each active row first needs its offsets and then its edges, two
+    dependent round trips over the link, so a frontier of many short rows is bound by the rows
+    (``zc_row`` seconds per active row, the latency over the requests the GPU keeps in flight)
+    rather than by the bytes; and every zero-copied shard costs ``zc_shard`` (the kernel's pass
+    over the shard's vertices). A unit costs ``max(read, rows, kernel) + zc_shard``; each
+    zero-copy launch adds ``zc_launch`` (launches and the first dependent round trips), which
+    the choice per shard leaves out (a push plan's zero-copied shards are one launch) and
+    :func:`refine` counts. (Measured on the H100 at RMAT-24 BFS: 0.61-0.70 of the link for the
+    two heavy levels whatever their rows' lengths, 594 and 20 edges per row; 1.2 ns per row for
+    a level of 1.2M rows of one edge; 0.14-0.17 ms for 16-20 shards with almost nothing active,
+    0.13 ms for one shard: docs/BENCHMARKS.md.)
 
 The rule (:func:`choose`): the estimated seconds of each mode the executor implements are
 compared and the cheapest wins; ties go to ``copy``, then ``compact``. The estimate of a shard's
@@ -34,8 +42,11 @@ executor: one pinned copy of a few MiB, one host packing pass; a few ms) and sta
 :class:`LinkCosts`' defaults (the H100 machine's figures) for what it does not measure. After
 each iteration :func:`refine` moves the figures towards the measured ones by an exponential
 moving average (weight ``ALPHA``): the bandwidth from the copies' bytes and busy time, the
-packing rate from the host packing time, the zero-copy scale from predicted over measured
-zero-copy seconds, the kernel rate from gathered edges over kernel time.
+packing rate from the host packing time, the kernel rate from gathered edges over kernel time,
+and from the measured over the predicted zero-copy seconds the one zero-copy figure whose term
+bounded most of the prediction (``zc_efficiency`` for reads, ``zc_row`` for rows, ``zc_shard``
+for the per-shard pass, ``zc_launch`` for the launches): a level of a few short rows must not
+teach the model that heavy levels read slowly.
 
 Everything here is a pure function of plain data, so the policy is tested without a GPU.
 """
@@ -49,6 +60,9 @@ ALPHA = 0.3
 #: a refined figure stays within this factor of its calibrated value (one odd iteration -- a
 #: first-touch page fault, a busy host -- must not flip every later choice)
 CLAMP = 8.0
+#: zero-copy reads never reach more of the link than a DMA copy (EMOGI's best: about 0.9); a
+#: learnt efficiency above this would make a whole shard's zero-copy "cheaper" than its copy
+ZC_MAX = 0.9
 
 
 @dataclass(frozen=True)
@@ -58,16 +72,15 @@ class LinkCosts:
     bandwidth: float = 54.7e9      # bytes/s, pinned host -> device copy
     latency: float = 20e-6         # seconds of fixed cost per copied unit
     compact_rate: float = 2.0e9    # bytes/s of packed output, host threads (numpy gathers)
-    zc_sparse: float = 0.15        # zero-copy efficiency with one active vertex
-    zc_dense: float = 0.80         # ... with every vertex active (EMOGI: merged, aligned reads)
-    zc_scale: float = 1.0          # learnt factor on the interpolated efficiency
+    zc_efficiency: float = 0.68    # fraction of ``bandwidth`` zero-copy reads reach
+    zc_row: float = 1.2e-9         # seconds per active row read in place (latency-bound rows)
+    zc_shard: float = 5e-6         # seconds per zero-copied shard (the pass over its vertices)
+    zc_launch: float = 80e-6       # seconds per zero-copy launch (see the module docstring)
     kernel_rate: float = 20e9      # edges/s the gather kernels process from device memory
 
-    def zerocopy_efficiency(self, fraction: float) -> float:
-        """Fraction of ``bandwidth`` zero-copy reads reach with ``fraction`` of a shard active."""
-        f = min(max(float(fraction), 0.0), 1.0)
-        eff = (self.zc_sparse + (self.zc_dense - self.zc_sparse) * f) * self.zc_scale
-        return min(max(eff, 1e-3), 1.0)
+    def zerocopy_efficiency(self) -> float:
+        """Fraction of ``bandwidth`` zero-copy reads reach, within [1e-3, ZC_MAX]."""
+        return min(max(float(self.zc_efficiency), 1e-3), ZC_MAX)
 
     def to_dict(self):
         return {k: float(getattr(self, k)) for k in self.__dataclass_fields__}
@@ -110,23 +123,53 @@ def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0
     """``{mode: (bytes over the link, seconds)}`` of one shard with ``active`` active vertices
     whose degrees are ``skew`` times the mean; ``edge_fraction``: the fraction of the shard's
     edges they hold, when known (a push unit: the changed set's edges the executor counted)."""
-    f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
-    if edge_fraction is None:
-        fe = 1.0 - (1.0 - f) ** max(float(skew), 1e-3)     # fraction of the shard's edges they hold
-    else:
-        fe = min(max(float(edge_fraction), 0.0), 1.0)
+    fe = edge_share(shape, active, skew, edge_fraction)
     bw = costs.bandwidth
     kernel = fe * shape.edges / costs.kernel_rate
     edge_bytes = fe * shape.edge_bytes
     copy_b = shape.region
     compact_b = shape.indptr_bytes + edge_bytes
-    zc_b = f * shape.indptr_bytes + edge_bytes     # only the active rows' offsets are read
+    zc = zerocopy_terms(shape, active, costs, fe)
     return {
         "copy": (int(copy_b), max(costs.latency + copy_b / bw, kernel)),
         "compact": (int(compact_b), max(costs.latency + max(compact_b / bw, compact_b / costs.compact_rate),
                                         kernel)),
-        "zerocopy": (int(zc_b), max(zc_b / (bw * costs.zerocopy_efficiency(f)), kernel)),
+        "zerocopy": (int(zc["bytes"]), max(zc["read"], zc["rows"], zc["kernel"]) + zc["shard"]),
     }
+
+
+def edge_share(shape: ShardShape, active: int, skew: float = 1.0, edge_fraction=None) -> float:
+    """The fraction of the shard's edges ``active`` vertices hold: ``edge_fraction`` when known,
+    else ``1 - (1 - f) ** skew`` of the active fraction ``f`` (module docstring)."""
+    if edge_fraction is not None:
+        return min(max(float(edge_fraction), 0.0), 1.0)
+    f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
+    return 1.0 - (1.0 - f) ** max(float(skew), 1e-3)
+
+
+def zerocopy_terms(shape: ShardShape, active: int, costs: LinkCosts, fe: float) -> Dict[str, float]:
+    """The terms of a zero-copied shard's estimate (module docstring): ``bytes`` read in place
+    (only the active rows' offsets, the fraction ``fe`` of its edges), and the seconds of the
+    ``read`` (bytes at the zero-copy efficiency), the ``rows`` (latency per active row), the
+    ``kernel`` and the per-``shard`` pass."""
+    f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
+    rows = min(max(int(active), 0), shape.vertices) if shape.vertices else max(int(active), 0)
+    nbytes = f * shape.indptr_bytes + fe * shape.edge_bytes
+    return {"bytes": nbytes, "read": nbytes / (costs.bandwidth * costs.zerocopy_efficiency()),
+            "rows": rows * costs.zc_row, "kernel": fe * shape.edges / costs.kernel_rate,
+            "shard": costs.zc_shard}
+
+
+#: the zero-copy terms refine can learn, and the LinkCosts field each one scales
+ZC_TERMS = {"read": "zc_efficiency", "rows": "zc_row", "shard": "zc_shard", "launch": "zc_launch"}
+
+
+def zerocopy_bounds(terms: Dict[str, float]) -> Dict[str, float]:
+    """Seconds of one zero-copied unit's estimate by the term that bounds them: the largest of
+    ``read``, ``rows`` and ``kernel``, plus ``shard`` (summed over units, what :func:`refine`
+    attributes a zero-copy misprediction to)."""
+    bound = max(("read", "rows", "kernel"), key=lambda k: terms[k])
+    return {bound: terms[bound], "shard": terms["shard"]}
 
 
 def choose(shape: ShardShape, active: int, costs: LinkCosts, allowed: Iterable[str],
@@ -151,14 +194,17 @@ def _ema(old, new, alpha, base):
 
 def refine(costs: LinkCosts, predicted: Dict[str, Tuple[int, float]], measured: Dict[str, Tuple[int, float]],
            base: LinkCosts, pack: Tuple[int, float] = (0, 0.0), kernel: Tuple[int, float] = (0, 0.0),
-           alpha: float = ALPHA) -> LinkCosts:
+           alpha: float = ALPHA, zc_bounds: Dict[str, float] = None) -> LinkCosts:
     """``costs`` moved towards one iteration's measurements (pure; see the module docstring).
 
     ``predicted`` and ``measured`` map a mode to (bytes, seconds) summed over the iteration's
     units of that mode (the planner's estimate, the executor's measurement); ``pack`` is the
     host packing's (bytes, seconds), ``kernel`` the (edges, kernel seconds) of an iteration
-    without zero-copy units; ``base`` (the calibration) bounds how far figures may drift.
-    Modes with no bytes or no time are left as they are.
+    without zero-copy units; ``zc_bounds`` the predicted zero-copy seconds by bounding term
+    (:func:`zerocopy_bounds` summed over the units, and "launch": ``zc_launch`` times the
+    launches; default: all of them "read"); ``base`` (the
+    calibration) bounds how far figures may drift. Modes with no bytes or no time are left as
+    they are.
     """
     out = {}
     b, s = measured.get("copy", (0, 0.0))
@@ -169,9 +215,18 @@ def refine(costs: LinkCosts, predicted: Dict[str, Tuple[int, float]], measured: 
     pb, ps = predicted.get("zerocopy", (0, 0.0))
     b, s = measured.get("zerocopy", (0, 0.0))
     if pb > 0 and ps > 0 and b > 0 and s > 0:
-        # the efficiency the iteration reached over the one the model assumed (``predicted``
-        # should use the iteration's measured skew, so that only the efficiency is learnt here)
-        out["zc_scale"] = _ema(costs.zc_scale, costs.zc_scale * ps / s, alpha, base.zc_scale)
+        # the whole error goes to the term that bounded most of the prediction (``predicted``
+        # should use the iteration's measured skew, so that the link is learnt, not the error
+        # of the edge estimate)
+        bounds = {k: v for k, v in (zc_bounds or {"read": ps}).items() if k in ZC_TERMS and v > 0}
+        if bounds:
+            term = max(bounds, key=bounds.get)
+            part = bounds[term]
+            ratio = max(part + (s - ps), part / CLAMP) / part   # > 1: that term is slower
+            field = ZC_TERMS[term]
+            now = getattr(costs, field)
+            new = now / ratio if field == "zc_efficiency" else now * ratio
+            out[field] = _ema(now, new, alpha, getattr(base, field))
     if kernel[0] > 0 and kernel[1] > 0:
         out["kernel_rate"] = _ema(costs.kernel_rate, kernel[0] / kernel[1], alpha, base.kernel_rate)
     return replace(costs, **out) if out else costs

@@ -135,7 +135,9 @@ class Planner(UnitGrouping):
         self.transfers.start()
         self.changed_sum = 0   # the run's changed sets so far (direction.asynchronous_push)
         self.held = {}         # a run reuses only what its own plans left in the slots
-        units = self._units(shards, counts, dense=False)
+        # the seeds' rows take a transfer mode like any pull unit's: a source's shard is read in
+        # place rather than copied whole for one row (a push from it follows)
+        units = self.transfers.modes(0, self._units(shards, counts, dense=False), counts, seed=True)
         self.record, self._pull_next = "frontier", False
         plan = self._plan(0, units, shards, counts, phases=("activate",), seed=True,
                           all_active=not seeded, frontier=seeded)

@@ -79,16 +79,17 @@ class TransferPolicy:
             out.append("zerocopy")
         return tuple(out)
 
-    def modes(self, iteration, units, counts, edges=None):
+    def modes(self, iteration, units, counts, edges=None, seed=False):
         """``units`` with each streamed unit's transfer (and the bytes it moves) chosen;
         ``edges``: per shard, the edges a push unit walks from its ``counts`` changed vertices
         (push units are estimated on their walk directions' arrays with that edge fraction,
-        not on the pull frontier's skew)."""
+        not on the pull frontier's skew). ``seed``: the seeding plan's units, which are not
+        compacted (the packer takes its rows from the frontier of the previous iteration)."""
         if not self.offered:
             return units
         out, chosen = [], []
         for u in units:
-            allowed = self.allowed(u)
+            allowed = tuple(m for m in self.allowed(u) if not (seed and m == "compact"))
             if len(allowed) == 1:
                 out.append(u)
                 continue
@@ -106,7 +107,9 @@ class TransferPolicy:
             else:
                 mode = cm.cheapest(est, allowed)
             b = est[mode][0]
-            chosen.append((mode, shape, int(counts[i]), fe))
+            # the executor runs a push plan's zero-copied units as one launch (grouping.py)
+            batched = u.direction == "push" and getattr(self.caps, "batch_resident", None) == "dense_push"
+            chosen.append((mode, shape, int(counts[i]), fe, batched))
             if mode != "copy":   # a zero-copy unit holds no slot
                 u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
             out.append(u)
@@ -114,12 +117,25 @@ class TransferPolicy:
         return out
 
     def _predict(self, chosen, skew):
-        out = {}
-        for mode, shape, active, fe in chosen:
+        """Per mode (bytes, seconds) of the chosen units, and the zero-copy seconds by bounding
+        term (costs.zerocopy_bounds, and the launches: one for a push plan's zero-copied units
+        where the executor batches them, else one per unit)."""
+        out, bounds = {}, {}
+        launches = 0
+        for mode, shape, active, fe, batched in chosen:
             b, s = cm.estimate(shape, active, self.costs, skew, fe)[mode]
             pb, ps = out.get(mode, (0, 0.0))
             out[mode] = (pb + b, ps + s)
-        return out
+            if mode == "zerocopy":
+                e = cm.edge_share(shape, active, skew, fe)
+                for k, v in cm.zerocopy_bounds(cm.zerocopy_terms(shape, active, self.costs, e)).items():
+                    bounds[k] = bounds.get(k, 0.0) + v
+                launches = 1 if batched else launches + 1
+        if launches:
+            bounds["launch"] = launches * self.costs.zc_launch
+            pb, ps = out["zerocopy"]
+            out["zerocopy"] = (pb, ps + bounds["launch"])
+        return out, bounds
 
     def observe(self, iteration, stats, direction="pull"):
         """Refine the cost figures from iteration ``iteration``'s measured statistics (the skew
@@ -135,10 +151,10 @@ class TransferPolicy:
         self.skew = self.history.get(iteration + 1, skew)
 
     def _refine(self, chosen, skew, stats):
-        predicted = self._predict(chosen, skew)
+        predicted, bounds = self._predict(chosen, skew)
         tb, ts = stats.transfer_bytes or {}, stats.transfer_seconds or {}
         measured = {m: (int(tb.get(m, 0)), float(ts.get(m, 0.0))) for m in cm.MODES}
         compact = measured["compact"][0]
         kernel = (stats.active_edges, stats.time_kernel) if not measured["zerocopy"][0] else (0, 0.0)
         self.costs = cm.refine(self.costs, predicted, measured, self.base,
-                               pack=(compact, stats.time_pack), kernel=kernel)
+                               pack=(compact, stats.time_pack), kernel=kernel, zc_bounds=bounds)

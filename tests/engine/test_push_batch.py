@@ -61,7 +61,7 @@ def test_push_units_read_in_place_are_one_unit(tmp_path):
     from grstream.engine.schedule import needed_arrays
     rng = np.random.default_rng(2)
     store = build(tmp_path, 4000, rng.integers(0, 4000, 60_000), rng.integers(0, 4000, 60_000), num_shards=4)
-    slow = cm.LinkCosts(bandwidth=1e9, latency=0.0, compact_rate=1e12, zc_sparse=0.5, zc_dense=0.5)
+    slow = cm.LinkCosts(bandwidth=1e9, latency=0.0, compact_rate=1e12, zc_efficiency=0.5, zc_row=0.0, zc_shard=0.0, zc_launch=0.0)
     names = needed_arrays(BFS.spec, push=True)
     fp = Footprint(static={"state": 100}, alignment=64)
     full = plan_memory(store, names, fp)

@@ -28,6 +28,23 @@ def test_seed_ids_match_flatnonzero(count):
     np.testing.assert_array_equal(seed_ids(np.broadcast_to(np.True_, (7,))), np.arange(7))
 
 
+@pytest.mark.parametrize("count", [0, 1, 3, ARGMAX_SEEDS, ARGMAX_SEEDS + 1])
+def test_large_masks_are_scanned_in_pieces(monkeypatch, count):
+    from grstream.engine import state
+    monkeypatch.setattr(state, "SCAN_PARALLEL", 64)
+    rng = np.random.default_rng(count)
+    n = 4099   # pieces of unequal length; seeds at the edges of pieces too
+    mask = np.zeros(n, dtype=bool)
+    cuts = [n * k // state.SCAN_PARTS for k in range(state.SCAN_PARTS + 1)]
+    picks = set(rng.choice(n, size=count, replace=False).tolist())
+    if count >= 3:
+        picks = set(list(picks)[:count - 3]) | {0, cuts[1], n - 1}
+    mask[sorted(picks)] = True
+    np.testing.assert_array_equal(seed_ids(mask), np.flatnonzero(mask))
+    # a read-only broadcast view of it, as init's seed arrives
+    np.testing.assert_array_equal(seed_ids(np.broadcast_to(mask, (n,))), np.flatnonzero(mask))
+
+
 def test_seed_mask_is_scanned_once_per_run(store, monkeypatch):
     """The session finds the ids once; the executor takes them and scans no n-sized mask."""
     n = int(store.num_vertices)

@@ -43,6 +43,10 @@ def release_context():
             _CONTEXT.clear()
 
 
+#: CU_STREAM_NON_BLOCKING (cuStreamCreate's flags)
+STREAM_NON_BLOCKING = 1
+
+
 class DeviceState:
     """Static device state of one executor (GraphReduce Eq. 1) and the kernels that use it.
 
@@ -86,6 +90,10 @@ class DeviceState:
             raise DeviceError(f"GasArgs layout mismatch: device {g_size} B, host "
                               f"{self.translated.args_dtype.itemsize} B")
         self.ex = Streams(streams)
+        # the initial state's upload (load_state); non-blocking: an implicit synchronisation with
+        # the legacy default stream (a synchronous copy elsewhere) must not wait for it
+        self.upload_stream = self.cuda.Stream(flags=STREAM_NON_BLOCKING)
+        self.state_ready = None
         self.mem = {name: self._alloc(name, nbytes, "scratch" if name in scratch else "device")
                     for name, nbytes in self.buffers.items()}
         get = self.mem.get
@@ -215,10 +223,13 @@ class DeviceState:
     # ------------------------------------------------------------------ state in and out
     def load_state(self, state, edge_state, staged=None):
         """Upload the initial state; arrays of ``staged`` (page-locked, owned by the executor) go
-        asynchronously at link speed, others synchronously from pageable memory. The caller syncs
-        the compute stream before the host arrays may change again."""
-        cuda, n, s = self.cuda, self.n, self.ex.compute
+        asynchronously at link speed on a stream of their own, others synchronously from
+        pageable memory. Kernels that read the state must follow :meth:`wait_state`; the host
+        arrays may change again after :meth:`wait_upload`."""
+        cuda, n = self.cuda, self.n
         staged = staged or {}
+        self.wait_upload()
+        s = self.upload_stream
         for f, dt in self.spec.vertex_fields.items():
             host = np.ascontiguousarray(state[f], dtype=dt)
             if host.shape != (n,):
@@ -234,8 +245,24 @@ class DeviceState:
             if self.m_edges:
                 cuda.memcpy_htod(self.ecur[p], host)
                 cuda.memcpy_dtod_async(self.enxt[p], self.ecur[p], host.nbytes, s)
+        # the seeding pass (which reads no state) overlaps the upload; the compute stream waits
+        # for it before the first kernel that may read the state (executor.begin)
+        self.state_ready = cuda.Event()
+        self.state_ready.record(s)
+
+    def wait_state(self):
+        """Order the compute stream after the state upload (once per upload)."""
+        if self.state_ready is not None:
+            self.ex.compute.wait_for_event(self.state_ready)
+            self.state_ready = None
+
+    def wait_upload(self):
+        """Wait on the host until the last state upload finished reading its host arrays."""
+        self.upload_stream.synchronize()
 
     def _download(self, arrays, dtypes, length):
+        self.wait_state()
+        self.ex.sync()
         out = {}
         for k, dt in dtypes.items():
             out[k] = np.empty(length, dtype=dt)
@@ -252,6 +279,7 @@ class DeviceState:
     def close(self):
         try:
             self.ex.sync() if hasattr(self, "ex") else None
+            self.upload_stream.synchronize() if hasattr(self, "upload_stream") else None
         except Exception:  # a failed launch already poisoned the context: still free
             pass
         for kind, name, nbytes, mem in self._mem:

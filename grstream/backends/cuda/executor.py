@@ -287,14 +287,15 @@ class CudaExecutor(Executor):
                 self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
             self.ledger.take("pinned", f"vertex state {name}", int(np.prod(shape)) * dtype.itemsize)
             arr = self._host_state[name] = self.dev.cuda.pagelocked_empty(shape, dtype)
+        self.dev.wait_upload()   # the last run's upload may still read it (an interrupted run)
         arr.fill(0)
         return arr
 
     def load_state(self, state, edge_state):
-        # no sync: a staged upload runs on the compute stream while the engine finds the seed ids,
-        # and every later kernel is ordered after it on that stream; the seeding plan's read back
-        # syncs before the host arrays can change (start_times: "state_s" is the enqueue time,
-        # "seed_s" includes what is left of the copy)
+        # no sync: a staged upload runs on a stream of its own while the engine finds the seed
+        # ids and the seeding plan runs (it reads no state unless the program has aggregates);
+        # the compute stream waits for it in begin (DeviceState.wait_state), so the first
+        # iteration absorbs what is left of it (start_times: "state_s" is the enqueue time)
         t0 = time.perf_counter()
         self.dev.load_state(state, edge_state, staged=self._host_state)
         if self.pushes.available:
@@ -314,6 +315,8 @@ class CudaExecutor(Executor):
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
+        if not plan.seed or self.spec.aggregates:   # the seeding pass reads no vertex state
+            dev.wait_state()
         self.packer.set_frontier(transfer.host_frontier(dev, plan))   # compacted units' rows
         self._t0 = time.perf_counter()
         push = plan.direction == "push"
@@ -568,6 +571,8 @@ class CudaExecutor(Executor):
         for name, arr in self._host_state.items():
             self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
         self._host_state = {}
+        if getattr(self, "pushes", None) is not None:
+            self.pushes.release()   # page-locked buffers go before the context
         if self.dev is not None:
             self.dev.close()
             self.dev = None

@@ -39,6 +39,8 @@ HUB_EDGES = 8192
 #: blocks per multiprocessor of the hub kernel's fixed grid (8 resident blocks of 256 threads fill
 #: an H100 SM; 4 leave room for the next shard's push kernel)
 HUB_BLOCKS_PER_SM = 4
+#: seed ids copied from a page-locked buffer of this many ids (allocated once per executor)
+SEED_PINNED = 4096
 #: multi-shard push tables the scratch region holds at once, each of every shard (the distinct
 #: units of a BFS run: a few resident and read-in-place groups, each no larger than S shards)
 PUSH_TABLES = 4
@@ -80,7 +82,7 @@ class Pushes:
         self.qbase = np.zeros(dev.S, np.int64)
         self.edges = -1   # edges a push from chg[0] walks (the degree sum over the walks)
         self._total = None
-        self._ids = None
+        self._ids = self._ids_big = None
 
     @property
     def available(self):
@@ -105,12 +107,23 @@ class Pushes:
         self.edges = int(self._degree()[np.asarray(ids, dtype=np.int64)].sum())
         cuda.memset_d32_async(dev.chg[0], 0, self.words, s)
         if len(ids):
-            # in stream order (a synchronous copy would wait for the state upload still running
-            # on the compute stream); the array stays referenced until the next seed
-            self._ids = host = np.ascontiguousarray(ids, dtype=dev.ks.id_dtype)
+            # in stream order, from page-locked memory (an asynchronous copy from pageable memory
+            # synchronises the stream first); the seeding plan's read back syncs before the next
+            # seed may overwrite the buffer
+            if len(ids) <= SEED_PINNED:
+                if self._ids is None:
+                    self._ids = cuda.pagelocked_empty(SEED_PINNED, dev.ks.id_dtype)
+                host = self._ids[:len(ids)]
+                host[...] = ids
+            else:   # many seeds: pageable, kept referenced until the copy ran
+                self._ids_big = host = np.ascontiguousarray(ids, dtype=dev.ks.id_dtype)
             cuda.memcpy_htod_async(dev.cq, host, s)
             dev.launch("mark", len(host), dev.cq, 0, len(host), dev.chg[0])
         self.changed = np.diff(np.searchsorted(ids, dev.intervals)).astype(np.int64)
+
+    def release(self):
+        """Drop the host buffers (before the context goes)."""
+        self._ids = self._ids_big = None
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan, computing):

@@ -430,8 +430,13 @@ def test_push_seeds_count_edges_on_the_device_states_push_degrees():
         def memset_d32_async(self, *args):
             pass
 
-        def memcpy_htod_async(self, *args):
-            pass
+        copied = []
+
+        def memcpy_htod_async(self, dst, host, stream):
+            self.copied.append(np.array(host))
+
+        def pagelocked_empty(self, shape, dtype):
+            return np.empty(shape, dtype)
 
     class Dev:
         n, S, store = 10, 2, None
@@ -449,6 +454,9 @@ def test_push_seeds_count_edges_on_the_device_states_push_degrees():
     pushes = Pushes(Dev(), ks)
     pushes.seed(np.array([1, 7]), np.array([5, 5]))
     assert pushes.edges == 8 and list(pushes.changed) == [1, 1] and Dev.launched == ["mark"]
+    # the ids went from the page-locked buffer, as the kernels' id type
+    (ids,) = Cuda.copied
+    assert ids.dtype == np.int32 and list(ids) == [1, 7]
     pushes.seed(None, np.array([5, 5]))
     assert pushes.edges == 45 and list(pushes.changed) == [5, 5]
 
