@@ -16,8 +16,10 @@ CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), wit
 iterations (publish "unit"), and with the default direction (which now pulls that way); BFS at
 the 1/4 budget and dense PageRank (to convergence; the median iteration is its figure) at bench_gpu's
 1/4 budget, each also with every streamed shard copied again each iteration (``hold_slots=False``:
-no transfer "held"). Values
-are checked against scipy (BFS levels, weak components' least ids). ``--profile``: cProfile of
+no transfer "held"). ``--sssp``: SSSP on the weighted RMAT graph of the same scale (weights
+1..255, built into ``--dir`` when missing) at its 1/4 budget and in GPU memory. Values are checked
+against scipy (BFS levels, weak components' least ids, dijkstra distances over every parallel
+edge). ``--profile``: cProfile of
 one BFS run at the 1/4 budget and one in GPU memory (host time per function), written there.
 """
 import argparse
@@ -79,6 +81,23 @@ def case(store, make, budget, repeat, field, profile=None, device="cuda", **opti
             "budget": budget}, (last.values[field] if field is not None else None)
 
 
+def min_weight_csr(store):
+    """The weighted out-edges as a CSR matrix that keeps parallel edges (to_scipy sums them, SSSP
+    takes the lightest: scipy's dijkstra relaxes every stored entry)."""
+    import scipy.sparse as sp
+    indptr = np.zeros(store.num_vertices + 1, dtype=np.int64)
+    ids, weights, base = [], [], 0
+    for i in range(store.num_shards):
+        lo, hi = int(store.intervals[i]), int(store.intervals[i + 1])
+        local = store.read(i, "out/indptr")
+        indptr[lo + 1:hi + 1] = local[1:] + base
+        base += int(local[-1])
+        ids.append(store.read(i, "out/dst"))
+        weights.append(store.read(i, "out/weight").astype(np.float64))
+    return sp.csr_matrix((np.concatenate(weights), np.concatenate(ids), indptr),
+                         shape=(store.num_vertices, store.num_vertices))
+
+
 def scipy_reference(store, source):
     from scipy.sparse import csgraph
     mat = store.to_scipy("csr", weights=False)
@@ -102,6 +121,9 @@ def main(argv=None):
     ap.add_argument("--skip-scipy", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated case names to leave out")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
+    ap.add_argument("--sssp", action="store_true",
+                    help="also SSSP on the weighted RMAT graph of --scale (weights 1..255) at the 1/4 "
+                         "budget and in GPU memory, checked against scipy's dijkstra")
     args = ap.parse_args(argv)
     from bench_link import pinned_h2d_gbps
     from grstream.backends import cuda
@@ -138,11 +160,26 @@ def main(argv=None):
              ("bfs_quarter_no_hold", lambda: BFS(source=source), bq, "level", {"hold_slots": False}),
              ("pr_quarter", PR, pq, None, {}),
              ("pr_quarter_no_hold", PR, pq, None, {"hold_slots": False})]
+    if args.sssp:
+        wpath = os.path.join(tmp, f"rmat{args.scale}w.h5")
+        if not os.path.exists(wpath):
+            from grstream.io.generate import rmat
+            t0 = time.perf_counter()
+            src, dst, w = rmat(args.scale, 16, seed=1, weights=True)
+            gr.build_shards((src, dst, w), wpath, num_shards=args.shards, progress=False, weighted=True)
+            del src, dst, w
+            log(f"built {wpath} in {time.perf_counter() - t0:.1f}s")
+        wstore = gr.open(wpath)
+        wsource = int(np.argmax(wstore.out_degree()))
+        SSSP = gr.algorithms.sssp.SSSP
+        sq = budget_quarter(SSSP(source=wsource), wstore, push=True)[0]
+        cases += [("sssp_quarter", lambda: SSSP(source=wsource), sq, "dist", {}, wstore),
+                  ("sssp_inmem", lambda: SSSP(source=wsource), None, "dist", {}, wstore)]
     values = {}
-    cases = [c for c in cases if c[0] not in args.skip.split(",")]
-    for label, make, budget, field, options in cases:
+    cases = [c if len(c) == 6 else c + (store,) for c in cases if c[0] not in args.skip.split(",")]
+    for label, make, budget, field, options, st in cases:
         prof = profiles if label in ("bfs_quarter", "bfs_inmem") else None
-        res, value = case(store, make, budget, args.repeat, field, prof, args.device, **options)
+        res, value = case(st, make, budget, args.repeat, field, prof, args.device, **options)
         if field is not None:   # (PageRank: timed per iteration only)
             values[label] = value
         out[label] = res
@@ -155,7 +192,17 @@ def main(argv=None):
     if not args.skip_scipy:
         labels, levels, secs = scipy_reference(store, source)
         out["scipy_s"] = secs
+        if args.sssp:
+            from scipy.sparse import csgraph
+            t0 = time.perf_counter()
+            dist = csgraph.dijkstra(min_weight_csr(wstore), indices=wsource)
+            out["scipy_sssp_s"] = time.perf_counter() - t0
         for label, v in values.items():
+            if label.startswith("sssp"):
+                got = np.where(v >= np.finfo(v.dtype).max / 2, np.inf, v)
+                out[label]["equal_scipy"] = bool(np.allclose(got, dist, rtol=1e-12, atol=0)
+                                                 and np.array_equal(np.isinf(got), np.isinf(dist)))
+                continue
             ref = levels if label.startswith("bfs") else labels
             if label.startswith("bfs"):
                 v = np.where(v >= gr.algorithms.bfs.UNREACHED, -1, v)
