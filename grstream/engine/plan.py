@@ -217,4 +217,3 @@ class Readback:
     lane_active: "object" = None          # lanes: active vertices per lane (Executor.set_lanes)
     shard_changed: "object" = None        # int64 per shard: vertices apply changed (None: unknown)
     changed_edges: int = -1               # edges a push from the changed set walks (-1: unknown)
-    shard_changed_edges: "object" = None  # int64 per shard: the same per shard (None: estimated)

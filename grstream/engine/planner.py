@@ -208,13 +208,13 @@ class Planner(UnitGrouping):
         self._pull_next = False
         if direction == "push":
             self.record = "changed"
-            return self.push(iteration, changed, rb.changed_edges, rb.shard_changed_edges)
+            return self.push(iteration, changed, rb.changed_edges)
         if self.record == "changed":
             self.record, self._pull_next = "frontier", True
             return self.activation(iteration, changed)
         return self.plan(iteration, rb.shard_active, all_active)
 
-    def push(self, iteration, counts, edges=-1, shard_edges=None) -> IterationPlan:
+    def push(self, iteration, counts, edges=-1) -> IterationPlan:
         """A push plan: units over the shards holding changed vertices (``counts`` per shard)
         walk their edges from the source side; one apply over the vertices that received a
         message; the changed set is what the executor records.
@@ -222,13 +222,10 @@ class Planner(UnitGrouping):
         Streamed units take transfer modes like pull units (a sparse push reads only the changed
         rows of a zero-copied shard), estimated on the push edges per shard: each shard's
         changed vertices times its mean push degree, scaled to ``edges`` (the changed set's
-        walked edges the executor counted; -1: unknown), or ``shard_edges`` where the executor
-        counted them per shard (a hub-neighbour frontier's edges lie far from the shards' mean
-        degrees: the estimate over-counted RMAT-24's streamed shards by enough to copy them
-        whole). Asynchronous plans (plan.py
+        walked edges the executor counted; -1: unknown). Asynchronous plans (plan.py
         ``push_async``) where :func:`.direction.asynchronous_push` says so."""
         shards = [int(i) for i in np.flatnonzero(counts)]
-        walk = self.push_shard_edges(counts, edges, shard_edges)
+        walk = self.push_shard_edges(counts, edges)
         asynchronous = asynchronous_push(self.push_async, self.changed_sum, self.n,
                                          float(walk.sum()), self.S)
         if asynchronous and shards:   # one unit per shard; resident ones an earlier unit
@@ -268,12 +265,9 @@ class Planner(UnitGrouping):
         """After ``plan`` ran: its measured statistics refine the transfer cost model."""
         self.transfers.observe(plan.iteration, stats, plan.direction)
 
-    def push_shard_edges(self, counts, edges=-1, counted=None):
-        """Edges a push from ``counts`` changed vertices walks per shard (float64): ``counted``
-        when the executor counted them per shard, else the shard's mean push degree times its
-        changed vertices, scaled to the total ``edges`` when known."""
-        if counted is not None and len(counted) == len(counts):
-            return np.asarray(counted, dtype=np.float64)
+    def push_shard_edges(self, counts, edges=-1):
+        """Edges a push from ``counts`` changed vertices walks per shard (float64): the shard's
+        mean push degree times its changed vertices, scaled to the total ``edges`` when known."""
         est = shard_edges(counts, self.push_edges, self.sizes)
         total = float(est.sum())
         if edges is not None and edges >= 0 and total > 0:

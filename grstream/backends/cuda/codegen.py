@@ -14,8 +14,8 @@ from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
                            PUSH_HUBS, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY, SELECT_BITMAP,
                            SELECT_QUEUE, SKIP_IDEMPOTENT)
-from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, COUNT_EDGES_BODY, FILL_BODY, HOIST_BODY,
-                        KERNEL, MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
+                        MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
 
 I32, I64 = np.int32, np.int64
@@ -82,9 +82,6 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
     elif phase == "count":
         args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
                 V("unsigned long long", "counts", False)]
-    elif phase == "count_edges":
-        args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
-                V("unsigned", "deg"), V("unsigned long long", "counts", False)]
     elif phase.startswith("gather_twc_multi") or phase.startswith("gather_merge_multi"):
         last = S(I32, "accumulate") if "twc" in phase else S(I64, "per_thread")
         args = [V("long long", "tab"), S(I32, "num_shards"), V("gr_msg_t", "hmsg"), V("unsigned", "frontier"),
@@ -256,7 +253,6 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
                                        EDGE="gr_mark(next, (long long)nbr[j]);"))
     mod.add("mark", MARK_BODY)
     mod.add("count", COUNT_BODY)
-    mod.add("count_edges", COUNT_EDGES_BODY)
 
     # multi-shard launches: a table row per shard (indptr, ids, edge properties, lo, nv, ne, first block)
     width = tab_width(len(props))

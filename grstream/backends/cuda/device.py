@@ -9,7 +9,6 @@ import numpy as np
 from ...errors import DeviceError, UsageError
 from .compile import load_module
 from .kernelargs import PreparedKernel
-from .schedule import COUNT_AREAS
 from .skeletons import AGG_BLOCKS, BLOCK
 from .streams import Streams
 
@@ -116,7 +115,7 @@ class DeviceState:
         self.rb_dev = self.mem["readback block"]
         # small host buffers stay pageable: the memory model bounds pinned memory to the cache
         # and the staging buffers, and these copies are a few hundred bytes
-        self.rb_host = np.zeros(self.counts_word + COUNT_AREAS * max(self.S, 1), np.uint64)
+        self.rb_host = np.zeros(self.counts_word + 2 * max(self.S, 1), np.uint64)
         # push plans (issue 8): absent (None) when the kernels cannot push this program
         self.pacc, self.touched = get("push accumulator"), get("touched")
         self.chg = [get("changed 0"), get("changed 1")]
@@ -188,17 +187,8 @@ class DeviceState:
         self.launch("count", (self.n + 31) // 32, self.front[0] if bitmap is None else bitmap, self.n,
                     self.mem["intervals"], self.S, counts)
 
-    def count_edges(self, bitmap, which=2):
-        """Per shard, the edges a push from the set vertices of ``bitmap`` walks (the push degree
-        summed over them), into the readback block's area ``which``."""
-        counts = self.counts_addr(which)
-        self.cuda.memset_d32_async(counts, 0, 2 * max(self.S, 1), self.ex.compute)
-        self.launch("count_edges", (self.n + 31) // 32, bitmap, self.n, self.mem["intervals"], self.S,
-                    self.pdeg, counts)
-
     def counts_addr(self, which=0):
-        """Device address of the per-shard counts in the readback block: 0 active, 1 changed,
-        2 the changed vertices' push edges."""
+        """Device address of the per-shard counts in the readback block: 0 active, 1 changed."""
         return int(self.rb_dev) + 8 * (self.counts_word + which * max(self.S, 1))
 
     def reduce_aggregates(self):

@@ -536,7 +536,7 @@ class CudaExecutor(Executor):
         rb = Readback(shard_active=counts, changed_vertices=int(dev.rb_host[0]), active_edges=edges,
                       aggregates=dict(dev.aggregates))
         if self.pushes.available:
-            rb.shard_changed, rb.changed_edges, rb.shard_changed_edges = self.pushes.read_back(self._computing)
+            rb.shard_changed, rb.changed_edges = self.pushes.read_back(self._computing)
         return rb
 
     # ------------------------------------------------------------------ results

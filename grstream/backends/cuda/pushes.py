@@ -81,8 +81,6 @@ class Pushes:
         self.changed = np.zeros(dev.S, np.int64)   # changed vertices per shard of chg[0] (host copy)
         self.qbase = np.zeros(dev.S, np.int64)
         self.edges = -1   # edges a push from chg[0] walks (the degree sum over the walks)
-        self.shard_edges = None   # the same per shard (None: unknown)
-        self._totals = None
         self._total = None
         self._ids = self._ids_big = None
 
@@ -105,13 +103,8 @@ class Pushes:
             cuda.memset_d32_async(dev.chg[0], 0xFFFFFFFF, self.words, s)
             self.changed = np.asarray(sizes, dtype=np.int64).copy()
             self.edges = self._degree_total()
-            self.shard_edges = self._shard_totals()
             return
-        ids = np.asarray(ids, dtype=np.int64)
-        deg = self._degree()[ids]
-        self.edges = int(deg.sum())
-        self.shard_edges = np.bincount(np.searchsorted(dev.intervals, ids, side="right") - 1,
-                                       weights=deg, minlength=dev.S).astype(np.int64)[:dev.S]
+        self.edges = int(self._degree()[np.asarray(ids, dtype=np.int64)].sum())
         cuda.memset_d32_async(dev.chg[0], 0, self.words, s)
         if len(ids):
             # in stream order, from page-locked memory (an asynchronous copy from pageable memory
@@ -204,8 +197,6 @@ class Pushes:
         dev = self.dev
         if computing:
             dev.chg.reverse()
-            if dev.pdeg is not None:   # the cost model's edges per shard (engine/transfers.py)
-                dev.count_edges(dev.chg[0])
         dev.count_frontier(dev.chg[0], which=1)
 
     def _degree(self):
@@ -217,19 +208,10 @@ class Pushes:
             self._total = int(self._degree().sum())
         return self._total
 
-    def _shard_totals(self):
-        if self._totals is None:
-            cum = np.concatenate(([0], np.cumsum(self._degree(), dtype=np.int64)))
-            self._totals = cum[self.dev.intervals[1:]] - cum[self.dev.intervals[:-1]]
-        return self._totals.copy()
-
     def read_back(self, computing):
-        """(changed vertices per shard, edges a push from them walks, the same per shard or None)
-        after the readback; an activation-only plan leaves the changed set as it was."""
-        dev = self.dev
-        self.changed = dev.shard_counts(1)
+        """(changed vertices per shard, edges a push from them walks) after the readback; an
+        activation-only plan leaves the changed set as it was."""
+        self.changed = self.dev.shard_counts(1)
         if computing:
-            self.edges = int(dev.rb_host[2])
-            self.shard_edges = dev.shard_counts(2) if dev.pdeg is not None else None
-        edges = None if self.shard_edges is None else self.shard_edges.copy()
-        return self.changed.copy(), self.edges, edges
+            self.edges = int(self.dev.rb_host[2])
+        return self.changed.copy(), self.edges

@@ -13,10 +13,6 @@ ALIGN = 256  # every device sub-array starts on a 256-byte boundary (coalescing,
 DEFAULT_MARGIN = 1 << 30
 
 
-#: per-shard areas of the readback block: active vertices, changed vertices, their push edges
-COUNT_AREAS = 3
-
-
 def align(nbytes):
     return (int(nbytes) + ALIGN - 1) // ALIGN * ALIGN
 
@@ -59,9 +55,8 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     if hoisted:
         out["hoisted messages"] = msg_itemsize * n
     out["intervals"] = 8 * (S + 1)
-    # 3 counters, then 8 bytes per aggregate, then per shard the active vertices, the changed
-    # vertices and the edges a push from them walks
-    out["readback block"] = 8 * (3 + len(agg_itemsizes) + COUNT_AREAS * max(S, 1))
+    # 3 counters, then 8 bytes per aggregate, then the active and the changed vertices of each shard
+    out["readback block"] = 8 * (3 + len(agg_itemsizes) + 2 * max(S, 1))
     for k, _ in enumerate(agg_itemsizes):
         out[f"aggregate partials {k}"] = 8 * AGG_BLOCKS
     if table_bytes:

@@ -228,9 +228,7 @@ MARK_BODY = r"""
   if (k < count) gr_mark(next, (long long)nbr[first + k]);
 """
 
-#: per shard, a tally over the set bits of a bitmap, one thread per 32-bit word; a warp whose words
-#: lie in one shard adds once. TALLY sets ``c`` from the bits ``x`` of the word at ``v0``
-COUNT_TEMPLATE = Template(r"""
+COUNT_BODY = r"""
   const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   const long long v0 = w << 5;
   unsigned bits = 0;
@@ -247,8 +245,7 @@ COUNT_TEMPLATE = Template(r"""
   const bool whole = s >= 0 && hi0 >= v0 + 32;
   const int s_lane0 = __shfl_sync(GR_FULL, s, 0);
   if (__all_sync(GR_FULL, whole && s == s_lane0)) {
-    unsigned long long c = 0;
-    { const unsigned x = bits; $TALLY }
+    unsigned long long c = __popc(bits);
     for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(GR_FULL, c, o);
     if ((threadIdx.x & 31) == 0 && c) atomicAdd(&counts[s], c);
     return;
@@ -261,18 +258,10 @@ COUNT_TEMPLATE = Template(r"""
       part = width <= 0 ? 0u : (bits & ((1u << width) - 1u));
     }
     bits &= ~part;
-    unsigned long long c = 0;
-    { const unsigned x = part; $TALLY }
-    if (c) atomicAdd(&counts[s], c);
+    if (part) atomicAdd(&counts[s], (unsigned long long)__popc(part));
     ++s;
   }
-""")
-#: set vertices per shard
-COUNT_BODY = COUNT_TEMPLATE.substitute(TALLY="c = __popc(x);")
-#: the sum of ``deg`` over the set vertices per shard: the edges a push from a changed set walks in
-#: each shard (the transfer cost model's input, engine/transfers.py)
-COUNT_EDGES_BODY = COUNT_TEMPLATE.substitute(
-    TALLY="for (unsigned y = x; y; y &= y - 1u) c += deg[v0 + __ffs(y) - 1];")
+"""
 
 MERGE_BODY = Template(r"""
   __shared__ long long s_rows[2];
@@ -379,9 +368,9 @@ def skeleton_hash():
     for body in (pk.PUSH_PRELUDE, pk.PUSH_APPLY_TAIL, pk.QUEUE_START_BODY, pk.COMPACT_BODY,
                  pk.SELECT_BITMAP, pk.SELECT_QUEUE, pk.SKIP_IDEMPOTENT):
         h.update(body.encode())
-    for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY, COUNT_TEMPLATE):
+    for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
         h.update(t.template.encode())
-    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, HOIST_BODY, PERMUTE_BODY):
+    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()

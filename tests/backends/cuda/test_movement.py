@@ -352,17 +352,17 @@ def test_static_buffers_count_each_buffer_once():
     from grstream.backends.cuda.skeletons import AGG_BLOCKS
     for S in (1, 4, 64):
         b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
-        # the shard counts (active, changed, the changed vertices' push edges) live in the
-        # readback block only (once), after 3 counters and 2 aggregates
-        assert b["readback block"] == 8 * (3 + 2 + 3 * S)
+        # the shard counts (active, then changed) live in the readback block only (once), after 3
+        # counters and 2 aggregates
+        assert b["readback block"] == 8 * (3 + 2 + 2 * S)
         assert b["intervals"] == 8 * (S + 1)
         assert [k for k, v in b.items() if "shard" in k or "count" in k] == []
         assert b["aggregate partials 0"] == b["aggregate partials 1"] == 8 * AGG_BLOCKS
         assert vertex_state_bytes(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4]) == \
             sum(-(-max(v, 1) // ALIGN) * ALIGN for v in b.values())
     grow = [vertex_state_bytes(1000, [np.float64], 0, 8, 100, S, False) for S in (32, 32 + 4096)]
-    # intervals + readback (active, changed and push-edge counts): four words per shard, not five
-    assert grow[1] - grow[0] == 4 * 8 * 4096
+    # intervals + readback (active and changed counts): three words per shard, not four
+    assert grow[1] - grow[0] == 3 * 8 * 4096
 
 
 def test_seed_ids_match_flatnonzero():
@@ -457,11 +457,8 @@ def test_push_seeds_count_edges_on_the_device_states_push_degrees():
     # the ids went from the page-locked buffer, as the kernels' id type
     (ids,) = Cuda.copied
     assert ids.dtype == np.int32 and list(ids) == [1, 7]
-    # the walked edges per shard (the cost model's input): vertex 1 in shard 0, vertex 7 in 1
-    assert list(pushes.shard_edges) == [1, 7]
     pushes.seed(None, np.array([5, 5]))
     assert pushes.edges == 45 and list(pushes.changed) == [5, 5]
-    assert list(pushes.shard_edges) == [0 + 1 + 2 + 3 + 4, 5 + 6 + 7 + 8 + 9]
 
 
 @pytest.mark.parametrize("budget_kind", ["partial", "one-slot", "grouped"])

@@ -142,7 +142,6 @@ def test_push_equals_pull_and_scipy(gpu, stores, name, seq, fmt, num_shards, kin
         if d == "push":   # the next frontier is the changed set
             np.testing.assert_array_equal(rb.shard_active, rb.shard_changed)
         assert rb.changed_edges >= 0
-        assert int(rb.shard_changed_edges.sum()) == rb.changed_edges   # per shard, the same sum
     # changed_edges is the degree sum of the last iteration's changed set: the whole run's sums
     # add up to the degree sum of every vertex that ever changed at most (here: exactly per step)
     assert log[-1][1].changed_vertices == 0 or log[-1][1].changed_edges > 0
@@ -165,9 +164,6 @@ def test_changed_edges_count_the_changed_vertices_degrees(gpu, stores):
             assert rb.changed_edges == int(out_deg[level1].sum())
             bounds = np.asarray(store.intervals)
             np.testing.assert_array_equal(rb.shard_changed, np.diff(np.searchsorted(level1, bounds)))
-            # the same per shard, counted on the device (the transfer cost model's input)
-            cum = np.concatenate(([0], np.cumsum(np.bincount(level1, out_deg[level1], minlength=n))))
-            np.testing.assert_array_equal(rb.shard_changed_edges, (cum[bounds[1:]] - cum[bounds[:-1]]))
 
 
 def test_streamed_push_copies_only_the_walked_edges(gpu, stores):
