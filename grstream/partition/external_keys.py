@@ -11,6 +11,7 @@ from .layout import compress, compress_keys, count_into, pack_keys
 from .weighted_keys import compress_weighted_keys, sorted_run
 from . import renumber as renumbering
 from .plan import VERTEX_BYTES, plan_intervals, vertex_count
+from .run_weights import narrowest
 from .runs import KeyRuns
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
@@ -42,6 +43,9 @@ def build_keyed(plan, writer):
                 if top > KEY_ID_LIMIT:
                     raise WideIds()
                 counter.grow(top)
+                if w is not None:
+                    # fewer bytes to gather, write and read back; widened when shards are built
+                    w = narrowest(w)
                 # each direction packs, sorts, counts and writes its run on its own thread
                 pending = pool.submit(_run, runs, "out", src, dst, counter.out_degree, w, top)
                 _run(runs, "in", dst, src, counter.in_degree, w, top)
@@ -115,7 +119,8 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
             secondary = (keys & np.uint64(0xFFFFFFFF)).view(np.int64)
             parts = compress(primary, secondary, weights, lo, hi, result.num_vertices,
                              result.id_dtype, plan.dedup)
-        return parts
+        # the runs' narrower weights convert back exactly
+        return parts[:2] + (parts[2].astype(plan.options.weight_dtype, copy=False),)
 
     def submit(i):
         # the in-side cursor and the out-side cursor are separate: one thread each
