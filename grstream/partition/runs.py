@@ -11,6 +11,9 @@ Weighted edges add a weight file per direction holding each run's weights in the
 keys (the run sorted stably, so equal keys keep input order); a shard's weights are read from
 the same ranges its keys came from. A run's weights may be narrower than the store's
 (:mod:`.run_weights`): each run keeps its own dtype.
+
+What a shard has read is punched out of the files (:func:`..io.release.release`), so the
+store's writes reuse those pages instead of fresh ones.
 """
 import contextlib
 import os
@@ -19,6 +22,7 @@ import shutil
 import numpy as np
 
 from ..io.atomic import make_bucket_dir, write_array
+from ..io.release import release
 from .run_weights import widest
 
 #: keys read per run at most at once; the shard buffer holds this many beyond the shard's keys
@@ -97,6 +101,9 @@ class KeyRuns:
                 guess -= taken
                 if taken < want:
                     break
+            # everything of the run before its cursor has been read
+            release(fd, self._starts[direction][k] * _KEY.itemsize,
+                    int(cursor[k]) * _KEY.itemsize)
         if fill != count:
             raise RuntimeError(f"run files hold {fill} keys below the bound, degrees say {count}")
         if self.weight_dtype is None:
@@ -116,17 +123,18 @@ class KeyRuns:
         fd = self._weights[direction].fileno()
         scratch = None
         for k, position, start, stop in parts:
-            run_dtype, offset = runs[k]
-            offset += (position - starts[k]) * run_dtype.itemsize
+            run_dtype, first = runs[k]
+            offset = first + (position - starts[k]) * run_dtype.itemsize
             if run_dtype == dtype:
                 _pread(fd, weights[start:stop], offset)
-                continue
-            # a narrower run among wider ones: read it aside and widen it into place
-            if scratch is None:
-                scratch = np.empty(count * dtype.itemsize, dtype=np.uint8)
-            narrow = scratch[:(stop - start) * run_dtype.itemsize].view(run_dtype)
-            _pread(fd, narrow, offset)
-            weights[start:stop] = narrow
+            else:
+                # a narrower run among wider ones: read it aside and widen it into place
+                if scratch is None:
+                    scratch = np.empty(count * dtype.itemsize, dtype=np.uint8)
+                narrow = scratch[:(stop - start) * run_dtype.itemsize].view(run_dtype)
+                _pread(fd, narrow, offset)
+                weights[start:stop] = narrow
+            release(fd, first, offset + (stop - start) * run_dtype.itemsize)
         return weights
 
     def cleanup(self):
