@@ -11,14 +11,14 @@ import ctypes
 import ctypes.util
 import errno
 import mmap
-import os
+import sys
 
 _PUNCH_HOLE_KEEP_SIZE = 0x02 | 0x01
 _PAGE = mmap.PAGESIZE
 
 
 def _fallocate():
-    if not hasattr(os, "sched_getaffinity"):    # Linux only: elsewhere nothing to call
+    if not sys.platform.startswith("linux"):    # the call and its flags are Linux's
         return None
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)

@@ -35,7 +35,7 @@ def build_keyed(plan, writer):
                    plan.options.weight_dtype if weighted else None)
     try:
         with plan.bar("reading + sorting runs") as bar, ThreadPoolExecutor(1) as pool:
-            for src, dst, w in read_ahead(plan.prepared_chunks(bar)):
+            for src, dst, w in read_ahead(_narrowed(plan.prepared_chunks(bar))):
                 if len(src) == 0:
                     continue
                 top = int(max(src.max(), dst.max())) + 1
@@ -43,9 +43,6 @@ def build_keyed(plan, writer):
                 if top > KEY_ID_LIMIT:
                     raise WideIds()
                 counter.grow(top)
-                if w is not None:
-                    # fewer bytes to gather, write and read back; widened when shards are built
-                    w = narrowest(w)
                 # each direction packs, sorts, counts and writes its run on its own thread
                 pending = pool.submit(_run, runs, "out", src, dst, counter.out_degree, w, top)
                 _run(runs, "in", dst, src, counter.in_degree, w, top)
@@ -71,6 +68,13 @@ def build_keyed(plan, writer):
         runs.cleanup()
     write_vertex_data(writer, result, plan)
     return result
+
+
+def _narrowed(chunks):
+    """The chunks with their weights narrowed (:mod:`.run_weights`), on the read-ahead thread
+    beside the previous chunk's sorts: fewer bytes to gather, write and read back."""
+    for src, dst, w in chunks:
+        yield src, dst, None if w is None else narrowest(w)
 
 
 def _run(runs, direction, primary, secondary, degree, weight=None, top=None):
@@ -111,6 +115,10 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
         if runs.weight_dtype is None:
             return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
         keys, weights = keys
+        if plan.dedup:
+            # numpy's minimum of 0.0 and -0.0 picks a different one in float16 than in float64:
+            # the minimum of a repeated pair is taken in the store's dtype, as in memory
+            weights = weights.astype(plan.options.weight_dtype, copy=False)
         parts = compress_weighted_keys(keys, weights, lo, hi, result.id_dtype, plan.dedup,
                                        result.num_vertices)
         if parts is None:

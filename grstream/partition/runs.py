@@ -121,16 +121,16 @@ class KeyRuns:
         dtype = widest([runs[k][0] for k, *_ in parts] or [self.weight_dtype])
         weights = np.empty(count, dtype=dtype)
         fd = self._weights[direction].fileno()
-        scratch = None
+        # narrower runs among wider ones are read aside, the longest of them at most
+        aside = [(stop - start) * runs[k][0].itemsize for k, _, start, stop in parts
+                 if runs[k][0] != dtype]
+        scratch = np.empty(max(aside), dtype=np.uint8) if aside else None
         for k, position, start, stop in parts:
             run_dtype, first = runs[k]
             offset = first + (position - starts[k]) * run_dtype.itemsize
             if run_dtype == dtype:
                 _pread(fd, weights[start:stop], offset)
             else:
-                # a narrower run among wider ones: read it aside and widen it into place
-                if scratch is None:
-                    scratch = np.empty(count * dtype.itemsize, dtype=np.uint8)
                 narrow = scratch[:(stop - start) * run_dtype.itemsize].view(run_dtype)
                 _pread(fd, narrow, offset)
                 weights[start:stop] = narrow

@@ -134,3 +134,18 @@ def test_external_rmat_store_equals_the_in_memory_store(tmp_path):
                             num_shards=5, memory_limit=limit, progress=False)
         contents.append(store_contents(path))
     assert contents[0] == contents[1]
+
+
+@pytest.mark.parametrize("weights", [[0.0, -0.0], [-0.0, 0.0], [-0.0, 2.0, 0.0]])
+@pytest.mark.parametrize("weight_dtype", ["float64", "float32"])
+def test_a_repeated_pair_of_signed_zeros_keeps_the_in_memory_zero(tmp_path, weights,
+                                                                   weight_dtype):
+    # numpy's minimum of 0.0 and -0.0 returns the second in float64 and the first in float16:
+    # runs of float16 weights must not decide which zero a deduplicated pair keeps
+    contents = []
+    for tag, limit in (("mem", None), ("ext", 1 << 22)):
+        source = array_source([1] * len(weights), [0] * len(weights), weights, chunk=1)
+        path = build_shards(source, tmp_path / f"{tag}.h5", num_shards=1, memory_limit=limit,
+                            duplicates=False, weight_dtype=weight_dtype, progress=False)
+        contents.append(store_contents(path))
+    assert contents[0] == contents[1]
