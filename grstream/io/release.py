@@ -14,7 +14,7 @@ import mmap
 import sys
 
 _PUNCH_HOLE_KEEP_SIZE = 0x02 | 0x01
-_PAGE = mmap.PAGESIZE
+PAGE = mmap.PAGESIZE
 
 
 def _fallocate():
@@ -37,8 +37,8 @@ def release(fd, start, stop):
     """Drop the whole pages within bytes ``start..stop`` of the file ``fd`` (reads of them
     give zeros afterwards); the pages around them are kept. Returns whether it was done."""
     global _CALL
-    first = -(-start // _PAGE) * _PAGE
-    last = stop // _PAGE * _PAGE
+    first = -(-start // PAGE) * PAGE
+    last = stop // PAGE * PAGE
     if _CALL is None or last <= first:
         return False
     if _CALL(fd, _PUNCH_HOLE_KEEP_SIZE, first, last - first) == 0:

@@ -17,6 +17,8 @@ from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 #: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64
 KEY_ID_LIMIT = (1 << 32) - 1
+#: store bytes written between two starts of their writeback to the disk
+WRITEBACK_BYTES = 32 << 20
 
 
 class WideIds(Exception):
@@ -134,6 +136,7 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
         # the in-side cursor and the out-side cursor are separate: one thread each
         return (pool.submit(side, "out", i), pool.submit(side, "in", i)) if i < num_shards else None
 
+    unsynced = 0
     with ThreadPoolExecutor(2) as pool:
         pending = submit(0)
         for i in range(num_shards):
@@ -146,4 +149,10 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
             nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_parts)
             del in_parts
             finish_shard(writer, result, i, lo, hi, nbytes)
+            unsynced += nbytes
+            if unsynced >= WRITEBACK_BYTES:
+                # the store's pages go to the disk while later shards sort, not all at the
+                # commit (an fsync per shard would cost more than it saves on tiny shards)
+                writer.start_writeback()
+                unsynced = 0
             bar.update(1)

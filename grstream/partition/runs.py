@@ -22,7 +22,7 @@ import shutil
 import numpy as np
 
 from ..io.atomic import make_bucket_dir, write_array
-from ..io.release import release
+from ..io.release import PAGE as _PAGE, release
 from .run_weights import widest
 
 #: keys read per run at most at once; the shard buffer holds this many beyond the shard's keys
@@ -48,6 +48,7 @@ class KeyRuns:
         self._weight_runs = {d: [] for d in self._files}
         self._weight_bytes = {d: 0 for d in self._files}
         self._cursor = {}
+        self._released = {}
 
     def append(self, direction, keys, weights=None):
         """Append one sorted run of uint64 keys (and their weights, when weighted: in their own
@@ -102,8 +103,8 @@ class KeyRuns:
                 if taken < want:
                     break
             # everything of the run before its cursor has been read
-            release(fd, self._starts[direction][k] * _KEY.itemsize,
-                    int(cursor[k]) * _KEY.itemsize)
+            self._release("keys", direction, k, fd, self._starts[direction][k] * _KEY.itemsize,
+                          int(cursor[k]) * _KEY.itemsize)
         if fill != count:
             raise RuntimeError(f"run files hold {fill} keys below the bound, degrees say {count}")
         if self.weight_dtype is None:
@@ -134,8 +135,18 @@ class KeyRuns:
                 narrow = scratch[:(stop - start) * run_dtype.itemsize].view(run_dtype)
                 _pread(fd, narrow, offset)
                 weights[start:stop] = narrow
-            release(fd, first, offset + (stop - start) * run_dtype.itemsize)
+            self._release("weights", direction, k, fd, first,
+                          offset + (stop - start) * run_dtype.itemsize)
         return weights
+
+    def _release(self, kind, direction, k, fd, first, stop):
+        """Give back the pages of run ``k`` from its first byte ``first`` up to ``stop``,
+        starting where the last call for that run left off (punching a hole again costs a
+        walk over it)."""
+        start = max(first, self._released.get((kind, direction, k), first))
+        release(fd, start, stop)
+        # the page holding ``stop`` is still partly unread: it goes with the next shard
+        self._released[(kind, direction, k)] = stop // _PAGE * _PAGE
 
     def cleanup(self):
         for handle in list(self._files.values()) + list(self._weights.values()):

@@ -106,3 +106,20 @@ def test_key_runs_give_their_read_pages_back(tmp_path, weight_dtype):
         assert left * 10 < full
     finally:
         store.cleanup()
+
+
+def test_external_store_starts_its_writeback_every_few_megabytes(tmp_path, monkeypatch):
+    from grstream.partition.writer import StoreWriter
+    calls = []
+    original = StoreWriter.start_writeback
+    monkeypatch.setattr(StoreWriter, "start_writeback",
+                        lambda self: calls.append(1) or original(self))
+    rng = np.random.default_rng(2)
+    src, dst = rng.integers(0, 2000, 30_000), rng.integers(0, 2000, 30_000)
+    monkeypatch.setattr(external_keys, "WRITEBACK_BYTES", 50_000)
+    path = build_shards(array_source(src, dst, chunk=4000), tmp_path / "w.h5", num_shards=20,
+                        memory_limit=1 << 22, progress=False)
+    # about 250 kB of ids and offsets in 20 shards: a writeback per 50 kB, not per shard
+    assert 2 <= len(calls) < 10
+    with gr.open(path, verify="always") as store:
+        assert store.num_edges == 30_000
