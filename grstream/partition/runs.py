@@ -85,7 +85,7 @@ class KeyRuns:
         bound = np.uint64(bound)
         fill = 0
         fd = handle.fileno()
-        taken_from = []         # (run position, buffer position, keys) per run
+        taken_from = []         # (run, its position, buffer position) per run
         for k in range(len(cursor)):
             taken_from.append((k, int(cursor[k]), fill))
             left = int(ends[k] - cursor[k])
