@@ -2,7 +2,7 @@
 """Weighted against unweighted shard builds of the same RMAT graphs, in one run.
 
     python tools/bench_weighted_build.py [--scales 20,21] [--runs 3] [--memory-limit 512M]
-                                         [--baseline DIR] [--pause SECONDS]
+                                         [--baseline DIR] [--pause SECONDS] [--random-weights]
 
 For each scale, ``grstream generate rmat --weights`` writes one ``(m, 3)`` float64 ``.npy``; the
 unweighted build reads that same file with ``weighted=False`` (the weights column is dropped
@@ -25,6 +25,9 @@ about 2.2 s per GB to fault in against 0.12 s for one freed a moment before, so 
 pause a build runs faster or slower depending on what the build before it freed (and how
 long ago); with a pause of 3 s or more every build starts from the same state, all of its
 memory and page cache faulted in afresh.
+
+``--random-weights`` replaces the generator's integer weights (1..255, which the external build's
+runs hold as float16) with uniform random float64 ones, which need all 8 bytes there.
 """
 import argparse
 import datetime
@@ -96,6 +99,20 @@ def sort_speed():
             f"weighted shards: {'one sort' if sort_is_fast() else 'block sort'})")
 
 
+RANDOMISE = r"""
+import sys, numpy as np
+edges = np.load(sys.argv[1], mmap_mode="r+")
+edges[:, 2] = np.random.default_rng(int(sys.argv[2])).random(len(edges))
+edges.flush()
+"""
+
+
+def _randomise_weights(path, seed):
+    # in a process of its own: Linux keeps a process's peak RSS across fork and exec, so
+    # memory touched here would show as every build's peak
+    subprocess.run([sys.executable, "-c", RANDOMISE, path, str(seed)], check=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", default="20,21")
@@ -105,6 +122,8 @@ def main():
                         help="also measure the external build at this limit (e.g. 512M)")
     parser.add_argument("--pause", type=float, default=0.0,
                         help="seconds to wait before every build (3: each starts cold)")
+    parser.add_argument("--random-weights", action="store_true",
+                        help="uniform random float64 weights instead of integers 1..255")
     parser.add_argument("--baseline", default=None,
                         help="a grstream checkout to measure alongside (PYTHONPATH for its runs)")
     args = parser.parse_args()
@@ -124,6 +143,8 @@ def main():
                             str(scale), "--seed", str(args.seed), "--weights", "--quiet",
                             "-o", inputs[scale]], check=True, cwd=tmp,
                            env=dict(os.environ, PYTHONPATH=HERE))
+            if args.random_weights:
+                _randomise_weights(inputs[scale], args.seed)
         out = os.path.join(tmp, "g.h5")
         print(f"measuring {HERE}" + "".join(f" and {c}" for _, c in codes if c),
               file=sys.stderr)
@@ -158,6 +179,7 @@ def main():
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()}, "
           f"load average {os.getloadavg()[0]:.1f}; medians of {args.runs} runs"
           + (f", {args.pause:g} s pause before each build" if args.pause else "")
+          + (", random float64 weights" if args.random_weights else ", weights 1..255")
           + f"; {sort_speed()}")
     print("\n".join(lines))
 

@@ -11,11 +11,14 @@ from .layout import compress, compress_keys, count_into, pack_keys
 from .weighted_keys import compress_weighted_keys, sorted_run
 from . import renumber as renumbering
 from .plan import VERTEX_BYTES, plan_intervals, vertex_count
+from .run_weights import narrowest
 from .runs import KeyRuns
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 #: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64
 KEY_ID_LIMIT = (1 << 32) - 1
+#: store bytes written between two starts of their writeback to the disk
+WRITEBACK_BYTES = 32 << 20
 
 
 class WideIds(Exception):
@@ -34,7 +37,7 @@ def build_keyed(plan, writer):
                    plan.options.weight_dtype if weighted else None)
     try:
         with plan.bar("reading + sorting runs") as bar, ThreadPoolExecutor(1) as pool:
-            for src, dst, w in read_ahead(plan.prepared_chunks(bar)):
+            for src, dst, w in read_ahead(_narrowed(plan.prepared_chunks(bar))):
                 if len(src) == 0:
                     continue
                 top = int(max(src.max(), dst.max())) + 1
@@ -67,6 +70,13 @@ def build_keyed(plan, writer):
         runs.cleanup()
     write_vertex_data(writer, result, plan)
     return result
+
+
+def _narrowed(chunks):
+    """The chunks with their weights narrowed (:mod:`.run_weights`), on the read-ahead thread
+    beside the previous chunk's sorts: fewer bytes to gather, write and read back."""
+    for src, dst, w in chunks:
+        yield src, dst, None if w is None else narrowest(w)
 
 
 def _run(runs, direction, primary, secondary, degree, weight=None, top=None):
@@ -107,6 +117,10 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
         if runs.weight_dtype is None:
             return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
         keys, weights = keys
+        if plan.dedup:
+            # numpy's minimum of 0.0 and -0.0 picks a different one in float16 than in float64:
+            # the minimum of a repeated pair is taken in the store's dtype, as in memory
+            weights = weights.astype(plan.options.weight_dtype, copy=False)
         parts = compress_weighted_keys(keys, weights, lo, hi, result.id_dtype, plan.dedup,
                                        result.num_vertices)
         if parts is None:
@@ -115,12 +129,14 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
             secondary = (keys & np.uint64(0xFFFFFFFF)).view(np.int64)
             parts = compress(primary, secondary, weights, lo, hi, result.num_vertices,
                              result.id_dtype, plan.dedup)
-        return parts
+        # the runs' narrower weights convert back exactly
+        return parts[:2] + (parts[2].astype(plan.options.weight_dtype, copy=False),)
 
     def submit(i):
         # the in-side cursor and the out-side cursor are separate: one thread each
         return (pool.submit(side, "out", i), pool.submit(side, "in", i)) if i < num_shards else None
 
+    unsynced = 0
     with ThreadPoolExecutor(2) as pool:
         pending = submit(0)
         for i in range(num_shards):
@@ -133,4 +149,10 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
             nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_parts)
             del in_parts
             finish_shard(writer, result, i, lo, hi, nbytes)
+            unsynced += nbytes
+            if unsynced >= WRITEBACK_BYTES:
+                # the store's pages go to the disk while later shards sort, not all at the
+                # commit (an fsync per shard would cost more than it saves on tiny shards)
+                writer.start_writeback()
+                unsynced = 0
             bar.update(1)

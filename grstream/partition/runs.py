@@ -9,7 +9,11 @@ short over-read per run and shard, which the next run's read overwrites).
 
 Weighted edges add a weight file per direction holding each run's weights in the order of its
 keys (the run sorted stably, so equal keys keep input order); a shard's weights are read from
-the same ranges its keys came from.
+the same ranges its keys came from. A run's weights may be narrower than the store's
+(:mod:`.run_weights`): each run keeps its own dtype.
+
+What a shard has read is punched out of the files (:func:`..io.release.release`), so the
+store's writes reuse those pages instead of fresh ones.
 """
 import contextlib
 import os
@@ -18,6 +22,8 @@ import shutil
 import numpy as np
 
 from ..io.atomic import make_bucket_dir, write_array
+from ..io.release import PAGE as _PAGE, release
+from .run_weights import widest
 
 #: keys read per run at most at once; the shard buffer holds this many beyond the shard's keys
 MAX_BLOCK_KEYS = 1 << 17
@@ -38,15 +44,24 @@ class KeyRuns:
         self._starts = {d: [] for d in self._files}
         self._ends = {d: [] for d in self._files}
         self._size = {d: 0 for d in self._files}
+        # per run: its weights' dtype and their first byte in the weight file
+        self._weight_runs = {d: [] for d in self._files}
+        self._weight_bytes = {d: 0 for d in self._files}
         self._cursor = {}
+        self._released = {}
 
     def append(self, direction, keys, weights=None):
-        """Append one sorted run of uint64 keys (and their weights, when weighted)."""
+        """Append one sorted run of uint64 keys (and their weights, when weighted: in their own
+        float dtype, which must hold them as ``weight_dtype`` would)."""
         if len(keys) == 0:
             return
         write_array(self._files[direction], keys)
         if self.weight_dtype is not None:
-            write_array(self._weights[direction], weights.astype(self.weight_dtype, copy=False))
+            if weights.dtype.kind != "f" or weights.dtype.itemsize > self.weight_dtype.itemsize:
+                weights = weights.astype(self.weight_dtype)
+            write_array(self._weights[direction], weights)
+            self._weight_runs[direction].append((weights.dtype, self._weight_bytes[direction]))
+            self._weight_bytes[direction] += weights.nbytes
         self._starts[direction].append(self._size[direction])
         self._size[direction] += len(keys)
         self._ends[direction].append(self._size[direction])
@@ -56,7 +71,8 @@ class KeyRuns:
 
         ``count`` must be exactly how many keys below ``bound`` are left (the shard's degree
         sum); the cursors then stand at the first key of the next shard in every run. Weighted
-        runs return ``(keys, weights)``, the weights in the keys' order.
+        runs return ``(keys, weights)``, the weights in the keys' order and in the widest dtype
+        of the runs they came from (at most ``weight_dtype``).
         """
         handle = self._files[direction]
         if direction not in self._cursor:
@@ -69,9 +85,9 @@ class KeyRuns:
         bound = np.uint64(bound)
         fill = 0
         fd = handle.fileno()
-        taken_from = []         # (run position, buffer position, keys) per run
+        taken_from = []         # (run, its position, buffer position) per run
         for k in range(len(cursor)):
-            taken_from.append((int(cursor[k]), fill))
+            taken_from.append((k, int(cursor[k]), fill))
             left = int(ends[k] - cursor[k])
             # the run's share of this shard, a little over, so one read usually suffices
             guess = left * count // max(left_total, 1)
@@ -86,18 +102,51 @@ class KeyRuns:
                 guess -= taken
                 if taken < want:
                     break
+            # everything of the run before its cursor has been read
+            self._release("keys", direction, k, fd, self._starts[direction][k] * _KEY.itemsize,
+                          int(cursor[k]) * _KEY.itemsize)
         if fill != count:
             raise RuntimeError(f"run files hold {fill} keys below the bound, degrees say {count}")
         if self.weight_dtype is None:
             return buffer[:count]
         self._weights[direction].flush()
-        weights = np.empty(count, dtype=self.weight_dtype)
-        wfd = self._weights[direction].fileno()
-        size = self.weight_dtype.itemsize
-        for (position, start), stop in zip(taken_from, [t[1] for t in taken_from[1:]] + [fill]):
-            if stop > start:
-                _pread(wfd, weights[start:stop], position * size)
-        return buffer[:count], weights
+        stops = [t[2] for t in taken_from[1:]] + [fill]
+        parts = [(k, position, start, stop) for (k, position, start), stop
+                 in zip(taken_from, stops) if stop > start]
+        return buffer[:count], self._load_weights(direction, parts, count)
+
+    def _load_weights(self, direction, parts, count):
+        """The weights of ``parts`` (run, its first key, buffer start, stop), in one array."""
+        runs = self._weight_runs[direction]
+        starts = self._starts[direction]
+        dtype = widest([runs[k][0] for k, *_ in parts] or [self.weight_dtype])
+        weights = np.empty(count, dtype=dtype)
+        fd = self._weights[direction].fileno()
+        # narrower runs among wider ones are read aside, the longest of them at most
+        aside = [(stop - start) * runs[k][0].itemsize for k, _, start, stop in parts
+                 if runs[k][0] != dtype]
+        scratch = np.empty(max(aside), dtype=np.uint8) if aside else None
+        for k, position, start, stop in parts:
+            run_dtype, first = runs[k]
+            offset = first + (position - starts[k]) * run_dtype.itemsize
+            if run_dtype == dtype:
+                _pread(fd, weights[start:stop], offset)
+            else:
+                narrow = scratch[:(stop - start) * run_dtype.itemsize].view(run_dtype)
+                _pread(fd, narrow, offset)
+                weights[start:stop] = narrow
+            self._release("weights", direction, k, fd, first,
+                          offset + (stop - start) * run_dtype.itemsize)
+        return weights
+
+    def _release(self, kind, direction, k, fd, first, stop):
+        """Give back the pages of run ``k`` from its first byte ``first`` up to ``stop``,
+        starting where the last call for that run left off (punching a hole again costs a
+        walk over it)."""
+        start = max(first, self._released.get((kind, direction, k), first))
+        release(fd, start, stop)
+        # the page holding ``stop`` is still partly unread: it goes with the next shard
+        self._released[(kind, direction, k)] = stop // _PAGE * _PAGE
 
     def cleanup(self):
         for handle in list(self._files.values()) + list(self._weights.values()):

@@ -1,4 +1,5 @@
 """Key runs read back shard by shard, the read-ahead thread, and the wide-id fallback."""
+import os
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import grstream as gr
 import grstream.partition.build as build
 import grstream.partition.external_keys as external_keys
 import grstream.partition.runs as runs_module
+from grstream.io.release import release
 from grstream.partition import build_shards
 from grstream.partition.runs import KeyRuns
 
@@ -69,3 +71,55 @@ def test_wide_ids_fall_back_to_edge_records(tmp_path, monkeypatch):
     with gr.open(wide) as store:
         assert store.build["mode"] == "external"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.h5", "w.h5"]
+
+
+@pytest.mark.parametrize("weight_dtype", [None, np.float64])
+def test_key_runs_give_their_read_pages_back(tmp_path, weight_dtype):
+    # runs of many pages, read in three shards: every key and weight as written, and the
+    # files hold (almost) no blocks once every shard has been read
+    rng = np.random.default_rng(5)
+    store = KeyRuns(tmp_path, "t", weight_dtype)
+    written = []
+    try:
+        for run, narrow in enumerate([np.float16, np.float64, np.float32, np.float16]):
+            keys = np.sort(rng.integers(0, 3000, 20_000)).astype(np.uint64)
+            weights = (keys % 7).astype(narrow)
+            store.append("out", keys, weights if weight_dtype else None)
+            written.append((keys, weights))
+        full = sum(os.stat(p).st_blocks for p in store.directory.iterdir())
+        lo = 0
+        for hi in (1000, 2000, 3000):
+            want = [(k[(k >= lo) & (k < hi)], w[(k >= lo) & (k < hi)]) for k, w in written]
+            got = store.load("out", hi, sum(len(k) for k, _ in want))
+            keys, weights = got if weight_dtype else (got, None)
+            np.testing.assert_array_equal(keys, np.concatenate([k for k, _ in want]))
+            if weight_dtype:
+                assert weights.dtype == np.float64
+                np.testing.assert_array_equal(weights, np.concatenate([w for _, w in want]))
+            lo = hi
+        left = sum(os.stat(p).st_blocks for p in store.directory.iterdir())
+        probe = tmp_path / "probe.bin"
+        probe.write_bytes(bytes(1 << 16))
+        with open(probe, "r+b") as handle:
+            if not release(handle.fileno(), 0, 1 << 16):
+                pytest.skip("this file system cannot punch holes")
+        assert left * 10 < full
+    finally:
+        store.cleanup()
+
+
+def test_external_store_starts_its_writeback_every_few_megabytes(tmp_path, monkeypatch):
+    from grstream.partition.writer import StoreWriter
+    calls = []
+    original = StoreWriter.start_writeback
+    monkeypatch.setattr(StoreWriter, "start_writeback",
+                        lambda self: calls.append(1) or original(self))
+    rng = np.random.default_rng(2)
+    src, dst = rng.integers(0, 2000, 30_000), rng.integers(0, 2000, 30_000)
+    monkeypatch.setattr(external_keys, "WRITEBACK_BYTES", 50_000)
+    path = build_shards(array_source(src, dst, chunk=4000), tmp_path / "w.h5", num_shards=20,
+                        memory_limit=1 << 22, progress=False)
+    # about 250 kB of ids and offsets in 20 shards: a writeback per 50 kB, not per shard
+    assert 2 <= len(calls) < 10
+    with gr.open(path, verify="always") as store:
+        assert store.num_edges == 30_000
