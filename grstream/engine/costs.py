@@ -134,7 +134,7 @@ def estimate(shape: ShardShape, active: int, costs: LinkCosts, skew: float = 1.0
         "copy": (int(copy_b), max(costs.latency + copy_b / bw, kernel)),
         "compact": (int(compact_b), max(costs.latency + max(compact_b / bw, compact_b / costs.compact_rate),
                                         kernel)),
-        "zerocopy": (int(zc["bytes"]), max(zc["read"], zc["rows"], zc["kernel"]) + zc["shard"]),
+        "zerocopy": (int(zc["bytes"]), zerocopy_seconds(zc)),
     }
 
 
@@ -158,6 +158,11 @@ def zerocopy_terms(shape: ShardShape, active: int, costs: LinkCosts, fe: float) 
     return {"bytes": nbytes, "read": nbytes / (costs.bandwidth * costs.zerocopy_efficiency()),
             "rows": rows * costs.zc_row, "kernel": fe * shape.edges / costs.kernel_rate,
             "shard": costs.zc_shard}
+
+
+def zerocopy_seconds(terms: Dict[str, float]) -> float:
+    """A zero-copied shard's estimated seconds from its :func:`zerocopy_terms`."""
+    return max(terms["read"], terms["rows"], terms["kernel"]) + terms["shard"]
 
 
 #: the zero-copy terms refine can learn, and the LinkCosts field each one scales

@@ -139,14 +139,8 @@ class UnitGrouping:
         strategy = {i: b for u in zc for i, b in zip(u.shards, u.balance)}
         merged = replace(zc[0], shards=tuple(shards), balance=tuple(strategy[i] for i in shards),
                          active=sum(u.active for u in zc), nbytes=sum(u.nbytes for u in zc))
-        out = []
-        for u in units:
-            if u.transfer == "zerocopy" and u.direction == "push":
-                u = merged if merged is not None else None
-                merged = None
-            if u is not None:
-                out.append(u)
-        return out
+        first = units.index(zc[0])
+        return [merged if k == first else u for k, u in enumerate(units) if k == first or u not in zc]
 
     def _is_ready(self, i):
         """Resident shard ``i`` is loaded (remembered: it stays until the session evicts)."""

@@ -33,9 +33,10 @@ transfer (per unit)
     None). ``"held"``: the shard is still in streaming slot ``slot``, where a "copy" unit of an
     earlier plan of the run put it and no unit has written since (with the arrays this plan
     reads: a push copy holds only the push arrays); nothing moves, later units may reuse the slot
-    (not under a forced transfer mode, ``Capabilities.transfer``). The planner chooses among them per streamed shard (grstream/engine/transfers.py,
-    grstream/engine/costs.py); ``nbytes`` is then its estimate of the bytes over the link. Skipped shards (no active
-    vertex) are not in any unit; they are listed in ``plan.skipped``.
+    (not under a forced transfer mode, ``Capabilities.transfer``). The planner chooses among
+    them per streamed shard (grstream/engine/transfers.py, grstream/engine/costs.py); ``nbytes``
+    is then its estimate of the bytes over the link. Skipped shards (no active vertex) are not
+    in any unit; they are listed in ``plan.skipped``.
 balance (per shard of a unit)
     The load-balance strategy of the shard's gather. CPU: ``"full"`` (every vertex of the shard is
     active: sweep all its edges), ``"sweep"`` (many active: sweep all edges, drop inactive

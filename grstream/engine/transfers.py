@@ -123,14 +123,16 @@ class TransferPolicy:
         out, bounds = {}, {}
         launches = 0
         for mode, shape, active, fe, batched in chosen:
-            b, s = cm.estimate(shape, active, self.costs, skew, fe)[mode]
-            pb, ps = out.get(mode, (0, 0.0))
-            out[mode] = (pb + b, ps + s)
             if mode == "zerocopy":
-                e = cm.edge_share(shape, active, skew, fe)
-                for k, v in cm.zerocopy_bounds(cm.zerocopy_terms(shape, active, self.costs, e)).items():
+                terms = cm.zerocopy_terms(shape, active, self.costs, cm.edge_share(shape, active, skew, fe))
+                b, s = int(terms["bytes"]), cm.zerocopy_seconds(terms)
+                for k, v in cm.zerocopy_bounds(terms).items():
                     bounds[k] = bounds.get(k, 0.0) + v
                 launches = 1 if batched else launches + 1
+            else:
+                b, s = cm.estimate(shape, active, self.costs, skew, fe)[mode]
+            pb, ps = out.get(mode, (0, 0.0))
+            out[mode] = (pb + b, ps + s)
         if launches:
             bounds["launch"] = launches * self.costs.zc_launch
             pb, ps = out["zerocopy"]
