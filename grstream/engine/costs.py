@@ -143,8 +143,11 @@ def edge_share(shape: ShardShape, active: int, skew: float = 1.0, edge_fraction=
     else ``1 - (1 - f) ** skew`` of the active fraction ``f`` (module docstring)."""
     if edge_fraction is not None:
         return min(max(float(edge_fraction), 0.0), 1.0)
-    f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
-    return 1.0 - (1.0 - f) ** max(float(skew), 1e-3)
+    return 1.0 - (1.0 - _active_fraction(shape, active)) ** max(float(skew), 1e-3)
+
+
+def _active_fraction(shape: ShardShape, active: int) -> float:
+    return min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
 
 
 def zerocopy_terms(shape: ShardShape, active: int, costs: LinkCosts, fe: float) -> Dict[str, float]:
@@ -152,7 +155,7 @@ def zerocopy_terms(shape: ShardShape, active: int, costs: LinkCosts, fe: float) 
     (only the active rows' offsets, the fraction ``fe`` of its edges), and the seconds of the
     ``read`` (bytes at the zero-copy efficiency), the ``rows`` (latency per active row), the
     ``kernel`` and the per-``shard`` pass."""
-    f = min(max(active / shape.vertices, 0.0), 1.0) if shape.vertices else 1.0
+    f = _active_fraction(shape, active)
     rows = min(max(int(active), 0), shape.vertices) if shape.vertices else max(int(active), 0)
     nbytes = f * shape.indptr_bytes + fe * shape.edge_bytes
     return {"bytes": nbytes, "read": nbytes / (costs.bandwidth * costs.zerocopy_efficiency()),

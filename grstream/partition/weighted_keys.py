@@ -98,10 +98,8 @@ def sorted_run(primary, secondary, weight, top):
         key |= _as_u64(secondary)
     key, positions = _sort_indexed(key, bits, bits, ibits, inline)
     weight = np.take(weight, positions)
-    low = np.bitwise_and(key, np.uint64((1 << bits) - 1), out=positions.view(np.uint64))
-    key >>= np.uint64(bits)
-    key <<= np.uint64(32)
-    key |= low
+    del positions
+    _repack(key, 0, bits, 32, 0)
     return key, weight
 
 
