@@ -69,9 +69,8 @@ def choose(kind, facts, actives, spec=None, caps=None):
 #: a push iteration's units walk with the hub path (strategy ``"hubs"``: rows of
 #: ``caps.push_hub_edges`` edges or more walked by the whole grid) only when the changed set's
 #: mean push degree is at least push_hub_edges / HUB_MEAN_DIV: below that hub rows carry little of
-#: the walk and the hub launches per shard cost more than they save (H100, RMAT-24 BFS: levels
-#: 1-2, mean degree ~670 and more, 7.8 ms instead of 14.7 in GPU memory; the light levels, mean
-#: degree under 20, 0.6-2 ms slower per level with the hub launches; docs/BENCHMARKS.md)
+#: the walk and the hub launches per shard cost more than they save
+#: (docs/BENCHMARKS.md, "Measured constants")
 HUB_MEAN_DIV = 64
 
 

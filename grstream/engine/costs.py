@@ -20,10 +20,8 @@ A shard the memory model streams can cross the host link in three ways (``Unit.t
     over the shard's vertices). A unit costs ``max(read, rows, kernel) + zc_shard``; each
     zero-copy launch adds ``zc_launch`` (launches and the first dependent round trips), which
     the choice per shard leaves out (a push plan's zero-copied shards are one launch) and
-    :func:`refine` counts. (Measured on the H100 at RMAT-24 BFS: 0.61-0.70 of the link for the
-    two heavy levels whatever their rows' lengths, 594 and 20 edges per row; 1.2 ns per row for
-    a level of 1.2M rows of one edge; 0.14-0.17 ms for 16-20 shards with almost nothing active,
-    0.13 ms for one shard: docs/BENCHMARKS.md.)
+    :func:`refine` counts. The defaults of :class:`LinkCosts` are measured figures of these
+    terms (docs/BENCHMARKS.md, "Measured constants").
 
 The rule (:func:`choose`): the estimated seconds of each mode the executor implements are
 compared and the cheapest wins; ties go to ``copy``, then ``compact``. The estimate of a shard's
@@ -39,7 +37,7 @@ of copied and compacted shards overlap the next unit's copy, so those modes cost
 
 Calibration: an executor class measures its link once per process (``calibrate`` of the CUDA
 executor: one pinned copy of a few MiB, one host packing pass; a few ms) and starts from
-:class:`LinkCosts`' defaults (the H100 machine's figures) for what it does not measure. After
+:class:`LinkCosts`' defaults (figures of a PCIe Gen5 machine) for what it does not measure. After
 each iteration :func:`refine` moves the figures towards the measured ones by an exponential
 moving average (weight ``ALPHA``): the bandwidth from the copies' bytes and busy time, the
 packing rate from the host packing time, the kernel rate from gathered edges over kernel time,
@@ -67,7 +65,8 @@ ZC_MAX = 0.9
 
 @dataclass(frozen=True)
 class LinkCosts:
-    """Figures of one executor's link and host (defaults: the H100 machine, PCIe Gen5)."""
+    """Figures of one executor's link and host (defaults: a PCIe Gen5 machine's,
+    docs/BENCHMARKS.md, "Measured constants")."""
 
     bandwidth: float = 54.7e9      # bytes/s, pinned host -> device copy
     latency: float = 20e-6         # seconds of fixed cost per copied unit

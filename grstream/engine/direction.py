@@ -1,4 +1,4 @@
-"""Push or pull, bitmap or queue: the per-iteration choices of issue 8, as small pure functions.
+"""Push or pull, bitmap or queue: the per-iteration choices of the engine, as small pure functions.
 
 The rule (Ligra's, tunable through Session / ``grstream run`` options)::
 
@@ -20,15 +20,13 @@ pull wins because it writes each vertex once without combining messages. 1/20 is
 measured the switch to pay, for a dense pull that stops scanning a vertex's in-edges once it is
 reached. An executor whose pull has no such exit declares its own measured threshold: the CPU
 executor's pull walks the changed set's out-edges to activate and then every in-edge of the
-frontier, so pushing is never slower there (RMAT-20 BFS, middle iteration, 61% of the edges:
-push 0.09 s, pull 0.28 s; CC first iteration, every edge: push 0.9 s, pull 1.9 s) and it
+frontier, so pushing is never slower there (docs/BENCHMARKS.md, "Measured constants") and it
 declares 1.0. tools/bench_cpu.py measures the directions against scipy in one run.
 
 Gauss-Seidel pulls: where a push walks every array a pull reads (connected components walks both
 directions, so it saves no bytes) and the executor publishes per unit (``publish_unit``, plan.py)
 for an asynchronous program, "auto" pulls: later units then gather the labels earlier units just
-wrote, and a run needs fewer iterations (RMAT-24 CC on the H100 at the 1/4 budget: 5 iterations,
-143 ms pulled this way; 7 iterations pushed, 203 ms; docs/BENCHMARKS.md).
+wrote, and a run needs fewer iterations (connected components: docs/BENCHMARKS.md, "GPU targets").
 """
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -84,7 +82,7 @@ class DirectionRule:
 ASYNC_AFTER = 1.0
 #: and while the plan's push walks at least this many edges per shard: an asynchronous plan runs
 #: one unit per shard, each with fixed costs (Python calls, a scan of its span) of about this
-#: many edges (RMAT-10 CC: 13.6 ms asynchronous, 2.8 ms synchronous in batched units)
+#: many edges (docs/BENCHMARKS.md, "Measured constants")
 ASYNC_SHARD_EDGES = 1 << 14
 
 
@@ -92,11 +90,11 @@ def asynchronous_push(allowed, changed_sum, n, edges, shards):
     """Whether a push plan runs asynchronously (IterationPlan.push_async), where ``allowed``
     (the program and executor allow it: :func:`asynchronous`): once the run's changed sets so
     far (``changed_sum``; an unseeded start counts n) reach ASYNC_AFTER * n, its vertices change
-    more than once (label propagation), which Gauss-Seidel saves (RMAT-20 CC: 39M edge ends
-    instead of 112M). A wavefront (BFS: each vertex changes once) walks the same edges either
-    way and would only pay the per-unit applies on one thread (RMAT-20 BFS: 0.48 s against
-    0.21 s), so it stays synchronous; so does a push of fewer than ASYNC_SHARD_EDGES per shard
-    (``edges``: the plan's estimated walk over ``shards`` shards)."""
+    more than once (label propagation), which Gauss-Seidel saves (it walks about a third of
+    the edge ends). A wavefront (BFS: each vertex changes once) walks the same edges either
+    way and would only pay the per-unit applies on one thread, so it stays synchronous
+    (docs/BENCHMARKS.md, "CPU push and pull"); so does a push of fewer than ASYNC_SHARD_EDGES
+    per shard (``edges``: the plan's estimated walk over ``shards`` shards)."""
     return (bool(allowed) and changed_sum >= ASYNC_AFTER * max(n, 1)
             and edges >= ASYNC_SHARD_EDGES * shards)
 

@@ -56,15 +56,15 @@ merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
 ``options`` given to the class methods are the session's executor options (``threads``,
 ``load_balance``, ...) plus ``memory_budget`` (the user's, possibly None) and ``store``.
 
-Changes to this module after the first contract (2026-11-23) are additive and listed here:
-``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` / ``Readback.lane_active``;
-Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist`` (all with defaults that keep the
-first contract's behaviour); issue 8: ``push``, ``transfers``, ``frontier_formats``,
+Additions to the first contract have defaults that keep its behaviour, so an executor written
+against it still runs: ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` /
+``Readback.lane_active``; Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist``; the
+direction and transfer fields ``push``, ``transfers``, ``frontier_formats``,
 ``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
 fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
 transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
 ``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
-(default False); 2026-11-25: ``publish_unit`` and ``push_memory`` (default False),
+(default False); ``publish_unit`` and ``push_memory`` (default False),
 ``zerocopy_balance`` and ``push_balance`` (default None), ``push_async`` (default False:
 IterationPlan.push_async), ``push_workers`` (default None) and ``push_hub_edges`` (default 0).
 """

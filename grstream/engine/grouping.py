@@ -29,8 +29,9 @@ class UnitGrouping:
         if dense and in_slot:
             # a dense plan's first copy goes into a slot none of its units holds: it starts with
             # the iteration instead of after a held unit's kernels (which in a dense plan follow
-            # the accumulator fill, the hoisted messages and a resident chunk; on the H100 holding
-            # every slot of a dense PageRank at the 1/4 budget lost 0.4 ms per iteration)
+            # the accumulator fill, the hoisted messages and a resident chunk; holding every slot
+            # of a dense PageRank loses time per iteration:
+            # docs/BENCHMARKS.md, "Measured constants")
             in_slot = {i: s for i, s in in_slot.items() if s != self._slot}
         run = []
         touched = set(shards)

@@ -19,7 +19,7 @@ float, ``local_fraction``, holds the engine's dyadic default or 0, exact too):
 
 direction
     ``"pull"``: every active vertex gathers over its own edges (``spec.gather_edges``) and writes
-    only itself. ``"push"`` (issue 8): active vertices' edges are walked from the source side.
+    only itself. ``"push"``: active vertices' edges are walked from the source side.
 transfer (per unit)
     ``"resident"``: the shards' data is already held by the executor (loaded by an earlier
     iteration or run of the same session); nothing moves. ``"load"``: the shards are resident but
@@ -54,34 +54,34 @@ publish
     its intervals of ``nxt`` into ``cur``, so later units gather from the values just written:
     Gauss-Seidel; nothing is left at the end), ``"none"`` (no unit ran).
 
-Changes to this module after the first contract (2026-11-23) are additive and listed here:
-issue 8 (2026-11-24): ``IterationPlan.direction`` ("pull" | "push": a push plan's units walk the
+Fields added to the first contract have defaults that keep its behaviour:
+``IterationPlan.direction`` ("pull" | "push": a push plan's units walk the
 changed vertices' edges from the source side, phases ("gather",), apply_scope "all" = apply over
 the vertices that received a message, and it records the changed set, not the pull frontier),
 ``IterationPlan.frontier_format`` ("bitmap" | "queue"), ``IterationPlan.activation`` ("" |
 "seed" | "changed": an activation-only plan over the seed or the previous iteration's changed
 set), transfers "compact" and "zerocopy", ``Readback.shard_changed`` and
 ``Readback.changed_edges``. docs/ARCHITECTURE.md describes them.
-issue 8 item 4 (2026-11-24): ``IterationPlan.local_rounds`` (int, default 0): after a unit's
+``IterationPlan.local_rounds`` (int, default 0): after a unit's
 first apply, the executor may run up to this many further gather+apply rounds over the unit's
 own vertices that a changed vertex of the unit activates, reading the values just written
 (asynchronous local rounds, Subway-async / Seraph); every vertex changed in any round counts as
 changed for activation. Set only for programs that declare ``asynchronous = True`` and have no
 scatter, edge state, aggregates or ``gather_from = "changed"``; docs/PROGRAMS.md.
-GPU targets (2026-11-25): publish ``"unit"`` (Gauss-Seidel pull iterations): planned for pull
+Publish ``"unit"`` (Gauss-Seidel pull iterations): planned for pull
 iterations of programs that declare ``asynchronous = True`` under the same conditions as
 ``local_rounds``, that do not hoist their messages (hoisted messages are computed from ``cur``
 before the units) and whose plan has more than one unit, on executors with
 ``Capabilities.publish_unit``; the same fixpoint is reached in fewer iterations when labels
 flow from earlier units to later ones within an iteration (connected components).
-Engine decides (2026-11-25): ``IterationPlan.local_fraction`` (float, default 0.0): a local round
+``IterationPlan.local_fraction`` (float, default 0.0): a local round
 runs only while the unit's vertices it would gather are at most this fraction of the unit's
 vertex span, 0 meaning no limit; the planner sets it on plans with ``local_rounds`` from the
 engine default ``grstream.engine.rounds.LOCAL_FRACTION`` (1/8), 0.0 elsewhere; the executor
 applies it. A zero-copied pull unit's ``balance`` is the executor's zero-copy strategy
 (``Capabilities.zerocopy_balance``) unless the user forced one, a push unit's the executor's push
 walk (``Capabilities.push_balance``): the plan holds the strategy that runs.
-issue 8, CPU target (2026-11-25): ``IterationPlan.push_async`` (bool, default False; push plans
+``IterationPlan.push_async`` (bool, default False; push plans
 only, for the programs local rounds are for, on executors with ``Capabilities.push_async``): the
 plan's phases are ("gather", "apply") per unit, apply_scope "unit", workers 1. Each unit sends
 from the vertices of its shards whose newest value has not been sent yet (the changed set at

@@ -16,7 +16,7 @@ and is tested without a GPU:
   resident shards between the streamed units instead);
 - phase elimination, dense mode, hoisting and the publish rule follow from the program (hoisting
   also from the frontier where the executor can run without it);
-- direction and frontier format per iteration (issue 8): :meth:`Planner.iteration` applies the
+- direction and frontier format per iteration: :meth:`Planner.iteration` applies the
   rule of :mod:`.direction` to the last read back and returns a push plan, a pull plan, or, when
   a push iteration is followed by a pull one, first the activation plan that turns the changed
   set into the pull frontier.
@@ -155,7 +155,7 @@ class Planner(UnitGrouping):
                           all_active=all_active)
         return self._with_format(plan, counts)
 
-    # ------------------------------------------------------------------ direction (issue 8)
+    # ------------------------------------------------------------------ direction
     def _init_direction(self, store, rule, lanes, push_room):
         """What the direction rule needs: whether push is allowed at all (``push_room``: the
         memory model holds push's arrays), and the edges a push walks per shard (the reverse of

@@ -9,7 +9,7 @@ MODE_COLORS = {"copy": "tab:orange", "compact": "tab:purple", "zerocopy": "tab:c
 def plot_stats(stats, path, title=""):
     """Write a PNG with active/changed vertices and bytes moved per iteration to ``path``
     (stacked by transfer mode where the executor reports bytes per mode); iterations that pushed
-    (issue 8) are shaded."""
+    are shaded."""
     try:
         # a Figure of its own, not pyplot: the caller's matplotlib backend stays as it is
         from matplotlib.figure import Figure

@@ -32,8 +32,8 @@ def initial_state(program, store, lanes=None, alloc=None):
 #: seeds found by successive argmax scans before seed_ids falls back to np.flatnonzero
 ARGMAX_SEEDS = 64
 #: masks of at least this many entries are scanned in SCAN_PARTS pieces on threads (numpy's argmax
-#: releases the GIL): one thread reads a 16M mask at the host's single-core memory bandwidth,
-#: 1.6 ms on the H100 machine's host, a third of BFS's start()
+#: releases the GIL): one thread reads a 16M mask at the host's single-core memory bandwidth, a
+#: large share of BFS's start() (docs/BENCHMARKS.md, "Measured constants")
 SCAN_PARALLEL = 1 << 22
 SCAN_PARTS = 4
 _POOL = []
@@ -56,13 +56,13 @@ def _scan(m, lo, hi, limit):
 def seed_ids(mask):
     """Sorted ids of the True entries of a bool mask (``np.flatnonzero``). A seed of at most
     ARGMAX_SEEDS vertices is found by successive ``argmax`` scans, which stop at the first True (a
-    memchr-speed pass over the mask instead of numpy's full nonzero pass: 0.2 against 3.5 ms at
-    16M vertices on the development host), a large mask's pieces on threads at once. The engine
+    memchr-speed pass over the mask instead of numpy's full nonzero pass, an order of magnitude
+    faster), a large mask's pieces on threads at once. The engine
     calls it once per run and hands the ids to the executor's ``set_frontier``, so no one scans
     the mask twice."""
     m = np.asarray(mask)
     # init's seed reaches here as a read-only np.broadcast_to view, on which argmax runs about ten
-    # times slower (2.2 against 0.2 ms at 16M vertices): scan the array it views when that has the
+    # times slower: scan the array it views when that has the
     # same memory and layout
     while (not m.flags.writeable and isinstance(m.base, np.ndarray) and m.base.shape == m.shape
            and m.base.dtype == m.dtype and m.base.strides == m.strides

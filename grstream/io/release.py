@@ -2,8 +2,9 @@
 
 An external build reads each stretch of its run files once; their pages then sit in the page
 cache, dirty, until the files are removed at the end, while the store's writes take fresh pages.
-On a VM that returns free memory to its host a fresh page is faulted in from the host: writing
-400 MB took 1.0 s into fresh page cache and 0.15 s into pages a punched hole had just freed.
+On a VM that returns free memory to its host a fresh page is faulted in from the host, several
+times slower to write than a page a punched hole has just freed
+(docs/BENCHMARKS.md, "Measured constants").
 Punching the consumed stretches out (``fallocate`` ``FALLOC_FL_PUNCH_HOLE``) lets the store
 reuse the runs' pages. Where the call or the file system does not support it, nothing happens.
 """

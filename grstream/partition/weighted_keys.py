@@ -10,8 +10,8 @@ twice the work of one sort). Narrowing the secondary to the graph's id width bef
 (20 bits there) leaves room for the index, so a shard sorts its keys once, like an unweighted
 one. That wins only where numpy's sort is fast: numpy 2.4 on AMD Zen 4 sorts 64-bit keys with
 an AVX-512 routine about 4x slower than its AVX2 one (numpy/numpy#32690), and there the blocks,
-each sorted within the caches, beat one sort of the whole shard (1.96M keys of RMAT-20: 102
-against 127 ms; with the AVX2 sort 56 against 42 ms). A probe of the sort's speed, once per
+each sorted within the caches, beat one sort of the whole shard (docs/BENCHMARKS.md,
+"Weighted builds"). A probe of the sort's speed, once per
 process, keeps the 32-bit neighbour (the block sort, as before) on such machines.
 """
 import functools
@@ -27,8 +27,8 @@ from .layout import _as_u64, _bits, _block_bits, _sort_indexed, _sorted_layout
 _STEP = 1 << 16
 #: keys sorted by :func:`sort_is_fast`'s probe
 _PROBE_KEYS = 1 << 15
-#: most nanoseconds per key of the probe's sort for a fast sort (AMD Zen 4 with numpy 2.4.6:
-#: 7-9 ns with the AVX2 routine, 35 ns with the AVX-512 one)
+#: most nanoseconds per key of the probe's sort for a fast sort: between the AVX2 routine's and
+#: the AVX-512 one's (docs/BENCHMARKS.md, "Measured constants")
 _FAST_SORT_NS = 20.0
 
 
@@ -66,7 +66,7 @@ def compress_weighted_keys(key, weight, lo, hi, id_dtype, dedup=False, num_verti
 @functools.lru_cache(maxsize=None)
 def sort_is_fast():
     """Whether ``np.sort`` of uint64 keys runs at a vectorised speed here: the best of three
-    sorts of ``_PROBE_KEYS`` scrambled keys (about 1 ms in all, once per process)."""
+    sorts of ``_PROBE_KEYS`` scrambled keys (once per process)."""
     keys = np.arange(_PROBE_KEYS, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     return sort_seconds(keys) * 1e9 / _PROBE_KEYS < _FAST_SORT_NS
 

@@ -55,8 +55,8 @@ class StoreWriter:
         """Write ``array`` contiguous and uncompressed with its CRC32; return its size in bytes.
 
         A large array's CRC32 is computed on a second thread while HDF5 copies it into the
-        file (zlib releases the GIL and h5py does not wait on it): about 0.07 s less per
-        400 MB, the bytes of a weighted RMAT-20 store.
+        file (zlib releases the GIL and h5py does not wait on it;
+        docs/BENCHMARKS.md, "Measured constants").
         """
         array = np.ascontiguousarray(array)
         checksum = None

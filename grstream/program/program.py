@@ -130,7 +130,7 @@ class ProgramSpec:
         from .checker import check_program
         self.owner = cls
         self.analysis = check_program(cls, self)
-        # whether pushing from the changed vertices gives the pull result (issue 8), and why not;
+        # whether pushing from the changed vertices gives the pull result, and why not;
         # derived from the analysis in grstream/program/push.py
         from .push import derive
         self.push_ok, self.push_reason = derive(self)

@@ -1,4 +1,4 @@
-"""Whether pushing from the changed vertices gives the pull result (issue 8), derived from source.
+"""Whether pushing from the changed vertices gives the pull result, derived from source.
 
 Pull: every active vertex v reduces the messages of *all* its neighbours over ``gather_edges``.
 Push: only the vertices that changed in the previous iteration (the seed before iteration 1)

@@ -73,7 +73,7 @@ class CpuExecutor(CpuFacts, LaneMethods, Executor):
         self.runs = ResidentRuns(store, memory, dtype_of, ledger, shared)
         self.slots = Slots(store, memory, dtype_of, ledger)
         self.kern = kernels.Kernels(self)
-        # push (issue 8): the changed set of the last iteration (None: every vertex) is kept
+        # push: the changed set of the last iteration (None: every vertex) is kept
         # for the next push plan and for Readback.shard_changed / changed_edges
         self.pusher = Pusher(self, ledger) if "push/acc" in memory.static else None
         self.changed_ids = None

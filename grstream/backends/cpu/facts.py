@@ -17,11 +17,11 @@ from .push import push_static
 #: program's own intermediate arrays are not counted)
 SCRATCH_PER_DATA_BYTE = 1
 #: the CPU's push threshold (engine/direction.py): its pull walks the changed set's out-edges to
-#: activate, then every in-edge of the frontier, so pushing is never slower (measured on RMAT-20)
+#: activate, then every in-edge of the frontier, so pushing is never slower
+#: (docs/BENCHMARKS.md, "Measured constants")
 PUSH_THRESHOLD = 1.0
 #: push plans run their units in order: the combining is under one lock, and a second thread only
-#: overlapped the sends and competed for the cores (RMAT-20 BFS, 2 shared cores: 147 ms on one
-#: worker, 171 ms on two)
+#: overlapped the sends and competed for the cores (docs/BENCHMARKS.md, "Measured constants")
 PUSH_WORKERS = 1
 
 

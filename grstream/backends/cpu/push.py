@@ -43,7 +43,7 @@ SENDS = {"in": ("out/indptr", "out/dst", "out"), "out": ("in/indptr", "in/src", 
 
 #: a uniform message (one value for every edge of a unit) is folded in through the receiver
 #: flags when its edges are at least this fraction of n: marking 1-byte flags and scanning them
-#: costs less than ``ufunc.at`` on the accumulator (RMAT-20: 4 vs 11.5 ns an edge)
+#: costs less than ``ufunc.at`` on the accumulator (docs/BENCHMARKS.md, "Measured constants")
 UNIFORM_SHARE = 1 / 16
 
 
@@ -133,8 +133,8 @@ class Pusher:
         """The senders' one message each over ``d``-edges: one scalar where every sender sends
         the same (BFS: the level just reached), so that no per-edge copy is made and an
         idempotent monoid folds it (a split of the strongest message's senders from the others,
-        RMAT-20 CC's 86% of the edges, was measured and not kept: the extra row gathers and
-        flag scans cost what the fold saved, 639-768 ms against 628-644 ms)."""
+        most of the edges of a CC iteration, was measured and not kept: the extra row gathers and
+        flag scans cost what the fold saved)."""
         ex = self.ex
         per = self.sender_fn[d](ex.program, VertexView(ex.cur, ex.builtins, senders, len(senders)))
         per = as_length(per, len(senders), ex.spec.gather_dtype)
@@ -198,8 +198,8 @@ class Pusher:
         total = sum(len(t) for t, _ in pairs)
         if total < self.ex.n * UNIFORM_SHARE:
             return "queue"
-        # absorbing: scanning the accumulator (RMAT-20: 0.6 ms) beats flagging the targets
-        # (3.4 ns each) and scanning the flags (0.5 ms) from n/16 targets on
+        # absorbing: scanning the accumulator beats flagging the targets and scanning the flags
+        # from n/16 targets on (docs/BENCHMARKS.md, "Measured constants")
         return "bitmap" if self.absorbing else "flag"
 
     def accumulate(self, pairs):

@@ -116,7 +116,7 @@ class DeviceState:
         # small host buffers stay pageable: the memory model bounds pinned memory to the cache
         # and the staging buffers, and these copies are a few hundred bytes
         self.rb_host = np.zeros(self.counts_word + 2 * max(self.S, 1), np.uint64)
-        # push plans (issue 8): absent (None) when the kernels cannot push this program
+        # push plans: absent (None) when the kernels cannot push this program
         self.pacc, self.touched = get("push accumulator"), get("touched")
         self.chg = [get("changed 0"), get("changed 1")]
         self.pdeg, self.cq = get("push degree"), get("changed queue")

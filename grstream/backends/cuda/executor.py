@@ -67,27 +67,26 @@ from .skeletons import MERGE_PER_THREAD, tab_width
 
 #: default slot target of dense programs (or two of the largest shards, when larger): consecutive
 #: streamed shards travel as one copy (each copy step costs a fixed gap of event hops and host
-#: work; grouping took PageRank at RMAT 24 from 76% to 91% of the link); frontier programs keep
-#: one shard per slot (0)
+#: work; grouping brings a dense PageRank closer to the link's speed:
+#: docs/BENCHMARKS.md, "Measured constants");
+#: frontier programs keep one shard per slot (0)
 DENSE_SLOT_BYTES = 64 << 20
 #: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
 SEED_LIST = 64
 #: the direction switch of the GPU (Capabilities.push_threshold, the default of the engine's rule
 #: on this executor): push while the edges a push from the changed set walks are at most this
-#: fraction of all edges, i.e. whenever the program may push. Ligra's 1/20 is a CPU figure. On the
-#: H100 (RMAT-24, docs/BENCHMARKS.md) a BFS push never lost more than 1.5 ms per iteration to the
-#: pull it replaced in GPU memory (15.0 against 13.6 ms on the heaviest level), a switch back to
-#: pull costs an activation pass (6 ms in memory, 42 ms at the 1/4 budget), and a streamed push
-#: moves half of pull's bytes (the CSR only): pushing throughout took BFS at the 1/4 budget from
-#: 187 ms (threshold 1/2) and 272 ms (pull) to 137 ms, SSSP from 233 (pull) to 158 ms. CC, which
-#: walks both directions and so moves everything either way, is 14% slower pushed (306 against
-#: 268 ms at the 1/4 budget): under "auto" it now pulls with per-unit publishing (Gauss-Seidel,
-#: engine/direction.py: 136-154 ms in 5 iterations against 203 ms pushed in 7).
+#: fraction of all edges, i.e. whenever the program may push. Ligra's 1/20 is a CPU figure. On
+#: the GPU a BFS push loses little per iteration to the pull it replaces in GPU memory, a switch
+#: back to pull costs an activation pass, and a streamed push moves half of pull's bytes (the CSR
+#: only), so pushing throughout is fastest for BFS and SSSP. CC, which walks both directions and
+#: so moves everything either way, is slower pushed: under "auto" it pulls with per-unit
+#: publishing (Gauss-Seidel, engine/direction.py) in fewer iterations
+#: (docs/BENCHMARKS.md, "Measured constants").
 PUSH_THRESHOLD = 1.0
 #: Capabilities.queue_fraction: the compacted queue costs two launches and gained nothing over
-#: the bitmap kernel on the H100 (a thread per vertex of an interval that mostly exits), nor for
-#: the sparse levels alone (2026-11-25, queue below n / 1024: BFS 58.4 against 51.8 ms at the 1/4
-#: budget, 36.3 against 31.3 ms in GPU memory): bitmap unless the user asks for queue_fraction
+#: the bitmap kernel (a thread per vertex of an interval that mostly exits), nor for the sparse
+#: levels alone (docs/BENCHMARKS.md, "Measured constants"):
+#: bitmap unless the user asks for queue_fraction
 QUEUE_FRACTION = 0.0
 #: Capabilities.zerocopy_balance: the zero-copy kernels' warps read mapped host rows merged and
 #: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
@@ -204,7 +203,7 @@ class CudaExecutor(Executor):
         _check(options)
         forced = loadbalance.forced_strategy(options.get("load_balance", "auto"), bool(options.get("deterministic")))
         # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off).
-        # Push plans (issue 8) run for programs the kernels can push (codegen.push_walks: a
+        # Push plans run for programs the kernels can push (codegen.push_walks: a
         # frontier program whose monoid has an atomic, no edge state); the switch threshold of
         # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
         # resident shards share a unit in dense plans (one multi-shard gather) and in push plans

@@ -65,10 +65,9 @@ def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=
     Forced strategies are returned as given. ``auto`` takes the merge split for a dense shard
     whose largest vertex would keep TWC's block busy after the rest of the grid is done (it holds
     at least a block's worth of edges, ``SKEW_RATIO`` times the mean and more than
-    1/``TAIL_SHARE`` of the shard's edges), and TWC otherwise. On the H100 the merge split took
-    9.0 ms per in-memory PageRank iteration on RMAT scale 24 against TWC's 18.8 ms (hub vertices
-    everywhere), while TWC won on scale 20 (0.88 vs 1.03 ms). With all 64 shards in one launch
-    TWC took 4.9 ms of kernel time against the merge split's 5.7 ms on scale 24.
+    1/``TAIL_SHARE`` of the shard's edges), and TWC otherwise: the merge split wins on shards
+    with hub vertices everywhere, TWC on smaller graphs and on launches of many shards at once
+    (docs/BENCHMARKS.md, "Measured constants").
     """
     if strategy != "auto":
         return strategy

@@ -1,4 +1,4 @@
-"""Kernel skeletons of push iterations (issue 8), spliced by :mod:`.codegen` like :mod:`.skeletons`.
+"""Kernel skeletons of push iterations, spliced by :mod:`.codegen` like :mod:`.skeletons`.
 
 A push plan walks the edges of the vertices that changed in the previous iteration from the
 source side and combines each message into the receiving vertex's slot of a per-vertex
@@ -94,8 +94,8 @@ PUSH_TWC_MULTI = Template(PUSH_TWC_BODY.safe_substitute(BID="bid", HUB_ROW="s_sh
 
 SELECT_BITMAP = "if (k < nv && gr_active(chg, lo + k)) { r = k; todo = true; }"
 #: the queue kernel spreads its vertices ``spread`` threads apart: packed, a block of 256 changed
-#: hubs runs them one after another (BFS level 2 of RMAT-24: 37 ms against 12 ms for the bitmap
-#: kernel, whose 1.4% density leaves about 4 per block)
+#: hubs runs them one after another, three times slower than the bitmap kernel on a level of
+#: about 1% density, which leaves about 4 per block (docs/BENCHMARKS.md, "Measured constants")
 SELECT_QUEUE = ("if (k % spread == 0 && k / spread < count) "
                 "{ r = (long long)queue[qbase + k / spread] - lo; todo = true; }")
 
@@ -148,15 +148,14 @@ PUSH_APPLY_TAIL = r"""
 """
 
 #: a warp per 32 words of the touched bitmap (an O(n / 32) pass of threads that skips empty words:
-#: cheaper on the H100 than appending every first touch to a queue, which serialised on one
+#: cheaper than appending every first touch to a queue, which serialises on one
 #: counter), lane k reading word k. A warp whose non-empty words hold fewer than GR_DENSE_WORD
 #: bits on average lets each lane apply its own word's vertices; else it takes the non-empty
 #: words one at a time with a lane per vertex, so that a dense word's applies run side by side on
-#: adjacent addresses (RMAT-24 BFS on the H100: a lane per word took 1.6-1.9 ms on levels 2-3,
-#: whose words are about half full; a lane per vertex throughout took 0.8 ms there but lost on
-#: the sparse levels, 0.46 against 0.19-0.26 ms). Each word's next-frontier / changed bits are stored once,
-#: by the lane that read it (no other warp writes that word in a push iteration); the counters
-#: take one atomic per block
+#: adjacent addresses (a lane per word is slow on levels whose words are about half full, a lane
+#: per vertex throughout on the sparse levels: docs/BENCHMARKS.md, "Measured constants").
+#: Each word's next-frontier / changed bits are stored once, by the lane that read it (no other
+#: warp writes that word in a push iteration); the counters take one atomic per block
 PUSH_APPLY_BITMAP = Template(r"""
   const long long t = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   const int lane = threadIdx.x & 31;

@@ -1,4 +1,4 @@
-"""Push launches of the GPU executor (issue 8): a plan with ``direction == "push"``.
+"""Push launches of the GPU executor: a plan with ``direction == "push"``.
 
 State kept between iterations (allocated by :class:`.device.DeviceState` when the kernels can
 push the program, ``ks.push_dirs``):
@@ -37,7 +37,7 @@ QUEUE_SPREAD = 32
 #: waits for it (a first guess, not yet measured)
 HUB_EDGES = 8192
 #: blocks per multiprocessor of the hub kernel's fixed grid (8 resident blocks of 256 threads fill
-#: an H100 SM; 4 leave room for the next shard's push kernel)
+#: an SM of 2048 threads; 4 leave room for the next shard's push kernel)
 HUB_BLOCKS_PER_SM = 4
 #: seed ids copied from a page-locked buffer of this many ids (allocated once per executor)
 SEED_PINNED = 4096

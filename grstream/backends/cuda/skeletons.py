@@ -46,7 +46,8 @@ from .kernelargs import ctype
 BLOCK = 256          # threads per block of every kernel
 WARP_MIN = 32        # a destination with at least this many edges is reduced by a warp
 BLOCK_MIN = 1024     # ... and with at least this many by a whole block
-MERGE_PER_THREAD = 8   # edges per thread of the merge-path split (H100, RMAT 24: 8 beat 4, 16 and 32)
+#: edges per thread of the merge-path split (docs/BENCHMARKS.md, "Measured constants")
+MERGE_PER_THREAD = 8
 AGG_BLOCKS = 1024    # blocks of the first aggregate pass (fixed: the reduction order is too)
 
 
