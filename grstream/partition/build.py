@@ -17,13 +17,13 @@ from ..errors import UsageError
 from ..io.atomic import check_output
 from ..store import format as fmt
 from ..units import format_bytes
-from .edges import EdgeOptions
+from .edge_chunks import EdgeOptions
 from .external_keys import WideIds, build_keyed
 from .external_records import build_records
 from .in_memory import build_in_memory
-from .memory import IN_MEMORY_VERTEX_BYTES, VertexBudget
+from .vertex_budget import IN_MEMORY_VERTEX_BYTES, VertexBudget
 from . import renumber as renumbering
-from .plan import VERTEX_BYTES, Plan, set_renumbering
+from .build_plan import VERTEX_BYTES, Plan, set_renumbering
 from .writer import StoreWriter
 
 log = logging.getLogger("grstream.partition")

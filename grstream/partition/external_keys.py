@@ -6,13 +6,13 @@ import numpy as np
 
 from ..readahead import read_ahead
 from ..store import format as fmt
-from .edges import DegreeCounter
+from .edge_chunks import DegreeCounter
 from .layout import compress, compress_keys, count_into, pack_keys
 from .weighted_keys import compress_weighted_keys, sorted_run
 from . import renumber as renumbering
-from .plan import VERTEX_BYTES, plan_intervals, vertex_count
+from .build_plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .run_weights import narrowest
-from .runs import KeyRuns
+from .key_runs import KeyRuns
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 #: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64

@@ -5,11 +5,11 @@ import numpy as np
 from ..readahead import read_ahead
 from ..store import format as fmt
 from .buckets import BucketFiles
-from .edges import DegreeCounter
+from .edge_chunks import DegreeCounter
 from .intervals import shard_of
 from .layout import compress
 from . import renumber as renumbering
-from .plan import VERTEX_BYTES, plan_intervals, vertex_count
+from .build_plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 

@@ -4,11 +4,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..store import format as fmt
-from .edges import DegreeCounter
+from .edge_chunks import DegreeCounter
 from .layout import compress, compress_pieces
 from . import counting
 from . import renumber as renumbering
-from .plan import plan_intervals, set_renumbering, vertex_count
+from .build_plan import plan_intervals, set_renumbering, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 

@@ -12,7 +12,7 @@ import logging
 import numpy as np
 
 from ..store.labels import SPARSE_FACTOR, is_sparse, label_table
-from .edges import occurring_ids
+from .edge_chunks import occurring_ids
 
 log = logging.getLogger("grstream.partition")
 

@@ -4,7 +4,6 @@ from typing import Union
 import json
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
@@ -14,40 +13,9 @@ from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreN
                       UsageError)
 from . import format as fmt
 from .labels import LabelledStore
+from .parts import DatasetInfo, ShardInfo, assemble_scipy
 
 VERIFY_MODES = ("first", "always", "never")
-
-
-@dataclass(frozen=True)
-class ShardInfo:
-    """What the engine needs to plan one shard: its interval, edge counts and sizes in bytes."""
-
-    index: int
-    lo: int
-    hi: int
-    num_in_edges: int
-    num_out_edges: int
-    nbytes: int
-    dataset_nbytes: dict = field(default_factory=dict)
-
-    @property
-    def num_vertices(self):
-        return self.hi - self.lo
-
-
-@dataclass(frozen=True)
-class _Dataset:
-    name: str            # full HDF5 path
-    dtype: np.dtype
-    size: int
-    offset: object       # file offset of the contiguous data, None when it has no storage yet
-    crc: int
-    #: exclusive upper bound of the values (vertex ids: n, edge ids: m), checked on verified reads
-    upper: object = None
-
-    @property
-    def nbytes(self):
-        return self.size * self.dtype.itemsize
 
 
 class ShardStore(LabelledStore):
@@ -193,7 +161,7 @@ class ShardStore(LabelledStore):
         crc = self._scalar_attr(dset, "crc32")
         if crc is None:
             self._fail("crc32 attribute missing or not an integer", shard=shard, dataset=name)
-        return _Dataset(name, np.dtype(dtype), size, dset.get_offset(), crc, upper)
+        return DatasetInfo(name, np.dtype(dtype), size, dset.get_offset(), crc, upper)
 
     def _read_small(self, name, dtype, size):
         desc = self._describe(name, dtype, size)
@@ -390,28 +358,7 @@ class ShardStore(LabelledStore):
         scipy.sparse.csr_matrix or csc_matrix
             In canonical form: repeated (src, dst) pairs are summed, as scipy does.
         """
-        import scipy.sparse as sp
-        if kind not in ("csr", "csc"):
-            raise UsageError(f"kind must be 'csr' or 'csc', got {kind!r}")
-        direction = "out" if kind == "csr" else "in"
-        ids_name = f"{direction}/{fmt.ID_DATASET[direction]}"
-        use_weights = weights and "weight" in self.edge_props
-        indptr = np.zeros(self.num_vertices + 1, dtype=np.int64)
-        indices, data = [], []
-        base = 0
-        for i, info in enumerate(self._shards):
-            local = self.read(i, f"{direction}/{fmt.INDPTR}")
-            indptr[info.lo + 1:info.hi + 1] = local[1:] + base
-            base += int(local[-1])
-            indices.append(self.read(i, ids_name))
-            if use_weights:
-                data.append(self.read(i, f"{direction}/weight"))
-        indices = np.concatenate(indices) if indices else np.empty(0, dtype=self.id_dtype)
-        values = np.concatenate(data).astype(np.float64) if use_weights else np.ones(len(indices))
-        cls = sp.csr_matrix if kind == "csr" else sp.csc_matrix
-        matrix = cls((values, indices, indptr), shape=(self.num_vertices, self.num_vertices))
-        matrix.sum_duplicates()
-        return matrix
+        return assemble_scipy(self, kind, weights)
 
     # ---- lifetime ---------------------------------------------------------------------------
 

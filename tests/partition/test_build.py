@@ -167,7 +167,7 @@ def test_shard_size_picks_shard_count(tmp_path):
 def test_tiny_shards_are_capped_with_a_warning(tmp_path, caplog, request_kwargs):
     # 3000 vertices and 6000 in+out edges: 100000 shards (or 64-byte ones) would hold a few
     # edges each and cost a millisecond per shard to build and to open
-    from grstream.partition.plan import MIN_SHARD_EDGES, UNCAPPED_SHARDS
+    from grstream.partition.build_plan import MIN_SHARD_EDGES, UNCAPPED_SHARDS
     rng = np.random.default_rng(4)
     src, dst = rng.permutation(3000)[:3000], rng.permutation(3000)[:3000]
     with caplog.at_level(logging.WARNING, logger="grstream.partition"):
@@ -181,7 +181,7 @@ def test_tiny_shards_are_capped_with_a_warning(tmp_path, caplog, request_kwargs)
 
 
 def test_shard_cap_follows_the_edge_count():
-    from grstream.partition.plan import MIN_SHARD_EDGES, UNCAPPED_SHARDS, capped_shard_count
+    from grstream.partition.build_plan import MIN_SHARD_EDGES, UNCAPPED_SHARDS, capped_shard_count
     assert capped_shard_count(UNCAPPED_SHARDS, 10) == UNCAPPED_SHARDS
     # a 2M-edge graph (4M in+out edges) asked for 100000 shards gets 4M / 16384 = 245
     total = 2 * 2_000_000
@@ -196,7 +196,7 @@ def test_memory_limit_forces_enough_shards(tmp_path):
     path = build_shards(array_source(src, dst, chunk=5000), tmp_path / "m.h5", memory_limit=limit,
                         progress=False)
     with gr.open(path) as store:
-        from grstream.partition.plan import KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES
+        from grstream.partition.build_plan import KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES
         sortable = (limit - SORT_VERTEX_BYTES * 2000) // KEY_SORT_BYTES_PER_EDGE
         for i in range(store.num_shards):
             info = store.shard_info(i)
@@ -286,7 +286,7 @@ def test_overwrite_false_keeps_existing(tmp_path):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_memory_limit_too_small_for_a_hub(tmp_path, weighted):
     from grstream.errors import MemoryBudgetError
-    from grstream.partition.plan import (KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES,
+    from grstream.partition.build_plan import (KEY_SORT_BYTES_PER_EDGE, SORT_VERTEX_BYTES,
                                           WEIGHTED_KEY_SORT_BYTES_PER_EDGE)
     src = np.zeros(5000, dtype=np.int64)
     dst = np.arange(1, 5001)

@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grstream.partition.edges import occurring_ids
+from grstream.partition.edge_chunks import occurring_ids
 
 chunk_lists = st.lists(st.lists(st.tuples(st.integers(0, 2 ** 40), st.integers(0, 50)),
                                 max_size=30), max_size=12)

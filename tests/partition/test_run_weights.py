@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 import grstream as gr
 from grstream.partition import build_shards
 from grstream.partition.run_weights import narrowest
-from grstream.partition.runs import KeyRuns
+from grstream.partition.key_runs import KeyRuns
 
 from .graphs import array_source, store_contents
 

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 import grstream as gr
 import grstream.partition.build as build
 import grstream.partition.external_keys as external_keys
-import grstream.partition.runs as runs_module
+import grstream.partition.key_runs as runs_module
 from grstream.io.release import release
 from grstream.partition import build_shards
-from grstream.partition.runs import KeyRuns
+from grstream.partition.key_runs import KeyRuns
 
 from .graphs import array_source, store_contents
 

@@ -5,7 +5,7 @@ import pytest
 import grstream as gr
 from grstream.cli import main
 from grstream.errors import MemoryBudgetError
-from grstream.partition import build_shards, memory
+from grstream.partition import build_shards, vertex_budget
 
 LARGE_IDS = [2 ** 31 - 1, 2 ** 32, 2 ** 62]
 
@@ -13,7 +13,7 @@ LARGE_IDS = [2 ** 31 - 1, 2 ** 32, 2 ** 62]
 @pytest.fixture
 def one_gib_available(monkeypatch):
     # whatever this machine has, the build sees 1 GiB: nothing near the estimates is allocated
-    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 30)
+    monkeypatch.setattr(vertex_budget, "available_memory", lambda: 1 << 30)
 
 
 def _triangle(tmp_path, big):
@@ -27,7 +27,7 @@ def _triangle(tmp_path, big):
 def test_a_large_id_stops_with_the_estimate_and_leaves_nothing(tmp_path, one_gib_available, big,
                                                                memory_limit):
     path = _triangle(tmp_path, big)
-    per_vertex = memory.IN_MEMORY_VERTEX_BYTES if memory_limit is None else 48
+    per_vertex = vertex_budget.IN_MEMORY_VERTEX_BYTES if memory_limit is None else 48
     # renumber=False: the default renumbers these sparse ids (test_the_default_renumbers_them)
     with pytest.raises(MemoryBudgetError, match="--renumber") as info:
         build_shards(path, tmp_path / "e.h5", memory_limit=memory_limit, renumber=False,

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import grstream as gr
 from grstream.partition import build_shards, external_keys, layout
-from grstream.partition.runs import KeyRuns
+from grstream.partition.key_runs import KeyRuns
 
 from .graphs import DATASETS, array_source, store_contents
 

@@ -8,7 +8,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import MemoryBudgetError
-from .edges import check_chunk, occurring_ids, prepare_chunk, split_chunks
+from .edge_chunks import check_chunk, occurring_ids, prepare_chunk, split_chunks
 from .intervals import choose_intervals
 from .renumber import auto_applies
 
