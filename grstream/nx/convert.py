@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .edges import out_edges
+from .store_edges import out_edges
 from .graph import GrstreamGraph
 
 
@@ -18,7 +18,7 @@ def config():
     """``nx.config.backends.grstream`` (the defaults when NetworkX's test setup replaced it)."""
     cfg = getattr(nx.config.backends, "grstream", None)
     if cfg is None:
-        from .info import GrstreamConfig
+        from .backend_info import GrstreamConfig
         cfg = GrstreamConfig()
     return cfg
 

@@ -2,7 +2,7 @@
 import networkx as nx
 import numpy as np
 
-from .runs import distances
+from .algorithm_runs import distances
 
 
 def average_shortest_path_length(G, weight=None, method=None):

@@ -4,7 +4,7 @@ import weakref
 
 import numpy as np
 
-from .edges import out_edges
+from .store_edges import out_edges
 
 
 def _release(store, tmp_dir):

@@ -3,7 +3,7 @@ import networkx as nx
 import numpy as np
 
 from .convert import run_options
-from .runs import node_dict
+from .algorithm_runs import node_dict
 
 
 def _vector(G, values):

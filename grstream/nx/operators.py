@@ -3,7 +3,7 @@ import networkx as nx
 import numpy as np
 
 from .convert import temp_store
-from .edges import out_edges
+from .store_edges import out_edges
 from .graph import GrstreamGraph
 from .relabel import convert_node_labels_to_integers, relabel_nodes
 

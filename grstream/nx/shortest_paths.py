@@ -4,7 +4,7 @@ edges (``dist[u] + w(u, v) == dist[v]``)."""
 import networkx as nx
 import numpy as np
 
-from .runs import distances, node_dict, node_id
+from .algorithm_runs import distances, node_dict, node_id
 from .trees import shortest_path_dag, shortest_path_parents
 
 

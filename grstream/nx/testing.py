@@ -14,7 +14,7 @@ def register_without_install():
 
     import networkx as nx
 
-    from .info import get_info
+    from .backend_info import get_info
     backends = nx.utils.backends
     if "grstream" in backends.backends:
         return

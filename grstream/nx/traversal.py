@@ -2,7 +2,7 @@
 import networkx as nx
 import numpy as np
 
-from .runs import levels, node_dict, node_id
+from .algorithm_runs import levels, node_dict, node_id
 from . import trees
 
 

@@ -4,7 +4,7 @@ import networkx as nx
 import numpy as np
 
 from . import trees
-from .runs import levels, node_id
+from .algorithm_runs import levels, node_id
 
 
 def _bfs(G, source, message):

@@ -117,7 +117,7 @@ def test_config_is_checked():
 
 
 def test_backend_info_lists_exactly_the_implemented_functions():
-    from grstream.nx.info import FUNCTIONS
+    from grstream.nx.backend_info import FUNCTIONS
     from grstream.nx.interface import MODULES
     implemented = {name for names in MODULES.values() for name in names}
     assert set(FUNCTIONS) == implemented
