@@ -26,7 +26,8 @@ def add_parser(sub):
     for kind in (rmat, uniform, grid):
         kind.add_argument("-o", "--output", required=True, metavar="FILE",
                           help="output file (.npy, .el, .txt, .tsv, .gz)")
-        kind.add_argument("--seed", type=int, default=0)
+        kind.add_argument("--seed", type=int, default=0,
+                          help="random seed, an integer >= 0 (default 0): same seed, same graph")
         kind.add_argument("--weights", action="store_true",
                           help="add uniform random integer weights 1..255 (float64)")
         kind.add_argument("--threads", type=int, default=None,

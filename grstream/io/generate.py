@@ -47,6 +47,12 @@ def _in_order(make_chunk, nchunks, threads):
             yield future.result()
 
 
+def _check_seed(seed):
+    """Refuse a seed numpy's SeedSequence cannot take: seeds are integers >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise UsageError(f"seed must be an integer >= 0, not {seed}")
+
+
 def _check_positive(**values):
     for name, value in values.items():
         if int(value) < 1:
@@ -96,7 +102,7 @@ def rmat_chunks(scale, edge_factor=16, seed=0, *, a=GRAPH500_ABC[0], b=GRAPH500_
     edge_factor : int
         ``edge_factor * 2**scale`` edges; self-loops and duplicates are kept as drawn.
     seed : int
-        Same seed, same graph (whatever ``threads``).
+        Same seed, same graph (whatever ``threads``); an integer >= 0.
     a, b, c : float
         Quadrant probabilities (Graph500 defaults); ``d = 1 - a - b - c``.
     permute : bool
@@ -108,6 +114,7 @@ def rmat_chunks(scale, edge_factor=16, seed=0, *, a=GRAPH500_ABC[0], b=GRAPH500_
         Worker threads (default: CPU count, at most 8).
     """
     _check_positive(scale=scale, edge_factor=edge_factor)
+    _check_seed(seed)
     if scale > 40:
         raise UsageError(f"scale {scale} is beyond what grstream can store (at most 40)")
     thresholds = rmat_thresholds(a, b, c)
@@ -151,6 +158,7 @@ def uniform_chunks(num_vertices, num_edges, seed=0, *, weights=False, threads=No
     (rarely, for sparse graphs), as in R-MAT. Same seed, same graph.
     """
     _check_positive(num_vertices=num_vertices)
+    _check_seed(seed)
     if num_edges < 0:
         raise UsageError(f"num_edges must be >= 0, not {num_edges}")
     nchunks = -(-num_edges // GEN_CHUNK_EDGES)
@@ -184,6 +192,7 @@ def grid_chunks(rows, cols, *, weights=False, seed=0, threads=None):
     are drawn per block of rows from ``seed``.
     """
     _check_positive(rows=rows, cols=cols)
+    _check_seed(seed)
     per_chunk = max(1, GEN_CHUNK_EDGES // (4 * cols))
     nchunks = -(-rows // per_chunk)
 

@@ -45,3 +45,12 @@ def test_errors_are_one_line(tmp_path, capsys):
     assert err[0].startswith("grstream generate: error: cannot tell the output format")
     assert err[-1] == "grstream generate: error: scale must be at least 1, not 0"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", [["rmat", "--scale", "4"], ["uniform", "--vertices", "5",
+                                                             "--edges", "9"]])
+def test_negative_seed_is_a_usage_error(tmp_path, capsys, kind):
+    assert main(["generate", *kind, "--seed", "-1", "-o", str(tmp_path / "g.npy")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["grstream generate: error: seed must be an integer >= 0, not -1"]
+    assert list(tmp_path.iterdir()) == []

@@ -80,6 +80,9 @@ def test_grid_weights_are_deterministic():
     (lambda: gen.uniform(0, 5), "num_vertices"),
     (lambda: gen.uniform(5, -1), "num_edges"),
     (lambda: gen.grid(0, 3), "rows"),
+    (lambda: gen.rmat(4, seed=-1), "seed must be an integer >= 0, not -1"),
+    (lambda: gen.uniform(5, 5, seed=-2), "seed must be an integer >= 0, not -2"),
+    (lambda: gen.grid(2, 2, seed=1.5), "seed must be an integer >= 0, not 1.5"),
 ])
 def test_bad_parameters(call, message):
     with pytest.raises(UsageError, match=message):
