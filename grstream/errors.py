@@ -134,3 +134,12 @@ class DeviceError(GrstreamError):
 
 class UsageError(GrstreamError):
     """A request is invalid: unknown algorithm, bad option value, source out of range, ..."""
+
+
+def plain(value):
+    """``repr`` of a value as a user wrote it: a numpy scalar as its Python number (``-10.0``,
+    not ``np.float64(-10.0)``), a string quoted; for messages that show a given value."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(
+            value, "ndim", None) == 0:
+        value = value.item()
+    return repr(value)

@@ -28,7 +28,7 @@ from ._common import internal_sources, open_session
 from ._params import check_count
 from ._simple import has_parallel_edges, simple_graph
 from .sssp import SSSP, FromDistances
-from ..errors import MemoryBudgetError, UsageError
+from ..errors import MemoryBudgetError, UsageError, plain
 
 NAME = "bc"
 
@@ -236,7 +236,7 @@ def check_bc_weights(store):
         bad = ~(np.isfinite(w) & (w > 0))
         if bad.any():
             raise UsageError(f"weighted betweenness needs finite positive weights: shard {i} has "
-                             f"weight {w[bad][0]!r}")
+                             f"weight {plain(w[bad][0])}")
 
 
 def sample_sources(n, k, seed):

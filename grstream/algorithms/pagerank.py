@@ -15,7 +15,7 @@ import grstream as gr
 
 from ._common import execute, internal_source
 from ._params import check_choice, check_count, check_fraction, check_positive, vertex_vector
-from ..errors import UsageError
+from ..errors import UsageError, plain
 
 NAME = "pagerank"
 #: stopping rules: name -> the threshold on the L1 change of one iteration, given tol and n
@@ -124,7 +124,7 @@ def out_weight_sums(store, weight):
         w = store.read(i, f"out/{weight}").astype(np.float64)
         if w.size and not (np.all(np.isfinite(w)) and w.min() >= 0):
             raise UsageError(f"pagerank needs finite non-negative weights: shard {i} has "
-                             f"{w[~(np.isfinite(w) & (w >= 0))][0]!r}")
+                             f"{plain(w[~(np.isfinite(w) & (w >= 0))][0])}")
         rows = np.flatnonzero(np.diff(indptr))
         if rows.size:
             sums[lo + rows] = np.add.reduceat(w, indptr[rows])

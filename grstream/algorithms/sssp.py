@@ -8,7 +8,7 @@ if TYPE_CHECKING:  # names for the annotations only
 import numpy as np
 
 import grstream as gr
-from grstream.errors import UsageError
+from grstream.errors import UsageError, plain
 
 from ._common import execute, internal_source
 
@@ -64,7 +64,7 @@ def check_weights(store):
     for i in range(store.num_shards):
         w = store.read(i, "in/weight")
         if w.size and not (np.nanmin(w) >= 0):
-            raise UsageError(f"sssp needs non-negative weights: shard {i} has weight {np.nanmin(w)!r}"
+            raise UsageError(f"sssp needs non-negative weights: shard {i} has weight {plain(np.nanmin(w))}"
                              + (" (NaN present)" if np.isnan(w).any() else ""))
 
 

@@ -35,9 +35,11 @@ def verify_store(path, progress=False):
     Returns
     -------
     dict
-        ``path``, ``ok``, ``shards``, ``datasets`` (checked), ``bytes`` (read) and ``errors``:
-        one ``{"shard", "dataset", "message"}`` per damaged dataset (``shard`` None for the
-        store-wide ones, both None when the store cannot even be opened).
+        ``path``, ``ok``, ``opened`` (false when the file cannot be opened as a store: not a
+        grstream store, or damaged in what opening checks), ``shards``, ``datasets`` (checked),
+        ``bytes`` (read) and ``errors``: one ``{"shard", "dataset", "message"}`` per damaged
+        dataset (``shard`` None for the store-wide ones, both None when the store cannot even
+        be opened).
 
     Raises
     ------
@@ -47,7 +49,8 @@ def verify_store(path, progress=False):
     from tqdm import tqdm
 
     from ..store import open as open_store
-    report = {"path": str(path), "ok": False, "shards": 0, "datasets": 0, "bytes": 0, "errors": []}
+    report = {"path": str(path), "ok": False, "opened": False, "shards": 0, "datasets": 0,
+              "bytes": 0, "errors": []}
     try:
         store = open_store(path, verify="first")
     except StoreNotFoundError:
@@ -55,6 +58,7 @@ def verify_store(path, progress=False):
     except ShardStoreError as exc:  # store-wide datasets and offsets are checked on open
         report["errors"].append(_error(exc))
         return report
+    report["opened"] = True
     with store:
         # opening checked the store-wide datasets (intervals, degrees, original ids); string
         # labels are read, and so checked, on first use: here
@@ -90,6 +94,9 @@ def main(args):
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, indent=2))
+    elif not report["opened"]:
+        # nothing was counted: the one line says why the file is not a readable store
+        print(f"grstream verify: error: {report['errors'][0]['message']}", file=sys.stderr)
     else:
         for error in report["errors"]:
             print(f"grstream verify: {error['message']}", file=sys.stderr)

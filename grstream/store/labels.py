@@ -41,7 +41,7 @@ import numbers
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, plain
 
 LABEL_BYTES = "vertex/label_bytes"
 LABEL_OFFSETS = "vertex/label_offsets"
@@ -180,7 +180,7 @@ class LabelledStore:
         return found.reshape(given.shape)
 
     def _unknown(self, label, why="does not occur in the graph"):
-        raise UsageError(f"vertex {label!r} {why}")
+        raise UsageError(f"vertex {plain(label)} {why}")
 
     def _lookup_strings(self, flat):
         if self._index is None:
@@ -203,7 +203,7 @@ class LabelledStore:
                 ids = np.array([_as_int(v) for v in flat], dtype=np.int64)
             except (TypeError, ValueError, OverflowError):
                 bad = next(v for v in flat if not _is_int(v))
-                raise UsageError(f"vertex id must be an integer, not {bad!r}") from None
+                raise UsageError(f"vertex id must be an integer, not {plain(bad)}") from None
         n = self.num_vertices
         table = self.original_ids()
         if table is None:

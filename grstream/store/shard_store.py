@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 
 from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreNotFoundError,
-                      UsageError)
+                      UsageError, plain)
 from . import format as fmt
 from .labels import LabelledStore
 from .parts import DatasetInfo, ShardInfo, assemble_scipy
@@ -38,11 +38,12 @@ class ShardStore(LabelledStore):
         self._fd = None
         self._h5 = None
         if not self.path.is_file():
-            raise StoreNotFoundError("no such store file", path=self.path)
+            raise StoreNotFoundError(_not_a_file(self.path), path=self.path)
         try:
             self._h5 = h5py.File(self.path, "r")
         except OSError as exc:
-            raise ShardStoreError(f"not a readable HDF5 file ({_first_line(exc)})", path=self.path) from None
+            raise ShardStoreError(f"not a grstream shard store: not a readable HDF5 file "
+                                  f"({_first_line(exc)})", path=self.path) from None
         try:
             # the direct reads use a duplicate of HDF5's own descriptor, never a second open by
             # path: a store replaced (renamed onto) while it is opened or read stays one file
@@ -63,8 +64,10 @@ class ShardStore(LabelledStore):
     def _load(self):
         attrs = self._h5.attrs
         if attrs.get("format") != fmt.FORMAT_NAME:
-            self._fail(f"not a grstream shard store (format attribute is {attrs.get('format')!r}, "
-                       f"expected {fmt.FORMAT_NAME!r})")
+            found = attrs.get("format")
+            self._fail("not a grstream shard store (" + (
+                "no format attribute" if found is None else f"format attribute {plain(found)}")
+                + f" where a store has {fmt.FORMAT_NAME!r})")
         version = attrs.get("format_version")
         if not isinstance(version, (int, np.integer)):
             self._fail(f"format_version attribute is {version!r}, expected an integer")
@@ -219,7 +222,7 @@ class ShardStore(LabelledStore):
 
     def _shard_index(self, i):
         if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_shards:
-            raise UsageError(f"{self.path}: shard {i!r} out of range 0..{self.num_shards - 1}")
+            raise UsageError(f"{self.path}: shard {plain(i)} out of range 0..{self.num_shards - 1}")
         return int(i)
 
     def dataset_names(self, i):
@@ -412,6 +415,15 @@ def open(path: Union[str, "os.PathLike[str]"], verify: str = "first") -> "ShardS
     ...     src = store.read(0, "in/src")
     """
     return ShardStore(path, verify=verify)
+
+
+def _not_a_file(path):
+    """Why ``path``, not a regular file, cannot be a store."""
+    if path.is_dir():
+        return "is a directory, not a store file (a store is one .h5 file)"
+    if path.exists():
+        return "is not a regular file (a store is one .h5 file)"
+    return "no such store file"
 
 
 def _first_line(exc):

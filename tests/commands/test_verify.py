@@ -91,6 +91,33 @@ def test_missing_and_foreign_files(tmp_path, capsys):
     assert code == EXIT_CORRUPT and "not a readable HDF5 file" in err
 
 
+@pytest.mark.parametrize("content", [b"1 2\n2 3\n", None])
+def test_a_foreign_file_is_said_to_be_no_store(tmp_path, capsys, content):
+    path = tmp_path / "foreign.h5"
+    if content is None:
+        with h5py.File(path, "w") as f:
+            f["x"] = np.arange(3)
+    else:
+        path.write_bytes(content)
+    code, _, err = verify(path, capsys)
+    lines = err.strip().splitlines()
+    assert code == EXIT_CORRUPT and len(lines) == 1, lines
+    assert lines[0].startswith(f"grstream verify: error: {path}: not a grstream shard store")
+    assert "bad dataset" not in err and "0 datasets" not in err
+    code, out, _ = verify(path, capsys, "--json")
+    report = json.loads(out)
+    assert code == EXIT_CORRUPT and report["opened"] is False and len(report["errors"]) == 1
+
+
+def test_a_directory_is_said_to_be_one(tmp_path, capsys):
+    for command in (["verify"], ["info"], ["run", "bfs"]):
+        assert main([*command, str(tmp_path), *(["--quiet"] if command[0] != "info" else [])]) \
+            == EXIT_USAGE
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"grstream {command[0]}: error: {tmp_path}: is a directory, not a store "
+                       "file (a store is one .h5 file)"]
+
+
 def test_damaged_vertex_names_are_found(tmp_path, capsys):
     # names are read on first use, not on open: verify reads them
     path = gr.build_shards(nx.DiGraph([("Napoleon", "Myriel")]),

@@ -204,6 +204,21 @@ def test_not_hdf5_and_foreign_hdf5_and_missing(tmp_path):
         gr.open(foreign)
     with pytest.raises(ShardStoreError, match="no such store file"):
         gr.open(tmp_path / "absent.h5")
+    with pytest.raises(ShardStoreError, match="is a directory, not a store file"):
+        gr.open(tmp_path)
+
+
+def test_messages_show_numbers_as_python_writes_them(store_path):
+    store = gr.open(store_path)
+    with pytest.raises(UsageError) as info:
+        store.read(np.int64(99), "in/src")
+    assert "shard 99 out of range" in str(info.value)
+    with pytest.raises(UsageError) as info:
+        store.to_internal([np.float64(2.5)])
+    assert str(info.value) == "vertex id must be an integer, not 2.5"
+    with pytest.raises(UsageError) as info:
+        store.to_internal(np.array([10 ** 6]))
+    assert "np." not in str(info.value)
 
 
 def test_bad_verify_mode(store_path):
