@@ -1,46 +1,44 @@
 """gather_from = "changed" on the CPU: who changed in the previous iteration (the seed before the
 first), kept as a bitmap the gathers index plus the ids that set it, so that clearing it costs
-O(changed); ``prev_ids`` None means every vertex counts as changed (an unseeded start)."""
+O(changed); ``ids`` None means every vertex counts as changed (an unseeded start)."""
 import numpy as np
 
 from ...program.views import VertexView, as_length
 
 
-def allocate(ex, memory, ledger):
-    ex.prev_mask = ex.prev_ids = None
-    if ex.spec.gather_from == "changed":
-        ledger.take("device", "changed", memory.static["changed"])
-        ex.prev_mask = np.zeros(ex.n, dtype=bool)
+class ChangedSources:
+    """The previous iteration's changed vertices of a gather_from "changed" program (``mask``
+    None for other programs: nothing is kept)."""
 
+    def __init__(self, spec, n, memory, ledger):
+        self.mask = self.ids = None
+        if spec.gather_from == "changed":
+            ledger.take("device", "changed", memory.static["changed"])
+            self.mask = np.zeros(n, dtype=bool)
 
-def record(ex, ids):
-    """``ids`` (None: every vertex) changed in the iteration that ended."""
-    if ex.prev_mask is None:
-        return
-    if ex.prev_ids is not None:
-        ex.prev_mask[ex.prev_ids] = False
-    if ids is not None:
-        ex.prev_mask[ids] = True
-    ex.prev_ids = ids
+    def record(self, ids):
+        """``ids`` (None: every vertex) changed in the iteration that ended."""
+        if self.mask is None:
+            return
+        if self.ids is not None:
+            self.mask[self.ids] = False
+        if ids is not None:
+            self.mask[ids] = True
+        self.ids = ids
 
-
-def publish(ex, plan, parts):
-    """After the units: the changed ids the units' applies found (a push plan: its apply's
-    changed set) become the previous set. An activation plan after a push keeps the push's."""
-    if ex.prev_mask is None or plan.seed or plan.activation:
-        return
-    if plan.direction == "push":
-        record(ex, ex.changed_ids)
-    else:
-        record(ex, np.concatenate(parts) if len(parts) > 1 else
-               parts[0] if parts else np.zeros(0, dtype=np.int64))
+    def record_parts(self, parts):
+        """Like :meth:`record`, of the changed ids the units' applies found, one array each."""
+        if self.mask is not None:
+            self.record(np.concatenate(parts) if len(parts) > 1 else
+                        parts[0] if parts else np.zeros(0, dtype=np.int64))
 
 
 def hoist(ex):
     """(hoisted messages, whether they are the changed sources' only): gather_map once per
     vertex, or over in-edges of a gather_from "changed" program once per changed vertex."""
-    if ex.prev_ids is not None and ex.kern.dirs == ("in",):
-        return messages(ex, ex.prev_ids), True
+    ids = ex.sources.ids
+    if ids is not None and ex.kern.dirs == ("in",):
+        return messages(ex, ids), True
     everyone = VertexView(ex.cur, ex.builtins, slice(0, ex.n), ex.n, lanes=ex.L)
     return as_length(ex.program.gather_map(everyone, None, None), ex.n, ex.spec.gather_dtype,
                      ex.L), False

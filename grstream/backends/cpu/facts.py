@@ -10,7 +10,7 @@ from ...engine.planner import hoistable
 from ...engine.schedule import needed_arrays, shard_bytes
 from ...errors import UsageError
 from .pieces import cpu_transfers
-from .push import push_static
+from .strategy_push import push_static
 
 #: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
 #: arrays and gathered messages are about as large as the arrays they index; an estimate, the

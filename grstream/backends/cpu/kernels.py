@@ -58,9 +58,9 @@ class Kernels:
             else:
                 sel, seg = expand_ranges(indptr, rows)
                 other = ids[sel]
-            if ex.prev_ids is not None and not (ex.hoisted_changed and d == "in"):
+            if ex.sources.ids is not None and not (ex.hoisted_changed and d == "in"):
                 # gather_from "changed": only the edges whose other end changed last iteration
-                keep = ex.prev_mask[other]
+                keep = ex.sources.mask[other]
                 kept = np.zeros(len(keep) + 1, dtype=np.int64)
                 np.cumsum(keep, out=kept[1:])
                 pos = np.flatnonzero(keep)

@@ -42,12 +42,10 @@ def rounds(ex, plan, unit, piece, changed, written):
         for f, val in v.assigned().items():
             ex.nxt[f][rows] = val
             ex.cur[f][rows] = val
-        with ex._lock:
-            ex._edges += edges
+        ex.tally.add(edges=edges)
         rows = rows[ch]
         every.append(rows)
     if count == 0:
         return changed
-    with ex._lock:
-        ex._local += count
+    ex.tally.add(local_rounds=count)
     return np.unique(np.concatenate(every))

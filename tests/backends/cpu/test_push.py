@@ -14,7 +14,7 @@ from grstream.algorithms.bfs import BFS, UNREACHED
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 from grstream.backends.cpu import facts as cpu_facts
-from grstream.backends.cpu.push import push_static
+from grstream.backends.cpu.strategy_push import push_static
 from grstream.engine import direction as direction_mod, planner as planner_mod
 from grstream.engine.schedule import needed_arrays, shard_bytes
 

@@ -11,7 +11,7 @@ from scipy.sparse import csgraph
 import grstream as gr
 from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
-from grstream.backends.cpu.push import Pusher
+from grstream.backends.cpu.strategy_push import Push
 from grstream.engine import direction as direction_mod
 from grstream.io.generate import rmat
 
@@ -79,8 +79,8 @@ def test_bfs_from_a_hub_folds_its_uniform_level(tmp_path, monkeypatch):
     store = build(tmp_path, n, src, dst, num_shards=3)
     want = csgraph.shortest_path(csgraph_matrix(n, src, dst), unweighted=True, indices=0)
     folded = []
-    fold = Pusher._fold_uniform
-    monkeypatch.setattr(Pusher, "_fold_uniform",
+    fold = Push._fold_uniform
+    monkeypatch.setattr(Push, "_fold_uniform",
                         lambda self, *a: folded.append(len(a[0])) or fold(self, *a))
     for direction in ("push", "pull"):
         r = gr.run(BFS(source=0), store, direction=direction)

@@ -1,4 +1,5 @@
-"""Push on the CPU: messages from the changed vertices along their edges, combined per receiver.
+"""Push plans on the CPU: messages from the changed vertices along their edges, combined per
+receiver.
 
 A push plan's unit walks the edges its changed vertices send along (out-edges for
 ``gather_edges = "in"``, in-edges for "out", both for "all") and evaluates ``gather_map`` on
@@ -27,12 +28,14 @@ scans the accumulator for entries that left the identity. An asynchronous plan c
 by its message count (stamps below n/16, else flags or the accumulator's scan).
 """
 import threading
+import time
 
 import numpy as np
 import scipy.sparse as sp
 
 from .pieces import unit_spans
 from .segments import _ones, expand_ranges
+from .strategy import Strategy
 from ...program.push import sender_map
 from ...program.views import EdgeView, ExpandedView, VertexView, as_length
 
@@ -67,11 +70,12 @@ def _sender_fn(spec, d):
     return None
 
 
-class Pusher:
-    """The push state of one CPU executor (its arrays are taken from the executor's ledger)."""
+class Push(Strategy):
+    """Push plans, and the push state of one CPU executor (its arrays are taken from the
+    executor's ledger)."""
 
     def __init__(self, ex, ledger):
-        self.ex = ex
+        super().__init__(ex)
         self._all_edges = None   # edges_of(None), once
         spec, n = ex.spec, ex.n
         for name, nbytes in push_static(spec, n).items():
@@ -84,7 +88,7 @@ class Pusher:
         self.unsent = np.zeros(n, dtype=bool)
         self.lock = threading.Lock()
         self.idempotent = spec.gather_reduce.idempotent
-        self.begin("bitmap")
+        self._start("bitmap")
         self.dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
         # a message that reads only the sender is computed once per sender, then repeated;
         # absorbing programs may leave out receiver terms that apply adds back (sender_map)
@@ -184,7 +188,7 @@ class Pusher:
         return sub.indices, sub.indptr
 
     # ------------------------------------------------------------------ combining
-    def begin(self, fmt, asynchronous=False):
+    def _start(self, fmt, asynchronous=False):
         """A push plan starts: receivers are found in frontier format ``fmt``, or per unit when
         the plan is asynchronous (by the unit's message count: stamps for few, flags for many)."""
         self.fmt, self._found, self._base = fmt, [], 0
@@ -270,29 +274,62 @@ class Pusher:
         self.acc[receivers] = self.identity   # held at the identity for the next push
         return receivers, acc
 
-    # ------------------------------------------------------------------ executor glue
-    def gather(self, unit, piece, changed_ids):
+    # ------------------------------------------------------------------ the plan primitives
+    def begin(self, plan):
+        super().begin(plan)
+        self._start(plan.frontier_format, plan.push_async)
+        if plan.push_async:
+            self.start_async(self.ex.frontier.changed)
+
+    def done(self, unit):
+        pass
+
+    def gather(self, plan, unit, piece):
         """A push plan's gather of ``unit``: its changed vertices' messages, kept for apply."""
+        t0 = time.perf_counter()
         ex = self.ex
-        lo, hi = int(ex.intervals[unit.shards[0]]), int(ex.intervals[unit.shards[-1] + 1])
+        lo, hi = ex.frontier.span(unit)
+        changed_ids = ex.frontier.changed
         if self.asynchronous:
             senders = self._unsent(unit)
         elif changed_ids is None:   # an unseeded start: every vertex counts as changed
             senders = np.concatenate([np.arange(ex.intervals[i], ex.intervals[i + 1])
                                       for i in unit.shards]).astype(np.int64)
         else:
-            senders = ex._slice_ids(changed_ids, unit)
-        if len(senders) == 0:
-            return 0
-        pairs, walked = self.send(piece, senders, full=len(senders) == hi - lo,
-                                  keep=unit.transfer != "copy")
-        self.accumulate(pairs)
-        return walked
+            senders = ex.frontier.slice(changed_ids, unit)
+        if len(senders):
+            pairs, walked = self.send(piece, senders, full=len(senders) == hi - lo,
+                                      keep=unit.transfer != "copy")
+            self.accumulate(pairs)
+            ex.tally.add(edges=walked)
+        ex.tally.timed("gather", t0)
 
-    def apply(self):
-        """The push plan's one apply (an asynchronous plan's apply of a unit): over the
-        receivers. Returns (receivers, {field: new values}, changed ids). Asynchronous: the new
-        values are written to ``cur`` too, and the changed receivers are marked unsent."""
+    def apply(self, plan, unit, piece):
+        """The plan's one apply (an asynchronous plan's apply of a unit): over the receivers;
+        the changed ones are the changed set (asynchronous: marked unsent, and the values
+        written to ``cur`` too)."""
+        t0 = time.perf_counter()
+        ex = self.ex
+        receivers, written, changed = self._apply_receivers()
+        if self.asynchronous:   # (cur holds the values already; the changed set: publish)
+            ex.tally.add(changed=len(changed))
+        else:
+            self.applied.append((receivers, tuple(written)))
+            ex.frontier.changed = changed
+            ex.tally.add(changed=len(changed))
+        ex.tally.timed("apply", t0)
+
+    def publish(self, plan):
+        """The record after a push is its changed set (asynchronous: the vertices no unit
+        sent)."""
+        frontier = self.ex.frontier
+        self.ex.sources.record(frontier.changed)
+        if self.asynchronous:
+            frontier.changed = self.end_async()
+        frontier.ids = frontier.changed
+
+    def _apply_receivers(self):
+        """(receivers, {field: new values}, changed ids) of the apply over the receivers."""
         ex = self.ex
         receivers, acc = self.combine()
         if len(receivers) == 0:
