@@ -32,8 +32,6 @@ PENDING_LONG = {
 }
 #: repeated file names whose rename is being landed by another branch (xfail until then)
 PENDING_NAMES = {
-    "lanes.py": "backends/cpu/lanes.py turned into a strategy (branch strategies)",
-    "push.py": "backends/cpu/push.py turned into a strategy (branch strategies)",
     "schedule.py": "backends/cuda/schedule.py renamed (branch contract)",
 }
 #: file names every package may hold, whatever else shares them
