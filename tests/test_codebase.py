@@ -137,3 +137,49 @@ def test_entry_point_resolves(group, name, target):
     assert obj is not None, f"{group}: {name} = {target}"
     if group == "networkx.backend_info":
         assert obj()["backend_name"] == name
+
+
+#: a reference to a section of the benchmark documents: docs/BENCHMARKS.md, "Section name"
+SECTION_REF = re.compile(r'docs/(BENCHMARKS\.md|benchmarks/[\w.-]+\.md),? "([^"]+)"')
+
+
+def section_refs():
+    texts = [p for p in modules()] + [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    for p in texts:
+        for m in SECTION_REF.finditer(p.read_text(encoding="utf-8")):
+            yield rel(p), m.group(1), m.group(2)
+
+
+def test_benchmark_section_references_name_a_heading():
+    """Code and docs cite measurements by a section's name; the section must exist (its heading
+    contains the name), so that a reorganised BENCHMARKS.md cannot leave a citation dangling."""
+    refs = list(section_refs())
+    assert any(doc == "BENCHMARKS.md" and name == "Measured constants" for _, doc, name in refs)
+    missing = []
+    for where, doc, name in refs:
+        path = ROOT / "docs" / doc
+        headings = [line.lower() for line in path.read_text(encoding="utf-8").splitlines()
+                    if line.startswith("#")] if path.exists() else []
+        if not any(name.lower() in h for h in headings):
+            missing.append(f'{where}: docs/{doc}, "{name}"')
+    assert not missing, "references to missing sections:\n" + "\n".join(missing)
+
+
+def slug(heading):
+    """GitHub's anchor of a markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.lstrip("#").strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_benchmark_links_resolve():
+    """BENCHMARKS.md's links to the dated history files and to its own sections resolve."""
+    doc = ROOT / "docs" / "BENCHMARKS.md"
+    text = doc.read_text(encoding="utf-8")
+    anchors = {slug(line) for line in text.splitlines() if line.startswith("#")}
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert links
+    for target in links:
+        if target.startswith("#"):
+            assert target[1:] in anchors, target
+        elif "://" not in target:
+            assert (doc.parent / target.split("#")[0]).is_file(), target
