@@ -19,7 +19,8 @@ def add_parser(sub):
     p.add_argument("--memory-limit", metavar="BYTES",
                    help="build in passes with external buckets, within about this much memory")
     p.add_argument("--tmp-dir", help="directory for bucket files (default: next to the output)")
-    p.add_argument("--undirected", action="store_true", help="store every edge in both directions")
+    p.add_argument("--undirected", action="store_true", help="store every edge in both directions; a symmetric input (.mtx symmetric, "
+                        "KONECT sym, an undirected store) is undirected without it")
     weights = p.add_mutually_exclusive_group()
     weights.add_argument("--weighted", dest="weighted", action="store_true", default=None,
                          help="keep edge weights (error if the input has none)")

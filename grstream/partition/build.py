@@ -71,9 +71,11 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         files. Shards are made small enough that one shard sorts within the limit. Vertex arrays
         (``VERTEX_BYTES`` per vertex) count against it.
     undirected : bool
-        Store every edge in both directions (a self-loop once). A symmetric input (Matrix
-        Market ``symmetric``, KONECT ``sym``, an undirected networkx graph) already lists both
-        directions of each edge and is stored as read: karate's 78 edges are 156 stored edges.
+        Store every edge in both directions (a self-loop once); the store is undirected
+        (``directed`` false). A symmetric input (Matrix Market ``symmetric``, KONECT ``sym``,
+        an undirected networkx graph, an undirected store) already lists both directions of
+        each edge: it is stored as read, and makes an undirected store with or without this
+        option (karate's 78 edges are 156 stored edges either way).
     weighted : bool, optional
         Keep the input's weights as edge property ``weight``; default: when the input has them.
     self_loops : bool
@@ -233,7 +235,8 @@ def _root_attrs(plan, result):
         "num_shards": np.int64(len(result.intervals) - 1),
         "id_dtype": result.id_dtype.name,
         "edge_props": props,
-        "directed": not plan.options.undirected,
+        # a symmetric input (already both ways) makes an undirected store without the option
+        "directed": not (plan.options.undirected or plan.options.both_ways_in_input),
         "renumbered": result.labelled,
         "label_kind": result.label_kind,
         "id_base": np.int64(plan.edges.id_base),
