@@ -50,3 +50,38 @@ def split_results(programs, store, state, stats, iterations, converged, info, se
         r.iterations = int(iterations[k])
         out.append(r)
     return out
+
+
+class Instances:
+    """Which program instances of a run go on: one (``lanes`` None, Session.run) or one per
+    lane (Session.run_lanes). An instance stops when it has no active vertex or, after an
+    iteration, its ``converged()`` says so; the run stops when every instance has, or at
+    ``limit`` iterations (an instance then counts as converged by the same two tests)."""
+
+    def __init__(self, program, lanes):
+        self.program, self.lanes = program, lanes
+        count = 1 if lanes is None else lanes
+        self.alive = np.ones(count, dtype=bool)
+        self.converged = np.zeros(count, dtype=bool)
+        self.iterations = np.zeros(count, dtype=np.int64)
+
+    def stop(self, it, limit, active):
+        """Before iteration ``it`` + 1, with ``active`` vertices per instance: whether the run
+        ends (the instances that stop now are set aside, converged or not)."""
+        done = np.asarray(active) == 0
+        if it > 0 and (self.alive & ~done).any():
+            done |= self._converged_flags()
+        if it >= limit:
+            self.converged |= done & self.alive
+            return True
+        self.converged |= done & self.alive
+        self.alive &= ~done
+        if not self.alive.any():
+            return True
+        self.iterations[self.alive] += 1
+        return False
+
+    def _converged_flags(self):
+        if self.lanes is None:
+            return np.array([bool(self.program.converged())])
+        return lane_converged(self.program, self.lanes)

@@ -192,24 +192,31 @@ class Session:
         t_start = time.perf_counter()
         try:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return self._run(program, max_iter, progress, callback, t_start)
+                return self._run([program], None, max_iter, progress, callback, t_start)
         except BaseException:
             # an interrupted run may leave half-loaded shards: start the next one afresh
             self._evict()
             raise
 
-    def _run(self, program, max_iter, progress, callback, t_start):
-        store, spec = self.store, type(program).spec
-        prep = self._prepare(type(program))
+    def _run(self, programs, lanes, max_iter, progress, callback, t_start):
+        """The iteration loop of :meth:`run` (one program, ``lanes`` None) and of
+        :meth:`run_lanes` (``lanes`` instances of one class run as one program)."""
+        from .lanes import Instances, lane_program, split_results
+        store, n = self.store, self.n
+        program = programs[0] if lanes is None else lane_program(programs)
+        cls, spec = type(program), type(program).spec
+        # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
+        width = None if lanes is None else 1 << (lanes - 1).bit_length()
+        prep = self._prepare(cls, lanes=width)
         ex, planner = prep.executor, prep.planner
         check_stops(program, max_iter)
-        program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
-        state, seed = initial_state(program, store, alloc=ex.host_state)
+        program.num_vertices, program.num_edges, program.iteration = n, int(store.num_edges), 0
+        state, seed = initial_state(program, store, lanes=lanes, alloc=ex.host_state)
         planner.allow_push(program, state, seed)
         if not planner.run_push and not planner.pull_room:   # this run pulls: pull arrays needed
-            prep = self._prepare(type(program), pull=True)
+            prep = self._prepare(cls, lanes=width, pull=True)
             ex, planner = prep.executor, prep.planner
-            state, seed = initial_state(program, store, alloc=ex.host_state)
+            state, seed = initial_state(program, store, lanes=lanes, alloc=ex.host_state)
             planner.allow_push(program, state, seed)
         ex.bind(program)
         edge_init = initial_edge_state(store, spec, self._edge_init)
@@ -221,7 +228,7 @@ class Session:
             # the seed's ids, found once here: the executor takes them with the mask and the
             # per-shard counts come from a search over the ids (O(seeds log S), not an n pass)
             t0 = time.perf_counter()
-            idx = seed_ids(np.broadcast_to(seed, (self.n,)))
+            idx = seed_ids(np.broadcast_to(seed, (n,)) if lanes is None else seed.any(axis=1))
             scan_s = time.perf_counter() - t0
             counts = np.diff(np.searchsorted(idx, np.asarray(store.intervals, dtype=np.int64)))
             ex.set_frontier(seed, ids=idx)
@@ -229,18 +236,18 @@ class Session:
             ex.set_frontier(None)
         rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
         start_wall = time.perf_counter() - t_up
-        counts = rb.shard_active
         _set_aggregates(program, rb.aggregates)
-        active, all_active = int(counts.sum()), not seeded
-        limit = default_limit(self.n, max_iter)
-        stats, converged, it, bar = [], False, 0, None
+        active, all_active = int(rb.shard_active.sum()), not seeded
+        runs = Instances(program, lanes)
+        limit = default_limit(n, max_iter)
+        stats, it, bar = [], 0, None
         if progress:
             bar = progress_bar(program, max_iter, limit)
         try:
-            while active > 0 and it < limit:
-                if it > 0 and program.converged():
-                    converged = True
-                    break
+            while not runs.stop(it, limit, active if lanes is None else rb.lane_active):
+                if lanes is not None:   # the union of the lanes still running
+                    rb.shard_active = ex.set_lanes(runs.alive)
+                    active = int(rb.shard_active.sum())
                 it += 1
                 program.iteration = it
                 t0 = time.perf_counter()
@@ -253,7 +260,7 @@ class Session:
                 st.plan = plan.summary()
                 st.shards_processed, st.shards_skipped = len(plan.shards), len(plan.skipped)
                 rb = self._execute(ex, plan, st)
-                counts, all_active = rb.shard_active, spec.activate == "all"
+                all_active = spec.activate == "all"
                 active = next_active(plan, rb)
                 st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
                 st.next_active_vertices, st.aggregates = active, rb.aggregates
@@ -266,13 +273,13 @@ class Session:
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(active=st.active_vertices, changed=st.changed_vertices)
-            else:
-                converged = active == 0 or (it > 0 and program.converged())
         finally:
             if bar is not None:
                 bar.close()
-        if not converged and max_iter is None:
-            warn_limit(program, limit, active)
+        converged = runs.converged
+        if not converged.all() and max_iter is None:
+            left = [active] if lanes is None else rb.lane_active
+            warn_limit(program, limit, int(np.asarray(left)[~converged].sum()))
         info = dict(ex.info())
         info["seed_scan_s"] = scan_s  # host time of finding the seed ids (start() includes it)
         info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
@@ -280,8 +287,13 @@ class Session:
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
                      "direction": planner.rule.info(planner.run_push, planner.run_reason,
                                                     planner.threshold)})
-        return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged, info,
-                         time.perf_counter() - t_start)
+        seconds = time.perf_counter() - t_start
+        if lanes is None:
+            return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged[0], info,
+                             seconds)
+        info["lanes"] = lanes
+        return split_results(programs, store, ex.state(), stats, runs.iterations, converged, info,
+                             seconds)
 
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
@@ -315,72 +327,10 @@ class Session:
         t_start = time.perf_counter()
         try:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return self._run_lanes(programs, max_iter, callback, t_start)
+                return self._run(programs, len(programs), max_iter, False, callback, t_start)
         except BaseException:
             self._evict()
             raise
-
-    def _run_lanes(self, programs, max_iter, callback, t_start):
-        from .lanes import lane_converged, lane_program, split_results
-        store, L = self.store, len(programs)
-        program = lane_program(programs)
-        spec = type(program).spec
-        # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
-        prep = self._prepare(type(program), lanes=1 << (L - 1).bit_length())
-        ex, planner = prep.executor, prep.planner
-        check_stops(program, max_iter)
-        program.num_vertices, program.num_edges, program.iteration = self.n, int(store.num_edges), 0
-        state, seed = initial_state(program, store, lanes=L)
-        ex.bind(program)
-        ex.load_state(state, {})
-        seeded = seed is not None and spec.activate != "all"
-        ex.set_frontier(seed if seeded else None)
-        union = seed.any(axis=1) if seeded else None
-        counts = self.sizes
-        if seeded:
-            csum = np.concatenate(([0], np.cumsum(union, dtype=np.int64)))
-            counts = csum[np.asarray(store.intervals[1:])] - csum[np.asarray(store.intervals[:-1])]
-        rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
-        lane_active = rb.lane_active
-        limit = default_limit(self.n, max_iter)
-        alive = np.ones(L, dtype=bool)
-        iterations = np.zeros(L, dtype=np.int64)
-        converged = np.zeros(L, dtype=bool)
-        stats, it, all_active = [], 0, not seeded
-        while it < limit:
-            done = lane_active == 0
-            if it > 0:
-                done |= lane_converged(program, L) & alive
-            converged |= done & alive
-            alive &= ~done
-            if not alive.any():
-                break
-            counts = ex.set_lanes(alive)
-            it += 1
-            program.iteration = it
-            iterations[alive] += 1
-            plan = planner.plan(it, counts, all_active)
-            st = IterationStats(iteration=it, active_vertices=int(counts.sum()), plan=plan.summary(),
-                                shards_processed=len(plan.shards), shards_skipped=len(plan.skipped))
-            t0 = time.perf_counter()
-            rb = self._execute(ex, plan, st)
-            lane_active, all_active = rb.lane_active, spec.activate == "all"
-            st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
-            st.next_active_vertices = int(rb.shard_active.sum())
-            st.time_total = time.perf_counter() - t0
-            stats.append(st)
-            if callback is not None:
-                callback(st)
-        else:
-            converged |= (lane_active == 0) & alive
-        if not converged.all() and max_iter is None:
-            warn_limit(program, limit, int(lane_active[~converged].sum()))
-        info = dict(ex.info())
-        info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
-                     "hoisted_gather": planner.hoist, "dense": planner.dense, "lanes": L,
-                     "max_iter": limit})
-        return split_results(programs, store, ex.state(), stats, iterations, converged, info,
-                             time.perf_counter() - t_start)
 
     def _execute(self, ex, plan, st):
         """Run one plan on ``ex`` (the order of grstream/engine/executor.py)."""
