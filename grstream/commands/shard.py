@@ -36,7 +36,8 @@ def add_parser(sub):
     p.add_argument("--edge-ids", action="store_true",
                    help="also store each in-edge's global CSR position (in/eid), for programs "
                         "whose scatter writes edge state that gather reads")
-    p.add_argument("--weight-dtype", default="float64", help="stored weight dtype (default float64)")
+    p.add_argument("--weight-dtype", default="float64", help="stored weight dtype (default float64); a weight it cannot hold "
+                        "(stored as inf or as 0) is refused")
     p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists")
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     p.set_defaults(func=main)

@@ -90,7 +90,8 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         ids are sparse (``largest id + 1 > 2 * distinct ids``; :mod:`grstream.partition.renumber`).
         Sources with labels of their own (names) always keep them (README "Vertex ids").
     weight_dtype : str or numpy dtype
-        Floating dtype of the stored weights.
+        Floating dtype of the stored weights. A weight it cannot hold (one that would become
+        inf, or a nonzero one that would become 0) raises :class:`InputFormatError`.
     format : str, optional
         Input format name for ``open_source`` (default: from the file name).
     progress : bool

@@ -79,7 +79,7 @@ class Plan:
         for src, dst, w in self.raw_chunks():
             if bar is not None:
                 bar.update(len(src))
-            src, dst, w = prepare_chunk(src, dst, w, self.options)
+            src, dst, w = prepare_chunk(src, dst, w, self.options, self.edges.name)
             if len(src) and not auto_applies(self):
                 # before any array of one entry per vertex grows to the largest id (the
                 # default rule looks at sparse ids first: it may renumber them)

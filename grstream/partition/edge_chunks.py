@@ -52,11 +52,12 @@ def check_chunk(src, dst, w, name, weighted):
             raise InputFormatError("NaN or infinite edge weight", path=name)
 
 
-def prepare_chunk(src, dst, w, options):
-    """Apply renumbering, self-loop removal and undirected doubling to one chunk."""
+def prepare_chunk(src, dst, w, options, name=None):
+    """Apply renumbering, self-loop removal and undirected doubling to one chunk; its weights
+    become the store's dtype (:func:`stored_weights`; ``name`` is the input, for errors)."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    w = np.asarray(w, dtype=options.weight_dtype) if options.weighted else None
+    w = stored_weights(w, options.weight_dtype, name) if options.weighted else None
     if options.original_ids is not None:
         src = np.searchsorted(options.original_ids, src)
         dst = np.searchsorted(options.original_ids, dst)
@@ -68,6 +69,36 @@ def prepare_chunk(src, dst, w, options):
     if options.undirected and not options.both_ways_in_input:
         src, dst, w = _both_ways(src, dst, w)
     return src, dst, w
+
+
+def stored_weights(w, dtype, name=None):
+    """``w`` (finite) as ``dtype``, refusing a value the dtype cannot hold: one that would
+    become infinite (70000 in float16) or a nonzero one that would become 0 (1e-50 in float32).
+    Values between representable ones are rounded, as any float conversion does.
+
+    Raises
+    ------
+    InputFormatError
+        Naming the first such value and the dtype.
+    """
+    w = np.asarray(w)
+    if w.dtype == dtype:
+        return w
+    with np.errstate(over="ignore", under="ignore"):
+        stored = w.astype(dtype)
+    lost = np.isinf(stored) | ((stored == 0) & (w != 0))
+    if lost.any():
+        value = float(w[np.argmax(lost)])
+        info = np.finfo(dtype)
+        if abs(value) > 1:
+            why = (f"beyond the largest {dtype} ({float(info.max):g}): it would be stored as "
+                   f"{'inf' if value > 0 else '-inf'}")
+        else:
+            why = (f"below the smallest nonzero {dtype} ({float(info.smallest_subnormal):g}): "
+                   "it would be stored as 0")
+        raise InputFormatError(f"weight {value!r} is {why}; choose a wider --weight-dtype "
+                               "(weight_dtype)", path=name)
+    return stored
 
 
 def _both_ways(src, dst, w):
