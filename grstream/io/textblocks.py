@@ -21,6 +21,8 @@ from ..errors import InputFormatError
 #: bytes read per block; a block's parsed values take about the same memory again
 BLOCK_BYTES = 4 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+#: a UTF-8 byte-order mark, which some editors put at the start of a text file
+UTF8_BOM = b"\xef\xbb\xbf"
 _INT_CHARS = b"0123456789+-"
 _FLOAT_CHARS = _INT_CHARS + b".eE"
 # fromstring saturates instead of failing on overflow, so these values mean "did not fit"
@@ -28,7 +30,8 @@ _INT64_LIMITS = (np.iinfo(np.int64).min, np.iinfo(np.int64).max)
 
 
 def open_bytes(path):
-    """Open *path* for binary reading, decompressing gzip (detected by its magic bytes).
+    """Open *path* for binary reading, decompressing gzip (detected by its magic bytes), and
+    positioned after a UTF-8 byte-order mark when the (decompressed) text starts with one.
 
     Raises
     ------
@@ -45,9 +48,16 @@ def open_bytes(path):
         raise InputFormatError(f"cannot open: {exc.strerror or exc}", path) from exc
     if raw.read(2) == GZIP_MAGIC:
         raw.close()
-        return gzip.open(path, "rb")
+        return _after_bom(gzip.open(path, "rb"), path)
     raw.seek(0)
-    return raw
+    return _after_bom(raw, path)
+
+
+def _after_bom(f, path):
+    """*f* positioned after a leading UTF-8 byte-order mark, or at its start."""
+    if read_checked(f, len(UTF8_BOM), path) != UTF8_BOM:
+        f.seek(0)
+    return f
 
 
 def read_checked(f, size, path):
@@ -61,11 +71,11 @@ def read_checked(f, size, path):
 def head_lines(path):
     """Yield ``(line_no, offset, line)`` for the lines of *path* from the start (1-based numbers).
 
-    ``offset`` is where the line starts in the (decompressed) text; readers use it to resume
-    block reading after their header.
+    ``offset`` is where the line starts in the (decompressed) text, a byte-order mark before
+    the first line counted; readers use it to resume block reading after their header.
     """
-    offset = 0
     with open_bytes(path) as f:
+        offset = f.tell()
         line_no = 0
         while True:
             try:
@@ -81,7 +91,8 @@ def head_lines(path):
 
 def _raw_blocks(path, offset, block_bytes):
     with open_bytes(path) as f:
-        f.seek(offset)
+        if offset > f.tell():  # offset 0 is the start of the text, after any byte-order mark
+            f.seek(offset)
         carry = b""
         while True:
             data = read_checked(f, block_bytes, path)
