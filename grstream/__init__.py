@@ -10,8 +10,10 @@ Public API::
 __version__ = "0.1.0"
 
 from . import errors  # noqa: E402
-from .program import (GASProgram, abs, exp, log, maximum, minimum, monoid,  # noqa: E402,A004
-                      program_from_source, sqrt, where)
+
+#: names of the GAS program API, loaded with grstream.program (numpy) on first use
+_PROGRAM = ("GASProgram", "monoid", "where", "minimum", "maximum", "abs", "sqrt", "exp", "log",
+            "program_from_source")
 
 __all__ = ["errors", "GASProgram", "monoid", "where", "minimum", "maximum", "abs", "sqrt", "exp",
            "log", "program_from_source", "build_shards", "open", "ShardStore", "run", "Result",
@@ -19,7 +21,11 @@ __all__ = ["errors", "GASProgram", "monoid", "where", "minimum", "maximum", "abs
 
 
 def __getattr__(name):
-    # Heavier subsystems load on first use so `import grstream` stays cheap.
+    # Every subsystem loads on first use, so `import grstream` (and the command line's
+    # parser) imports no numpy, h5py or scipy.
+    if name in _PROGRAM:
+        from . import program as _program
+        return getattr(_program, name)
     if name in ("build_shards",):
         from .partition import build_shards
         return build_shards

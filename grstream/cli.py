@@ -16,6 +16,41 @@ SIZES_HELP = ("Byte sizes (--memory-budget, --memory-limit, --shard-size) are bi
               "is rounded to the nearest byte (1.5M = 1572864), a fraction of a byte is an error.")
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser. Options and positionals come in any order (argparse's intermixed
+    parsing, where the command has no sub-subcommands), and options that need heavy imports are
+    added by ``later(add)`` when the command is parsed or its help printed, so ``grstream --help``
+    imports none of them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._later, self._intermixing = [], False
+
+    def later(self, add):
+        """Call ``add(self)`` before this parser is first used."""
+        self._later.append(add)
+
+    def _complete(self):
+        while self._later:
+            self._later.pop(0)(self)
+
+    def format_help(self):
+        self._complete()
+        return super().format_help()
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._complete()
+        nested = any(a.nargs in (argparse.PARSER, argparse.REMAINDER)
+                     for a in self._get_positional_actions())
+        if self._intermixing or nested:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so it unwinds (and cleans up) like Ctrl-C."""
 
@@ -30,7 +65,7 @@ def build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"grstream {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"grstream.commands.{name}").add_parser(sub)

@@ -17,10 +17,11 @@ def _check_not_empty(store, what):
 
 
 def internal_source(store, source, what="source"):
-    """The internal id of the vertex labelled ``source``; UsageError when there is none."""
+    """The internal id of the vertex labelled ``source`` (None: internal vertex 0, the first
+    vertex); UsageError when there is none."""
     _check_not_empty(store, what)
     if source is None:
-        raise UsageError(f"a {what} vertex is required (--{what} V)")
+        return 0
     try:
         return int(store.to_internal(source))
     except UsageError as exc:
@@ -41,12 +42,6 @@ def internal_sources(store, sources, what="source"):
         raise UsageError(f"{what} {exc}") from None
 
 
-def default_source(store):
-    """The label of internal vertex 0: the source when none is given (bfs, sssp)."""
-    _check_not_empty(store, "source")
-    return store.labels()[0]
-
-
 def execute(program, store, run_options):
     """Run ``program`` with the engine options the algorithm entry points accept."""
     return run(program, store, **checked(run_options))
@@ -55,8 +50,8 @@ def execute(program, store, run_options):
 def checked(run_options):
     """``run_options`` with ``max_iter`` checked (a count, or None)."""
     if run_options.get("max_iter") is not None:
-        from ._params import check_count
-        run_options = dict(run_options, max_iter=check_count("max_iter", run_options["max_iter"]))
+        from .params import Count
+        run_options = dict(run_options, max_iter=Count().check("max_iter", run_options["max_iter"]))
     return run_options
 
 

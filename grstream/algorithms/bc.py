@@ -19,18 +19,17 @@ if TYPE_CHECKING:  # names for the annotations only
 import os
 import random
 import tempfile
+import time
 
 import numpy as np
 
 import grstream as gr
 
 from ._common import internal_sources, open_session
-from ._params import check_count
 from ._simple import has_parallel_edges, simple_graph
+from .params import Count, CountOr, Flag, Kind, Param, Seed, declare
 from .sssp import SSSP, FromDistances
 from ..errors import MemoryBudgetError, UsageError, plain
-
-NAME = "bc"
 
 
 class BrandesForward(gr.GASProgram):
@@ -267,43 +266,68 @@ def rescale(bc, n, *, normalized, directed, endpoints, sampled=None):
     return out
 
 
-def betweenness(store: "ShardStore", k: Optional[int] = None, seed: Any = 0,
-                sources: Any = None, normalized: bool = False, endpoints: bool = False,
-                weight: Optional[str] = None, **run_options: Any) -> Tuple[np.ndarray, List["Result"]]:
-    """Betweenness centrality (float64 per vertex) and a list of engine Results.
+#: an exact run (``k`` None) estimated to take longer than this many seconds is refused after
+#: its first batch of sources, with the k that fits; ``k="all"`` runs it anyway
+EXACT_SECONDS = 600.0
 
-    Parameters
-    ----------
-    k : int, optional
-        Sample this many sources (``random.Random(seed).sample``, as NetworkX) and rescale as
-        NetworkX does; ``k == n`` is exact. Default: every vertex a source.
-    seed : int, random.Random or None
-        Seed of the sample (None: unseeded).
-    sources : list, optional
-        Explicit sources instead: the sum of their dependencies, scaled as
-        ``networkx.betweenness_centrality_subset`` with every vertex a target.
-    normalized : bool
-        Divide by the number of pairs (NetworkX's default is True; grstream's is False).
-    endpoints : bool
-        Count a path's endpoints as lying on it.
-    weight : str or None
-        ``"weight"``: shortest paths by the store's weights (finite and positive); None: hops.
-    **run_options
-        Passed to :func:`grstream.run`.
-    """
+
+def _rules(store, values, given, label):
+    """Checks across bc's parameters: a seed picks a sample, explicit sources take no k, a
+    sample is no larger than the graph."""
+    if "seed" in given and not isinstance(values["k"], int):
+        raise UsageError(f"{label['seed']} picks the sample of {label['k']} K; an exact run has "
+                         f"no sample")
+    if values["sources"] is not None and (values["k"] is not None or values["endpoints"]):
+        raise UsageError(f"give {label['sources']} or {label['k']}, and no {label['endpoints']} "
+                         f"with explicit sources")
+    if isinstance(values["k"], int):
+        Count(1, int(store.num_vertices)).check(label["k"], values["k"])
+
+
+def _summary(store, values, results):
+    sources = sum(r.info.get("program") in ("BrandesForward", "SSSP") for r in results)
+    exact = sources == store.num_vertices
+    return f"{sources:,} sources" + (" (exact: every vertex)" if exact else "")
+
+
+@declare(
+    "bc",
+    Param("k", CountOr("all"), None, "sample this many sources as NetworkX does "
+          "(random.Random({seed}).sample) and rescale as it does; 'all': every vertex, however "
+          "long it takes", flag="--sources", none=(
+              f"every vertex a source, refused when estimated to take more than "
+              f"{EXACT_SECONDS / 60:g} minutes"), doc="``k == n`` is exact too."),
+    Param("seed", Seed(), 0, "seed of the sample that {k} asks for",
+          doc="None: unseeded; a random.Random: drawn from it."),
+    Param("sources", Kind(), None, "explicit source vertices instead: the sum of their "
+          "dependencies, scaled as networkx.betweenness_centrality_subset with every vertex a "
+          "target"),
+    Param("normalized", Flag(), False, "divide by the number of pairs (NetworkX's default is "
+          "True; grstream's is False)"),
+    Param("endpoints", Flag(), False, "count a path's endpoints as lying on it"),
+    Param("weight", Kind(), None, "'weight': shortest paths by the store's weights (finite and "
+          "positive); None: hops"),
+    rules=_rules, summary=_summary)
+def betweenness(store: "ShardStore", k: Any, seed: Any, sources: Any, normalized: Any,
+                endpoints: Any, weight: Any, **run_options: Any) -> Tuple[np.ndarray, List["Result"]]:
+    """Betweenness centrality (float64 per vertex) and a list of engine Results."""
     n = int(store.num_vertices)
     if weight is not None:
         if weight != "weight" or "weight" not in store.edge_props:
             raise UsageError(f"weight={weight!r}: the store's edge properties are "
                              f"{', '.join(store.edge_props) or 'none'}; use weight=None for hops")
         check_bc_weights(store)
+    limit = None
     if sources is not None:
-        if k is not None or endpoints:
-            raise UsageError("give sources or k, and no endpoints with explicit sources")
         chosen = internal_sources(store, sources)
         sampled = None
-    elif k is None or check_count("k", k, minimum=1, maximum=n) == n:
+    elif k is None or k == "all" or k == n:
         chosen, sampled = np.arange(n, dtype=np.int64), None
+        limit = EXACT_SECONDS if k is None else None
+        if k is None and run_options.get("progress"):
+            import sys
+            print(f"bc: exact betweenness, every one of the {n:,} vertices a source "
+                  f"(k / --sources K samples K of them)", file=sys.stderr)
     else:
         chosen = sampled = sample_sources(n, int(k), seed)
     directed = bool(store.directed)
@@ -312,9 +336,10 @@ def betweenness(store: "ShardStore", k: Optional[int] = None, seed: Any = 0,
         with tempfile.TemporaryDirectory(prefix="grstream-bc-",
                                          dir=here if os.access(here, os.W_OK) else None) as tmp:
             with simple_graph(store, tmp, weighted=weight is not None) as simple:
-                bc, results = accumulate(simple, chosen, weight is not None, endpoints, run_options)
+                bc, results = accumulate(simple, chosen, weight is not None, endpoints,
+                                         run_options, limit)
     else:
-        bc, results = accumulate(store, chosen, weight is not None, endpoints, run_options)
+        bc, results = accumulate(store, chosen, weight is not None, endpoints, run_options, limit)
     if sources is not None:  # betweenness_centrality_subset's scaling
         if normalized:
             return (bc / ((n - 1) * (n - 2)) if n > 2 else bc), results
@@ -323,17 +348,39 @@ def betweenness(store: "ShardStore", k: Optional[int] = None, seed: Any = 0,
                    sampled=sampled), results
 
 
+def check_estimate(seconds, done, total, limit):
+    """Refuse an exact run whose first ``done`` sources took ``seconds``, when all ``total``
+    would take longer than ``limit`` seconds."""
+    estimate = seconds / done * total
+    if estimate <= limit:
+        return
+    fits = max(1, int(limit * done / seconds))
+    raise UsageError(
+        f"exact betweenness would take about {_duration(estimate)} ({total:,} sources; the "
+        f"first {done:,} took {seconds:.3g} s): sample with k=K / --sources K (about {fits:,} "
+        f"sources fit in {_duration(limit)}), or give k='all' / --sources all to run every "
+        f"source anyway")
+
+
+def _duration(seconds):
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
 #: a lane batch holds at most this many (sources x edges): the (edges, lanes) temporaries of a
 #: pass stay near 8 M elements (64 MB of float64)
 LANE_ELEMENTS = 1 << 23
 MAX_LANES = 256
 
 
-def accumulate(store, chosen, weighted, endpoints, run_options):
+def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
     """Sum over ``chosen`` sources of their dependencies (plus endpoint counts).
 
     One Session serves every source; sources run in batches as lanes of one program per pass
-    (a batch that does not fit the memory budget is halved, down to one run per source).
+    (a batch that does not fit the memory budget is halved, down to one run per source). With
+    ``limit``, the time of the first batch estimates the whole run (:func:`check_estimate`).
     """
     bc = np.zeros(int(store.num_vertices), dtype=np.float64)
     results = []
@@ -346,6 +393,7 @@ def accumulate(store, chosen, weighted, endpoints, run_options):
     with session:
         while start < len(chosen):
             batch = [int(s) for s in chosen[start:start + size]]
+            t0 = time.perf_counter()
             try:
                 deltas, reached, runs = batch_dependencies(session, batch, weighted, run_kwargs,
                                                            lanes=size > 1)
@@ -354,6 +402,8 @@ def accumulate(store, chosen, weighted, endpoints, run_options):
                     raise
                 size //= 2   # the budget holds fewer lanes: retry the batch smaller
                 continue
+            if limit is not None and start == 0:
+                check_estimate(time.perf_counter() - t0, len(batch), len(chosen), limit)
             results += runs
             for s, delta, mask in zip(batch, deltas, reached):
                 if endpoints:  # every reached t != s ends a path from s; s starts one to each
@@ -373,12 +423,3 @@ def _sources_bar(total, exact):
     from tqdm import tqdm
     return tqdm(total=total, desc="bc (exact: every vertex a source)" if exact else "bc",
                 unit="source", leave=False)
-
-
-def from_args(store, args, run_options):
-    if args.sources is None and run_options.get("progress"):
-        import sys
-        print(f"bc: exact betweenness, every one of the {store.num_vertices:,} vertices a source "
-              f"(--sources K samples K of them)", file=sys.stderr)
-    values, results = betweenness(store, k=args.sources, seed=args.seed, **run_options)
-    return values, results

@@ -10,8 +10,8 @@ import numpy as np
 import grstream as gr
 
 from ._common import execute, internal_source
+from .params import declare, max_iter_param, source_param
 
-NAME = "bfs"
 #: level of an unreached vertex inside the program; far from int64 overflow when 1 is added
 UNREACHED = 1 << 62
 
@@ -38,16 +38,13 @@ class BFS(gr.GASProgram):
         return changed
 
 
-def bfs(store: "ShardStore", source: Any, **run_options: Any) -> Tuple[np.ndarray, "Result"]:
-    """Levels from ``source`` (int64, -1 unreachable) and the engine Result.
-
-    ``run_options`` go to :func:`grstream.run` (device, memory_budget, max_iter, progress).
-    """
-    result = execute(BFS(source=internal_source(store, source)), store, run_options)
+@declare("bfs", source_param(), max_iter_param(),
+         summary=lambda store, values, results: f"reached {int((values >= 0).sum())}")
+def bfs(store: "ShardStore", source: Any, max_iter: Any,
+        **run_options: Any) -> Tuple[np.ndarray, "Result"]:
+    """Levels from ``source`` (int64, -1 unreachable) and the engine Result."""
+    result = execute(BFS(source=internal_source(store, source)), store,
+                     dict(run_options, max_iter=max_iter))
     level = result.values["level"]
     result.values["level"] = np.where(level >= UNREACHED, -1, level)
     return result.values["level"], result
-
-
-def from_args(store, args, run_options):
-    return bfs(store, args.source, **run_options)

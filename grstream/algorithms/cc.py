@@ -10,8 +10,8 @@ import numpy as np
 import grstream as gr
 
 from ._common import execute
+from .params import declare, max_iter_param
 
-NAME = "cc"
 
 
 class ConnectedComponents(gr.GASProgram):
@@ -37,11 +37,10 @@ class ConnectedComponents(gr.GASProgram):
         return changed
 
 
-def connected_components(store: "ShardStore", **run_options: Any) -> Tuple[np.ndarray, "Result"]:
+@declare("cc", max_iter_param(), vertex_valued=True,
+         summary=lambda store, values, results: f"{len(np.unique(values))} components")
+def connected_components(store: "ShardStore", max_iter: Any,
+                         **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """Component labels (int64, smallest vertex id of the component) and the engine Result."""
-    result = execute(ConnectedComponents(), store, run_options)
+    result = execute(ConnectedComponents(), store, dict(run_options, max_iter=max_iter))
     return result.values["label"], result
-
-
-def from_args(store, args, run_options):
-    return connected_components(store, **run_options)

@@ -3,7 +3,7 @@ weights as in ``networkx.pagerank``; parallel edges count as a MultiDiGraph coun
 weights add up). The default stopping rule is cuGraph's (L1 change < tol), which bounds the
 error at every size; NetworkX's (L1 change < n tol) is kept as ``stop="networkx"``.
 """
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Tuple
 
 if TYPE_CHECKING:  # names for the annotations only
     from ..engine import Result
@@ -13,15 +13,20 @@ import numpy as np
 
 import grstream as gr
 
+from ._checks import vertex_vector
 from ._common import execute, internal_source
-from ._params import check_choice, check_count, check_fraction, check_positive, vertex_vector
+from .params import Choice, Fraction, Kind, Param, Positive, declare, max_iter_param
 from ..errors import UsageError, plain
 
-NAME = "pagerank"
 #: stopping rules: name -> the threshold on the L1 change of one iteration, given tol and n
 STOP_RULES = {"l1": lambda tol, n: tol, "networkx": lambda tol, n: n * tol}
 #: ways to compute it: power iteration (the default) or residual pushes (pagerank_delta.py)
 METHODS = ("power", "delta")
+#: the declared parameters the programs also hold (their ``params`` defaults come from here)
+DAMPING = Param("damping", Fraction(), 0.85, "probability of following an edge (NetworkX's "
+                "alpha), in [0, 1]")
+TOL = Param("tol", Positive(), 1e-6, "tolerance of the stopping rule, > 0", doc=(
+    "With ``method='delta'`` the proven L1 distance to the exact ranks."))
 
 
 class PageRank(gr.GASProgram):
@@ -35,7 +40,7 @@ class PageRank(gr.GASProgram):
     reads = {"out_degree"}
     gather_reduce = gr.monoid.sum
     activate = "all"
-    params = {"damping": 0.85, "tol": 1e-6}
+    params = {"damping": DAMPING.default, "tol": TOL.default}
     aggregates = {"dangling": gr.monoid.sum, "err": gr.monoid.sum}
     output = "rank"
 
@@ -148,12 +153,15 @@ def inverse_out(store, weight):
     return np.divide(1.0, out, out=np.zeros_like(out), where=out != 0)
 
 
-def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart=None,
-                     weight="weight", dangling=None, stop="l1"):
-    """The program :func:`pagerank` runs for these options (parameters checked)."""
-    damping = check_fraction("damping", damping)
-    tol = check_positive("tol", tol)
-    check_choice("stop", stop, tuple(STOP_RULES))
+def pagerank_program(store, **params):
+    """The program :func:`pagerank` runs for ``params`` (any of its parameters; checked, and
+    defaulted, by its declaration)."""
+    values = pagerank.declaration.check(store, params)
+    return _program(store, *(values[k] for k in ("damping", "personalization", "tol", "nstart",
+                                                  "weight", "dangling", "stop")))
+
+
+def _program(store, damping, personalization, tol, nstart, weight, dangling, stop):
     n = int(store.num_vertices)
     threshold = STOP_RULES[stop](tol, n)
     vec = {name: None if val is None else vertex_vector(store, val, name, internal_source)
@@ -170,60 +178,41 @@ def pagerank_program(store, damping=0.85, personalization=None, tol=1e-6, nstart
                tol=threshold)
 
 
-def pagerank(store: "ShardStore", damping: float = 0.85, personalization: Any = None,
-             max_iter: int = 100, tol: float = 1e-6, nstart: Any = None,
-             weight: Optional[str] = "weight", dangling: Any = None, stop: str = "l1",
-             method: str = "power", **run_options: Any) -> Tuple[np.ndarray, "Result"]:
-    """PageRank scores (float64, summing to 1) and the engine Result.
+VECTOR = ("a dict {vertex: value} (missing vertices 0) or an array in vertex order, "
+          "normalised to sum 1 as NetworkX does")
 
-    Parameters
-    ----------
-    store : ShardStore
-    damping : float
-        Probability of following an edge (NetworkX's ``alpha``), in [0, 1].
-    personalization, nstart, dangling : dict or array, optional
-        Teleport distribution, starting ranks and the distribution a dangling vertex's rank
-        goes to (default: the personalization), each an array in vertex order or a dict
-        {vertex: value} (missing vertices 0); normalised to sum 1 as NetworkX does.
-    max_iter : int
-        Iterations at most; ``result.converged`` says whether the stopping rule was met.
-    tol : float
-        Tolerance of the stopping rule, > 0.
-    weight : str or None
-        Edge property used as weight; ``"weight"`` (default, as in NetworkX) uses the store's
-        weights when it has them, else 1; None ignores weights.
-    stop : {"l1", "networkx"}
-        ``"l1"``: stop when sum |x' - x| < tol, which keeps the error within about
-        ``tol * d / (1 - d)`` at any size; ``"networkx"``: sum |x' - x| < n tol, NetworkX's rule,
-        which stops after one iteration once n > 2 / tol.
-    method : {"power", "delta"}
-        ``"power"``: power iteration, every vertex every iteration. ``"delta"``: residual
-        PageRank (grstream/algorithms/pagerank_delta.py): only vertices whose pending mass is
-        large against their rank push it on, so iterations cost in proportion to the vertices
-        still moving; it stops when a proven bound on the L1 distance to the exact PageRank is
-        below the stopping rule's threshold (``tol`` for "l1"). It takes no ``nstart``, and a
-        ``dangling`` distribution only when it equals the personalization.
-    **run_options
-        Passed to :func:`grstream.run` (device, memory_budget, progress, ...).
-    """
-    max_iter = check_count("max_iter", max_iter)
-    check_choice("method", method, METHODS)
+
+@declare(
+    "pagerank",
+    DAMPING,
+    Param("personalization", Kind(), None, "teleport distribution", none="uniform", doc=VECTOR),
+    max_iter_param(100),
+    TOL,
+    Param("nstart", Kind(), None, "starting ranks", none="uniform", doc=VECTOR),
+    Param("weight", Kind(), "weight", "edge property used as weight: 'weight' uses the store's "
+          "weights when it has them, else 1 (as NetworkX); None ignores weights"),
+    Param("dangling", Kind(), None, "where a dangling vertex's rank goes",
+          none="the personalization", doc=VECTOR),
+    Param("stop", Choice(*STOP_RULES), "l1", "stopping rule", flag=None, doc=(
+        "``'l1'``: stop when sum |x' - x| < tol, which keeps the error within about "
+        "``tol * d / (1 - d)`` at any size; ``'networkx'``: sum |x' - x| < n tol, NetworkX's "
+        "rule, which stops after one iteration once n > 2 / tol.")),
+    Param("method", Choice(*METHODS), "power", "power iteration, or delta (residual pushes, "
+          "stops within a proven L1 distance {tol} of the exact ranks)", doc=(
+              "``'delta'`` (grstream/algorithms/pagerank_delta.py): only vertices whose pending "
+              "mass is large against their rank push it on, so iterations cost in proportion "
+              "to the vertices still moving. It takes no ``nstart``, and a ``dangling`` "
+              "distribution only when it equals the personalization.")),
+    summary=lambda store, values, results: f"converged={results[0].converged}")
+def pagerank(store: "ShardStore", damping: Any, personalization: Any, max_iter: Any, tol: Any,
+             nstart: Any, weight: Any, dangling: Any, stop: Any, method: Any,
+             **run_options: Any) -> Tuple[np.ndarray, "Result"]:
+    """PageRank scores (float64, summing to 1) and the engine Result."""
+    run_options = dict(run_options, max_iter=max_iter)
     if method == "delta":
         from .pagerank_delta import delta_pagerank
-        damping = check_fraction("damping", damping)
-        tol = check_positive("tol", tol)
-        check_choice("stop", stop, tuple(STOP_RULES))
         return delta_pagerank(store, damping, personalization, tol, nstart, weight, dangling,
-                              STOP_RULES[stop](tol, int(store.num_vertices)),
-                              dict(run_options, max_iter=max_iter))
-    program = pagerank_program(store, damping=damping, personalization=personalization, tol=tol,
-                               nstart=nstart, weight=weight, dangling=dangling, stop=stop)
-    result = execute(program, store, dict(run_options, max_iter=max_iter))
+                              STOP_RULES[stop](tol, int(store.num_vertices)), run_options)
+    program = _program(store, damping, personalization, tol, nstart, weight, dangling, stop)
+    result = execute(program, store, run_options)
     return result.values["rank"], result
-
-
-def from_args(store, args, run_options):
-    return pagerank(store, damping=args.damping,
-                    tol=1e-6 if args.tol is None else args.tol,
-                    method=args.method or "power",
-                    **dict(run_options, max_iter=100 if args.max_iter is None else args.max_iter))

@@ -32,6 +32,7 @@ import numpy as np
 import grstream as gr
 
 from ..errors import UsageError
+from .pagerank import DAMPING, TOL, effective_weight, inverse_out
 
 
 class DeltaPageRank(gr.GASProgram):
@@ -41,7 +42,7 @@ class DeltaPageRank(gr.GASProgram):
     reads = {"out_degree"}
     gather_reduce = gr.monoid.sum
     gather_from = "changed"
-    params = {"damping": 0.85, "tol": 1e-6, "eps": 0.0}
+    params = {"damping": DAMPING.default, "tol": TOL.default, "eps": 0.0}
     aggregates = {"total": gr.monoid.sum, "pending": gr.monoid.sum, "sending": gr.monoid.sum}
     output = "rank"
 
@@ -226,8 +227,7 @@ def delta_pagerank(store, damping, personalization, tol, nstart, weight, danglin
     """:func:`grstream.algorithms.pagerank.pagerank` with ``method="delta"`` (parameters
     checked there): (ranks, Result). ``threshold``: the L1 error bound to reach."""
     from ._common import internal_source
-    from ._params import vertex_vector
-    from .pagerank import effective_weight, inverse_out
+    from ._checks import vertex_vector
     if nstart is not None:
         raise UsageError("nstart is a starting point of the power method: method='delta' starts "
                          "from the teleport distribution and takes none")

@@ -11,8 +11,8 @@ import grstream as gr
 from grstream.errors import UsageError, plain
 
 from ._common import execute, internal_source
+from .params import declare, max_iter_param, source_param
 
-NAME = "sssp"
 
 
 class SSSP(gr.GASProgram):
@@ -60,7 +60,10 @@ class FromDistances(gr.GASProgram):
 def check_weights(store):
     """Reject stores without weights, or with negative or NaN weights (one pass over them)."""
     if "weight" not in store.edge_props:
-        raise UsageError("sssp needs edge weights: the store has none (build it with --weighted)")
+        raise UsageError("sssp needs edge weights and the store has none: build it with "
+                         "--weighted from an input that has a weight per edge (a third column "
+                         "of an edge list, a real or integer .mtx, a DIMACS .gr); on an "
+                         "unweighted graph, bfs gives hop counts")
     for i in range(store.num_shards):
         w = store.read(i, "in/weight")
         if w.size and not (np.nanmin(w) >= 0):
@@ -68,12 +71,13 @@ def check_weights(store):
                              + (" (NaN present)" if np.isnan(w).any() else ""))
 
 
-def sssp(store: "ShardStore", source: Any, **run_options: Any) -> Tuple[np.ndarray, "Result"]:
-    """Distances from ``source`` (float64, inf unreachable) and the engine Result."""
+@declare("sssp", source_param(), max_iter_param(),
+         summary=lambda store, values, results: f"reached {int(np.isfinite(values).sum())}")
+def sssp(store: "ShardStore", source: Any, max_iter: Any,
+         **run_options: Any) -> Tuple[np.ndarray, "Result"]:
+    """Distances from ``source`` (float64, inf unreachable) along the store's edge weights
+    (finite, non-negative) and the engine Result."""
     check_weights(store)
-    result = execute(SSSP(source=internal_source(store, source)), store, run_options)
+    result = execute(SSSP(source=internal_source(store, source)), store,
+                     dict(run_options, max_iter=max_iter))
     return result.values["dist"], result
-
-
-def from_args(store, args, run_options):
-    return sssp(store, args.source, **run_options)

@@ -2,10 +2,6 @@
 import sys
 import time
 
-from ..io import generate as gen
-from ..io.atomic import check_output
-from ..io.write import output_kind, write_edges
-
 
 def add_parser(sub):
     parser = sub.add_parser(
@@ -39,6 +35,7 @@ def add_parser(sub):
 
 def _plan(args):
     """(chunks, num_vertices, num_edges) for the requested graph."""
+    from ..io import generate as gen
     common = {"weights": args.weights, "threads": args.threads}
     if args.kind == "rmat":
         chunks = gen.rmat_chunks(args.scale, args.edge_factor, args.seed, **common)
@@ -51,6 +48,8 @@ def _plan(args):
 
 
 def main(args):
+    from ..io.atomic import check_output
+    from ..io.write import output_kind, write_edges
     from tqdm import tqdm
     output_kind(args.output)  # reject an unknown extension or an unwritable folder before any work
     check_output(args.output, what="-o")

@@ -1,16 +1,15 @@
-"""``grstream run ALGO [STORE]``: run a built-in algorithm over a shard store."""
-import argparse
+"""``grstream run ALGO [STORE]``: run a registered algorithm over a shard store.
+
+Nothing here is specific to one algorithm: the algorithm options, their help, checks and
+defaults, the summary line and how values are written all come from the algorithms'
+declarations (grstream/algorithms/params.py), read when ``run`` is parsed.
+"""
 import json
-import math
 import os
 import sys
 import time
 
-import numpy as np
-
 from ..errors import UsageError
-from ..io.atomic import check_distinct, check_output
-from ..io.write import save_npy, save_text
 from ..units import format_bytes, parse_bytes
 
 #: what ``-o`` writes: per-vertex values as .npy, or a labelled text table
@@ -19,16 +18,13 @@ OUTPUT_SUFFIXES = (".npy", ".tsv", ".csv")
 
 def add_parser(sub):
     from ..algorithms import ALGORITHMS
-    p = sub.add_parser("run", help="run an algorithm (bfs, sssp, pagerank, cc, bc) over a shard store",
+    names = ", ".join(ALGORITHMS)
+    p = sub.add_parser("run", help=f"run an algorithm ({names}) over a shard store",
                        description="Run a built-in algorithm over a shard store. Without STORE, runs on "
-                                   "the embedded default graph (built under shards/ on first use).")
-    p.add_argument("algorithm", metavar="ALGO", help="one of: " + ", ".join(ALGORITHMS))
+                                   "the embedded default graph (built under shards/ on first use). "
+                                   "Options may come before or after ALGO and STORE.")
+    p.add_argument("algorithm", metavar="ALGO", help="one of: " + names)
     p.add_argument("store", metavar="STORE", nargs="?", help="shard store (.h5); default: embedded graph")
-    p.add_argument("--source", default=None, metavar="ID",
-                   help="source vertex as the input names it (bfs, sssp; default: the first vertex)")
-    p.add_argument("--sources", type=int, default=None, metavar="K",
-                   help="bc: sample K sources (seeded) instead of all vertices")
-    p.add_argument("--seed", type=int, default=None, help="bc: seed of the source sample (default 0)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="where to run (default cpu; auto picks the GPU when present)")
     p.add_argument("--memory-budget", default=None, metavar="BYTES",
@@ -36,13 +32,6 @@ def add_parser(sub):
     p.add_argument("--pinned-budget", default=None, metavar="BYTES",
                    help="GPU: pinned host bytes for staging and caching streamed shards "
                         "(default: the memory budget, at most 8G)")
-    p.add_argument("--max-iter", type=int, default=None, metavar="N",
-                   help="iteration limit (bfs, sssp, pagerank, cc)")
-    p.add_argument("--tol", type=non_negative, default=None, help="pagerank tolerance (default 1e-6)")
-    p.add_argument("--damping", type=damping, default=None, help="pagerank damping (default 0.85)")
-    p.add_argument("--method", choices=("power", "delta"), default=None,
-                   help="pagerank: power iteration (default) or delta (residual pushes, stops "
-                        "within a proven L1 distance --tol of the exact ranks)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write per-vertex values: .npy, or .tsv/.csv with an id column "
                         "(README \"Vertex ids\")")
@@ -57,82 +46,81 @@ def add_parser(sub):
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
+    later = getattr(p, "later", None)
+    (later or (lambda add: add(p)))(add_algorithm_options)
     return p
 
 
-#: the algorithm-specific options each algorithm takes; the others are refused, never ignored
-TAKES = {"bfs": ("source", "max_iter"), "sssp": ("source", "max_iter"),
-         "pagerank": ("damping", "tol", "max_iter", "method"), "cc": ("max_iter",), "bc": ("sources", "seed")}
-#: option dest -> (flag, default filled in when the algorithm takes it and it was not given;
-#: --source's is the store's first vertex, filled in once the store is open)
-SPECIFIC = {"source": ("--source", None), "sources": ("--sources", None), "seed": ("--seed", 0),
-            "damping": ("--damping", 0.85), "tol": ("--tol", None), "max_iter": ("--max-iter", None),
-            "method": ("--method", "power")}
+def add_algorithm_options(parser):
+    """One option per flag the registered algorithms declare; its help says which take it."""
+    from ..algorithms import ALGORITHMS, declaration
+    takers = {}
+    for name in ALGORITHMS:
+        algo = declaration(name)
+        for param in algo.cli_params():
+            takers.setdefault(param.flag, []).append((name, algo.help(param, _label)))
+    group = parser.add_argument_group(
+        "algorithm options", "Each algorithm takes the options that name it and refuses the others.")
+    for flag, users in takers.items():
+        group.add_argument(flag, dest=flag_dest(flag), default=None,
+                           metavar=declaration(users[0][0]).param_by_flag(flag).metavar,
+                           help=option_help(users).replace("%", "%%"))
 
 
-def check_options(name, args):
-    """Refuse the algorithm-specific options ``name`` does not take; fill in the defaults."""
-    takes = TAKES[name]
-    given = [flag for dest, (flag, _) in SPECIFIC.items()
-             if getattr(args, dest) is not None and dest not in takes]
-    if given:
-        used = ", ".join(SPECIFIC[d][0] for d in takes) or "none"
-        raise UsageError(f"{name} does not take {', '.join(given)} (its options: {used})")
-    if name == "bc" and args.seed is not None and args.sources is None:
-        raise UsageError("bc: --seed picks the sample of --sources K; an exact run has no sample")
-    for dest in takes:
-        if getattr(args, dest) is None:
-            setattr(args, dest, SPECIFIC[dest][1])
+def option_help(users):
+    """``ALGOS: help (default: X)`` per distinct text among ``users`` ((name, text) pairs)."""
+    parts = {}
+    for name, text in users:
+        parts.setdefault(text, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in parts.items())
 
 
-def non_negative(text):
-    """argparse type: a finite float >= 0."""
-    value = _finite(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, not {text}")
-    return value
+def _label(param):
+    """How the command line names a parameter: its flag."""
+    return param.flag or param.name
 
 
-def damping(text):
-    """argparse type: a float in [0, 1]."""
-    value = _finite(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
-    return value
+def flag_dest(flag):
+    """The argparse dest of an algorithm option (apart from the command's own options)."""
+    return "param" + flag
+
+
+def algorithm_options(algo, args):
+    """The values of the algorithm options given, checked (names -> values); options ``algo``
+    does not take are refused, never ignored."""
+    given = {key[len("param"):]: text for key, text in vars(args).items()
+             if key.startswith("param--") and text is not None}
+    takes = {p.flag: p for p in algo.cli_params()}
+    refused = [flag for flag in given if flag not in takes]
+    if refused:
+        raise UsageError(f"{algo.name} does not take {', '.join(refused)} "
+                         f"(its options: {', '.join(takes) or 'none'})")
+    return {takes[flag].name: takes[flag].check(flag, takes[flag].kind.parse(flag, text))
+            for flag, text in given.items()}
 
 
 def fraction(text):
     """argparse type: a float in [0, 1] (--push-threshold)."""
-    return damping(text)
-
-
-def _finite(text):
+    import argparse
+    from ..algorithms.params import Fraction
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
-    return value
+        return Fraction().check("it", Fraction().parse("it", text))
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)[len("it "):]) from None
 
 
 def main(args):
     from .. import store as store_mod
-    from ..algorithms import ALGORITHMS
-    from ..algorithms._common import default_source
-    algo = ALGORITHMS.get(args.algorithm)
-    if algo is None:
-        raise UsageError(f"unknown algorithm {args.algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+    from ..algorithms import declaration
+    algo = declaration(args.algorithm)
     for path, suffixes in ((args.output, OUTPUT_SUFFIXES), (args.plot, (".png",))):
         if path is not None and not path.endswith(suffixes):
             raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
-    check_options(algo.NAME, args)
+    given = algorithm_options(algo, args)
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
     if args.pinned_budget is not None:
         args.pinned_budget = parse_bytes(args.pinned_budget)
-    if args.max_iter is not None and args.max_iter < 0:
-        raise UsageError(f"--max-iter must be >= 0, not {args.max_iter}")
     _check_outputs(args)
     if args.store is None:
         from ..defaults import default_store
@@ -141,27 +129,23 @@ def main(args):
         path = args.store
     t0 = time.perf_counter()
     with store_mod.open(path) as store:
-        # every algorithm reads --max-iter through run_options (pagerank's from_args puts its
-        # own default of 100 in place of None)
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
-                       "progress": not args.quiet, "max_iter": args.max_iter,
-                       "direction": args.direction}
+                       "progress": not args.quiet, "direction": args.direction}
         if args.push_threshold is not None:
             run_options["push_threshold"] = args.push_threshold
         if args.pinned_budget is not None:
             run_options["pinned_budget"] = args.pinned_budget
-        if args.source is None and algo.NAME in ("bfs", "sssp"):
-            args.source = default_source(store)
-        values, results = algo.from_args(store, args, run_options)
+        algo.check(store, given, label=_label)
+        values, results = algo.entry(store, **given, **run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
         if args.output:
-            write_values(args.output, store, algo.NAME, values)
-        stats = merged_stats(results)
+            write_values(args.output, store, algo, values)
         if args.stats_json:
-            doc = {"algorithm": algo.NAME, "store": str(path), "seconds": seconds,
-                   "runs": [r.to_json_dict() for r in results]}
             from ..engine.result import jsonable
+            from ..io.write import save_text
+            doc = {"algorithm": algo.name, "store": str(path), "seconds": seconds,
+                   "runs": [r.to_json_dict() for r in results]}
             text = json.dumps(jsonable(doc), indent=2)
             if args.stats_json == "-":
                 print(text)
@@ -169,8 +153,9 @@ def main(args):
                 save_text(args.stats_json, text + "\n")
         if args.plot:
             from ..engine.plot import plot_stats
-            plot_stats(stats, args.plot, title=f"{algo.NAME} on {os.path.basename(str(path))}")
-        print(summary(algo.NAME, store, values, results, seconds), file=sys.stderr)
+            plot_stats(merged_stats(results), args.plot,
+                       title=f"{algo.name} on {os.path.basename(str(path))}")
+        print(summary(algo, store, values, results, seconds), file=sys.stderr)
     return 0
 
 
@@ -178,6 +163,7 @@ def _check_outputs(args):
     """Refuse outputs that would replace the store or each other, or cannot be written, before
     the run."""
     from ..defaults import DEFAULT_NAME, shards_dir
+    from ..io.atomic import check_distinct, check_output
     store = args.store if args.store is not None else shards_dir() / DEFAULT_NAME
     outputs = {"-o": args.output, "--plot": args.plot,
                "--stats-json": None if args.stats_json == "-" else args.stats_json}
@@ -199,38 +185,29 @@ def merged_stats(results):
     return out
 
 
-def summary(name, store, values, results, seconds):
+def summary(algo, store, values, results, seconds):
     iters = sum(r.iterations for r in results)
     read = sum(r.totals()["bytes_read"] for r in results)
     h2d = sum(r.totals()["bytes_h2d"] for r in results)
     device = results[0].info.get("backend", "?") if results else "?"
-    extra = ""
-    if name in ("bfs",):
-        extra = f", reached {int((values >= 0).sum())}"
-    elif name == "sssp":
-        extra = f", reached {int(np.isfinite(values).sum())}"
-    elif name == "cc":
-        extra = f", {len(np.unique(values))} components"
-    elif name == "pagerank":
-        extra = f", converged={results[0].converged}"
-    elif name == "bc":
-        sources = sum(r.info.get("program") == "BrandesForward" for r in results)
-        exact = sources == store.num_vertices
-        extra = f", {sources:,} sources" + (" (exact: every vertex)" if exact else "")
-    return (f"{name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
+    extra = algo.summary(store, values, results)
+    return (f"{algo.name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
             f"{format_bytes(read)} read" + (f", {format_bytes(h2d)} to the GPU" if h2d else "")
-            + extra)
+            + (f", {extra}" if extra else ""))
 
 
-def write_values(path, store, name, values):
+def write_values(path, store, algo, values):
     """Write per-vertex values keyed by vertex label (README "Vertex ids").
 
     ``.npy``: the values in vertex order when labels are the ids ``0..n-1``, else a record array
     with fields ``id`` (the label: int64, or unicode for names) and ``value``. ``.tsv``/``.csv``:
-    a header ``id<sep>value`` and one line per vertex. cc's component labels are vertex labels.
+    a header ``id<sep>value`` and one line per vertex. Values that are vertex ids (the
+    algorithm's ``vertex_valued``, as cc's component names) are written as labels too.
     """
-    if name == "cc":
+    import numpy as np
+    from ..io.write import save_npy, save_text
+    if algo.vertex_valued:
         values = _unpickled(store.to_labels(values))
     text = path.endswith((".tsv", ".csv"))
     if store.has_labels or text:

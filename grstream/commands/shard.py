@@ -2,7 +2,6 @@
 import argparse
 
 from ..errors import UsageError
-from ..io.atomic import check_folder, check_output
 from ..units import parse_bytes
 
 
@@ -45,6 +44,7 @@ def add_parser(sub):
 
 
 def main(args):
+    from ..io.atomic import check_folder, check_output
     from ..partition import build_shards
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
