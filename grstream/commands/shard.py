@@ -9,7 +9,7 @@ def add_parser(sub):
     p = sub.add_parser("shard", help="partition an edge list into a shard store",
                        description="Partition a graph into load-balanced CSR/CSC shards in one HDF5 store.")
     p.add_argument("input", help="edge list (.txt/.el/.gz, KONECT out.*, .mtx, .gr, .npy) or a shard store (.h5) "
-                        "to re-shard")
+                        "to re-shard; - (standard input) or a FIFO streams a text input once")
     p.add_argument("-o", "--output", required=True, help="store to write, e.g. shards/NAME.h5")
     p.add_argument("--format", help="input format (default: from the file name)")
     size = p.add_mutually_exclusive_group()

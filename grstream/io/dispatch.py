@@ -7,6 +7,7 @@ import numpy as np
 from ..errors import InputFormatError, UsageError
 from .base import EdgeSource
 from .h5store import HDF5_SIGNATURE
+from .streams import input_name, is_stream, reopen
 from .textblocks import open_bytes
 
 #: format names accepted by ``open_source(format=...)``
@@ -83,7 +84,8 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
     ----------
     source : str, os.PathLike, ndarray, tuple, scipy.sparse matrix, networkx graph or EdgeSource
         A file (format from ``format``, else the extension, else the content) or an in-memory
-        graph.
+        graph. ``"-"`` is standard input; it and pipes (FIFOs, ``/dev/stdin``) are read as
+        streams (:mod:`grstream.io.streams`): text formats only, through once.
     format : str, optional
         One of :data:`FORMATS`; overrides detection.
     weighted : bool or None
@@ -116,6 +118,9 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
     if format is not None and format not in FORMATS:
         raise UsageError(f"unknown input format {format!r}; choose one of {', '.join(FORMATS)}")
     is_path = isinstance(source, (str, os.PathLike))
+    if is_path and is_stream(source):
+        source = input_name(source)  # "-" is standard input
+        reopen(source)               # a new source reads what the pipe gives from now on
     if format is None:
         format = detect_format(source) if is_path else _object_format(source)
     options = {"weighted": weighted, "chunk_edges": chunk_edges}
@@ -127,6 +132,10 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
         return reader(source, **options)
     if not is_path:
         raise UsageError(f"format {format!r} reads files; got a {type(source).__name__}")
+    if format in ("npy", "store") and is_stream(source):
+        raise InputFormatError(f"a {'.npy' if format == 'npy' else 'store'} input is read at "
+                               "offsets, which a pipe cannot give: save it to a file first",
+                               source)
     if format == "csv":
         return edgelist.read_edgelist(source, delimiter=",", **options)
     reader = {"edgelist": edgelist.read_edgelist, "konect": konect.read_konect,

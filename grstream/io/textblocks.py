@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 
 from ..errors import InputFormatError
+from .streams import is_stream, stream_for
 
 #: bytes read per block; a block's parsed values take about the same memory again
 BLOCK_BYTES = 4 << 20
@@ -29,15 +30,20 @@ _FLOAT_CHARS = _INT_CHARS + b".eE"
 _INT64_LIMITS = (np.iinfo(np.int64).min, np.iinfo(np.int64).max)
 
 
-def open_bytes(path):
+def open_bytes(path, whole=False):
     """Open *path* for binary reading, decompressing gzip (detected by its magic bytes), and
     positioned after a UTF-8 byte-order mark when the (decompressed) text starts with one.
+
+    Standard input (``-``) and pipes are read through :mod:`.streams`: ``whole`` says the
+    reader goes through the whole input (the data pass) rather than its first lines.
 
     Raises
     ------
     InputFormatError
-        If the file does not exist or cannot be opened.
+        If the file does not exist or cannot be opened, or a pipe is read a second time.
     """
+    if is_stream(path):
+        return _after_bom(stream_for(path).reader(whole), path)
     try:
         raw = open(path, "rb")
     except FileNotFoundError as exc:
@@ -90,7 +96,7 @@ def head_lines(path):
 
 
 def _raw_blocks(path, offset, block_bytes):
-    with open_bytes(path) as f:
+    with open_bytes(path, whole=True) as f:
         if offset > f.tell():  # offset 0 is the start of the text, after any byte-order mark
             f.seek(offset)
         carry = b""

@@ -1,5 +1,6 @@
 """The streaming loop shared by the text readers: blocks -> parsed rows -> checked edge chunks."""
 import os
+import stat
 
 import numpy as np
 
@@ -25,10 +26,12 @@ def find_first_data(path, is_data):
 
 
 def file_size(path):
+    """Bytes of a regular file; None for anything else (a pipe has no size) or when unknown."""
     try:
-        return os.path.getsize(path)
-    except OSError:
+        info = os.stat(path)
+    except (OSError, ValueError):
         return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 class TextTable:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..io.atomic import check_output
+from ..io.streams import input_name, is_stream
 from ..store import format as fmt
 from ..units import format_bytes
 from .edge_chunks import EdgeOptions
@@ -127,6 +128,11 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     inputs = [source] if isinstance(source, (str, os.PathLike)) else []
     check_output(path, inputs=inputs, what="store", create_parents=True)
     _check_options(num_shards, shard_size, memory_limit, weight_dtype)
+    if inputs and (memory_limit is not None or renumber) and is_stream(source):
+        raise UsageError(
+            f"{input_name(source)} is a pipe, which can be read only once, and "
+            f"{'--memory-limit (memory_limit)' if memory_limit is not None else '--renumber'} "
+            "reads the input more than once: save it to a file first, or build without it")
     # the default may renumber (renumber=None): chunks leave room for it
     chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops)
     edges = _open(source, format, weighted, chunk_edges)
