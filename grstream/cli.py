@@ -20,22 +20,27 @@ class CommandParser(argparse.ArgumentParser):
     """A subcommand's parser. Options and positionals come in any order (argparse's intermixed
     parsing, where the command has no sub-subcommands), and options that need heavy imports are
     added by ``later(add)`` when the command is parsed or its help printed, so ``grstream --help``
-    imports none of them."""
+    imports none of them; ``for_help(add)`` runs only before the help is printed."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._later, self._intermixing = [], False
+        self._later, self._for_help, self._intermixing = [], [], False
 
     def later(self, add):
         """Call ``add(self)`` before this parser is first used."""
         self._later.append(add)
 
-    def _complete(self):
-        while self._later:
-            self._later.pop(0)(self)
+    def for_help(self, add):
+        """Call ``add(self)`` before this parser's help is first printed."""
+        self._for_help.append(add)
+
+    def _complete(self, hooks=()):
+        for pending in (self._later,) + tuple(hooks):
+            while pending:
+                pending.pop(0)(self)
 
     def format_help(self):
-        self._complete()
+        self._complete([self._for_help])
         return super().format_help()
 
     def parse_known_args(self, args=None, namespace=None):

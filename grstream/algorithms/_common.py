@@ -6,7 +6,6 @@ for ``.mtx``/KONECT/DIMACS, original ids of a renumbered store, names) and retur
 """
 import numpy as np
 
-from ..engine import Session, run
 from ..errors import UsageError
 
 
@@ -44,6 +43,7 @@ def internal_sources(store, sources, what="source"):
 
 def execute(program, store, run_options):
     """Run ``program`` with the engine options the algorithm entry points accept."""
+    from ..engine import run
     return run(program, store, **checked(run_options))
 
 
@@ -58,6 +58,7 @@ def checked(run_options):
 def open_session(store, run_options):
     """A Session for many runs with the options the algorithm entry points accept, and the
     keyword arguments each ``session.run`` takes: ``(session, run_kwargs)``."""
+    from ..engine import Session
     opts = dict(checked(run_options))
     run_kwargs = {k: opts.pop(k) for k in ("max_iter", "progress", "callback") if k in opts}
     backend_options = opts.pop("backend_options", None) or {}

@@ -402,7 +402,7 @@ def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
                     raise
                 size //= 2   # the budget holds fewer lanes: retry the batch smaller
                 continue
-            if limit is not None and start == 0:
+            if limit is not None and start == 0 and len(batch) < len(chosen):
                 check_estimate(time.perf_counter() - t0, len(batch), len(chosen), limit)
             results += runs
             for s, delta, mask in zip(batch, deltas, reached):

@@ -39,16 +39,39 @@ def add_parser(sub):
                    help="push or pull per iteration: auto (default: push while the changed "
                         "vertices' edges are at most --push-threshold of all edges), push "
                         "(whenever the program allows it), pull")
-    p.add_argument("--push-threshold", type=fraction, default=None, metavar="F",
-                   help="fraction of the edges up to which auto pushes (default: the executor's, "
-                        "1/20 = 0.05 on the CPU, 1.0 on the GPU)")
+    push = p.add_argument("--push-threshold", type=fraction, default=None, metavar="F",
+                          help="fraction of the edges up to which auto pushes (default: the "
+                               "executor's)")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
     later = getattr(p, "later", None)
     (later or (lambda add: add(p)))(add_algorithm_options)
+    for_help = getattr(p, "for_help", None)
+    if for_help is not None:
+        for_help(lambda parser: setattr(push, "help", push_threshold_help()))
     return p
+
+
+#: where each executor declares its push threshold (Capabilities.push_threshold)
+EXECUTORS = (("CPU", "grstream.backends.cpu.facts"), ("GPU", "grstream.backends.cuda.executor"))
+
+
+def push_threshold_help():
+    """--push-threshold's help with the thresholds the executors declare, read from them (an
+    executor declaring none gets the direction rule's own)."""
+    import importlib
+    from ..engine.direction import PUSH_THRESHOLD
+    found = []
+    for device, module in EXECUTORS:
+        try:
+            own = importlib.import_module(module).PUSH_THRESHOLD
+        except ImportError:  # an installation without the GPU path
+            continue
+        found.append(f"{float(PUSH_THRESHOLD if own is None else own)!r} on the {device}")
+    return ("fraction of the edges up to which auto pushes (default: the executor's, "
+            f"{', '.join(found)})").replace("%", "%%")
 
 
 def add_algorithm_options(parser):

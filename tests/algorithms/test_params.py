@@ -84,3 +84,44 @@ def test_cli_inherits_the_checks(store, capsys):
     assert main(["run", "pagerank", str(store.path), "--tol", "0"]) != 0
     err = capsys.readouterr().err
     assert "tol must be a positive finite number" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("call, match", [
+    # one rule for every entry point: integers (integral floats and numpy integers too), never
+    # strings, bools or fractions; max_iter="3" was a TypeError where 2.5 was accepted
+    (lambda st: bfs(st, 0, max_iter="3"), "max_iter must be an integer, not '3'"),
+    (lambda st: sssp(st, 0, max_iter=2.5), "max_iter must be an integer, not 2.5"),
+    (lambda st: connected_components(st, max_iter=True), "max_iter must be an integer, not True"),
+    (lambda st: pagerank(st, max_iter="3"), "max_iter must be an integer, not '3'"),
+    # values that were taken for truthy or hashed into a seed
+    (lambda st: betweenness(st, normalized="no"), "normalized must be True or False, not 'no'"),
+    (lambda st: betweenness(st, endpoints=1), "endpoints must be True or False, not 1"),
+    (lambda st: betweenness(st, k=2, seed="x"), "seed must be an integer, a random.Random or None"),
+    (lambda st: betweenness(st, k=2, seed=1.5), "seed must be an integer"),
+    (lambda st: betweenness(st, k="some"), "k must be 'all' or an integer at least 1, not 'some'"),
+    (lambda st: betweenness(st, seed=3), "seed picks the sample of k K; an exact run has no sample"),
+    (lambda st: pagerank(st, method=None), "method must be one of 'power', 'delta', not None"),
+    (lambda st: pagerank(st, damping=np.float64(2)), "damping must be between 0 and 1, not 2.0"),
+])
+def test_declared_parameters_are_checked_alike(store, call, match):
+    with pytest.raises(UsageError, match=match):
+        call(store)
+
+
+def test_integral_values_of_any_type_are_counts(store):
+    for max_iter in (2, 2.0, np.int64(2), np.float32(2)):
+        _, res = connected_components(store, max_iter=max_iter)
+        assert res.iterations <= 2
+    values, _ = betweenness(store, k=np.int64(2), seed=np.int32(1))
+    assert values.shape == (4,)
+
+
+def test_signatures_come_from_the_declarations():
+    import inspect
+    assert str(inspect.signature(bfs)).startswith(
+        "(store: 'ShardStore', source: Any = None, max_iter: Optional[int] = None, "
+        "**run_options: Any) -> ")
+    assert inspect.signature(pagerank).parameters["damping"].default == 0.85
+    assert "damping : float" in pagerank.__doc__ and "(default: 0.85)" in pagerank.__doc__
+    with pytest.raises(TypeError):
+        bfs(None, 0, 5, 6)   # more positional arguments than parameters, as Python says
