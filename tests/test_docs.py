@@ -159,6 +159,32 @@ def test_document_examples_run(doc, folder):
     assert ran
 
 
+# -- what the examples print ---------------------------------------------------------------------
+
+#: (document, text of a python block) whose printed lines must be what the block's comments say:
+#: the comment after each ``print(...)``, on its line or alone on the next line
+PRINTS = [("docs/PROGRAMS.md", 'method="delta"'), ("docs/PROGRAMS.md", 'auto.info["direction"]'),
+          ("docs/PROGRAMS.md", "local.iterations")]
+
+
+def documented_prints(text):
+    lines, out = text.splitlines(), []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("print("):
+            comment = line.split("#", 1)[1] if "#" in line else (
+                lines[i + 1].strip()[1:] if i + 1 < len(lines) and lines[i + 1].lstrip().startswith("#") else None)
+            assert comment is not None, f"no documented output for {line.strip()!r}"
+            out.append(comment.strip())
+    return out
+
+
+@pytest.mark.parametrize("doc, marker", PRINTS, ids=[m for _, m in PRINTS])
+def test_examples_print_what_their_comments_say(doc, marker, folder, capsys):
+    block = next(b for b in blocks(ROOT / doc) if b.lang == "python" and marker in b.text)
+    run_python(block, scaled(block), {"__name__": "__main__"}, folder)
+    assert capsys.readouterr().out.splitlines() == documented_prints(block.text), block.name
+
+
 # -- what the examples compute ------------------------------------------------------------------
 
 def program_of(doc, name):

@@ -39,6 +39,7 @@ class BrandesForward(gr.GASProgram):
     gather_reduce = gr.monoid.sum
     gather_dtype = "float64"
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
 
     def init(self, v):
         is_source = v.id == self.source
@@ -105,6 +106,7 @@ class DagLevels(FromDistances):
     gather_reduce = gr.monoid.max
     gather_dtype = "int64"
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
     output = "level"
 
     def gather_map(self, src, dst, edge):
@@ -126,6 +128,7 @@ class WeightedBrandesForward(gr.GASProgram):
     gather_reduce = gr.monoid.sum
     gather_dtype = "float64"
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
     output = "sigma"
 
     def __init__(self, dist=None, level=None, **params):

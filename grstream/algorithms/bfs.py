@@ -17,12 +17,14 @@ UNREACHED = 1 << 62
 
 
 class BFS(gr.GASProgram):
-    """Pull-style BFS: a vertex takes the smallest level of its in-neighbours plus one."""
+    """Pull-style BFS: a vertex takes the smallest level of its in-neighbours plus one; the
+    Result's levels are -1 where unreached (``finish``)."""
 
     vertex = {"level": "int64"}
     gather_reduce = gr.monoid.min
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
 
     def init(self, v):
         v.level = np.where(v.id == self.source, 0, UNREACHED)
@@ -37,6 +39,11 @@ class BFS(gr.GASProgram):
         v.level = new
         return changed
 
+    def finish(self, values):
+        # the iterations need unreached far above any level (a minimum); the result shows -1
+        level = values["level"]
+        return dict(values, level=np.where(level >= UNREACHED, -1, level))
+
 
 @declare("bfs", source_param(), max_iter_param(),
          summary=lambda store, values, results: f"reached {int((values >= 0).sum())}")
@@ -45,6 +52,4 @@ def bfs(store: "ShardStore", source: Any, max_iter: Any,
     """Levels from ``source`` (int64, -1 unreachable) and the engine Result."""
     result = execute(BFS(source=internal_source(store, source)), store,
                      dict(run_options, max_iter=max_iter))
-    level = result.values["level"]
-    result.values["level"] = np.where(level >= UNREACHED, -1, level)
     return result.values["level"], result

@@ -23,6 +23,7 @@ class BFSTree(gr.GASProgram):
     gather_reduce = gr.monoid.min
     gather_dtype = "int64"
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
 
     def init(self, v):
         is_source = v.id == self.source
@@ -52,6 +53,7 @@ class ShortestPathTree(FromDistances):
     gather_reduce = gr.monoid.min
     gather_dtype = "int64"
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
     output = "parent"
     hop_field = "hops"
 
@@ -96,9 +98,11 @@ def path(parent, source, target):
     parent array of :func:`bfs_predecessors` or :func:`sssp_predecessors`; ``source``,
     ``target`` and the result are in the parent array's (internal) ids."""
     n = len(parent)
+    for what, vertex in (("source", source), ("target", target)):
+        if isinstance(vertex, (bool, np.bool_)) or not isinstance(vertex, (int, np.integer)) \
+                or not 0 <= vertex < n:
+            raise UsageError(f"{what} vertex {vertex!r} is out of range (0..{n - 1})")
     out = [int(target)]
-    if not 0 <= out[0] < n:
-        raise UsageError(f"target vertex {target} is out of range (0..{n - 1})")
     while out[-1] != source:
         up = int(parent[out[-1]])
         if up < 0 or len(out) > n:

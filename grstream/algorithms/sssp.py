@@ -23,6 +23,7 @@ class SSSP(gr.GASProgram):
     gather_reduce = gr.monoid.min
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
+    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
 
     def init(self, v):
         v.dist = np.where(v.id == self.source, 0.0, np.inf)

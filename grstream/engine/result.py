@@ -28,6 +28,7 @@ class Result:
 
     @classmethod
     def of(cls, program, store, values, edge_values, stats, converged, info, seconds):
+        values = program.finish(dict(values))   # the program's own view of its final state
         info = dict(info)
         info.update({"program": type(program).__name__, "params": program.param_values,
                      "num_vertices": int(store.num_vertices), "num_edges": int(store.num_edges),

@@ -7,7 +7,7 @@ if TYPE_CHECKING:  # names for the annotations only
     from ..store import ShardStore
     from .backend import IterationStats
 
-from ..errors import UsageError
+from . import entry
 from .result import Result, jsonable  # noqa: F401  (re-exported)
 from .session import Session
 from .state import initial_state  # noqa: F401  (re-exported)
@@ -29,11 +29,13 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         The shard store (``grstream.open``) or its path.
     device : {"cpu", "cuda", "auto"}
         Where to run; "auto" picks the GPU when PyCUDA and a GPU are present.
-    memory_budget : int, optional
+    memory_budget : int or str, optional
         Bytes the engine may use for vertex state, scratch and shard data (host memory on the CPU,
-        device memory on the GPU). Below the minimum (vertex state plus scratch plus the largest
-        shard) is a MemoryBudgetError stating it.
-    pinned_budget : int, optional
+        device memory on the GPU): an int, or a size as the command line writes it (``"512M"``,
+        binary units); a bool, a fraction of a byte, NaN or a negative size is a UsageError.
+        Below the minimum (vertex state plus scratch plus the largest shard) is a
+        MemoryBudgetError stating it.
+    pinned_budget : int or str, optional
         Pinned host bytes for the GPU's staging buffers and streamed-shard cache (default:
         min(memory budget, 8 GiB)).
     max_iter : int, optional
@@ -57,16 +59,22 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     -------
     Result
 
+    Raises
+    ------
+    UsageError
+        An argument of the wrong type or out of range (naming it), a closed store, a program
+        param declared a vertex id (``vertex_params``, e.g. BFS's ``source``) outside 0..n-1.
+
     Examples
     --------
     >>> import grstream as gr                                          # doctest: +SKIP
     >>> r = gr.run(gr.algorithms.pagerank.PageRank(), gr.open("shards/g.h5"))  # doctest: +SKIP
     >>> r.value[:3]                                                     # doctest: +SKIP
     """
-    from ..program import GASProgram
-    if not isinstance(program, GASProgram):
-        raise UsageError("run() needs an instance of a GASProgram subclass")
+    # the arguments are checked before the store is opened (Session checks its own)
+    program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
+    progress, callback = entry.flag("progress", progress), entry.callback(callback)
     with Session(store, device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
                  direction=direction, push_threshold=push_threshold,
-                 queue_fraction=queue_fraction, **(backend_options or {})) as session:
+                 queue_fraction=queue_fraction, **entry.options(backend_options)) as session:
         return session.run(program, max_iter=max_iter, progress=progress, callback=callback)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MemoryBudgetError, UsageError
+from . import entry
 from .backend import IterationStats, check_edge_props
 from .direction import DirectionRule, executor_rule, memory_arrays, next_active, push_allowed, push_only
 from .executor import Executor
@@ -65,6 +66,9 @@ class Session:
         default True): such programs' push iterations run asynchronously where the executor
         can (IterationPlan.push_async), False keeps them synchronous.
 
+    Threads may share a session: its runs (``run``, ``run_lanes``) and ``close`` take turns, so
+    each result equals the same run made alone; runs in parallel need a Session per thread.
+
     Examples
     --------
     >>> import grstream as gr                                               # doctest: +SKIP
@@ -81,28 +85,21 @@ class Session:
         self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
         self._given = (push_threshold is not None, queue_fraction is not None)
         self.cls = resolve(device)
-        for name, value in (("memory_budget", memory_budget), ("pinned_budget", pinned_budget)):
-            if value is not None and int(value) < 0:
-                raise UsageError(f"{name} must be >= 0, not {value}")
-        self._own_store = isinstance(store, (str, bytes)) or hasattr(store, "__fspath__")
-        if self._own_store:
-            from ..store import open as open_store
-            store = open_store(store)
-        self.store = store
-        self.memory_budget, self.pinned_budget = memory_budget, pinned_budget
-        self.progress = progress
+        self.memory_budget = entry.byte_size("memory_budget", memory_budget)
+        self.pinned_budget = entry.byte_size("pinned_budget", pinned_budget)
+        self.progress = entry.flag("progress", progress)
         # asynchronous local rounds and push plans: the engine's options, not the executor's
-        self.local_rounds = int(options.pop("local_rounds", 0) or 0)
-        if self.local_rounds < 0:
-            raise UsageError(f"local_rounds must be >= 0, not {self.local_rounds}")
-        self.push_async = bool(options.pop("push_async", True))
+        self.local_rounds = entry.count("local_rounds", options.pop("local_rounds", 0), allow_none=False)
+        self.push_async = entry.flag("push_async", options.pop("push_async", True))
+        self.store, self._own_store = entry.open_store(store)
+        self._serial = entry.OneAtATime()   # one run at a time: see the class docstring
         self.options = options
         self._prepared = {}
         self.shared, self.loaded = {}, set()
         self._facts, self._edge_init = {}, {}
         self._pool = None
-        self.n = int(store.num_vertices)
-        self.sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
+        self.n = int(self.store.num_vertices)
+        self.sizes = np.diff(np.asarray(self.store.intervals, dtype=np.int64))
 
     # ------------------------------------------------------------------ setup, once per class
     def _prepare(self, cls, lanes=None, pull=False):
@@ -183,20 +180,20 @@ class Session:
 
         Returns a :class:`Result`; see :func:`grstream.run` for the meaning of the arguments.
         """
-        from ..program import GASProgram
-        if not isinstance(program, GASProgram):
-            raise UsageError("run() needs an instance of a GASProgram subclass")
-        if max_iter is not None and max_iter < 0:
-            raise UsageError(f"max_iter must be >= 0, not {max_iter}")
-        progress = self.progress if progress is None else progress
-        t_start = time.perf_counter()
-        try:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return self._run([program], None, max_iter, progress, callback, t_start)
-        except BaseException:
-            # an interrupted run may leave half-loaded shards: start the next one afresh
-            self._evict()
-            raise
+        program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
+        progress = self.progress if progress is None else entry.flag("progress", progress)
+        callback = entry.callback(callback)
+        with self._serial("Session.run()"):
+            entry.check_open(self.store)
+            entry.vertex_params(program, self.n)
+            t_start = time.perf_counter()
+            try:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    return self._run([program], None, max_iter, progress, callback, t_start)
+            except BaseException:
+                # an interrupted run may leave half-loaded shards: start the next one afresh
+                self._evict()
+                raise
 
     def _run(self, programs, lanes, max_iter, progress, callback, t_start):
         """The iteration loop of :meth:`run` (one program, ``lanes`` None) and of
@@ -313,24 +310,23 @@ class Session:
         (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
         ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
         """
-        programs = list(programs)
+        programs, max_iter = entry.programs(programs), entry.count("max_iter", max_iter)
+        callback = entry.callback(callback)
         if not programs:
             return []
-        cls = type(programs[0])
-        spec = cls.spec
-        if any(type(p) is not cls for p in programs):
-            raise UsageError("run_lanes() needs instances of one GASProgram class")
-        if not self.can_run_lanes(cls):
-            raise UsageError(f"{spec.name} cannot run in lanes on {self.cls.name}: use run()")
-        if max_iter is not None and max_iter < 0:
-            raise UsageError(f"max_iter must be >= 0, not {max_iter}")
-        t_start = time.perf_counter()
-        try:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return self._run(programs, len(programs), max_iter, False, callback, t_start)
-        except BaseException:
-            self._evict()
-            raise
+        if not self.can_run_lanes(type(programs[0])):
+            raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes on {self.cls.name}: use run()")
+        with self._serial("Session.run_lanes()"):
+            entry.check_open(self.store)
+            for p in programs:
+                entry.vertex_params(p, self.n)
+            t_start = time.perf_counter()
+            try:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    return self._run(programs, len(programs), max_iter, False, callback, t_start)
+            except BaseException:
+                self._evict()
+                raise
 
     def _execute(self, ex, plan, st):
         """Run one plan on ``ex`` (the order of grstream/engine/executor.py)."""
@@ -381,12 +377,14 @@ class Session:
 
     # ------------------------------------------------------------------ lifetime
     def close(self):
-        self._evict()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        if self._own_store:
-            self.store.close()
+        """Close the executors (and the store when the session opened it), after a running run."""
+        with self._serial("Session.close()"):
+            self._evict()
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+            if self._own_store:
+                self.store.close()
 
     def __enter__(self):
         return self

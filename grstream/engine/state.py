@@ -1,7 +1,8 @@
 """A run's initial state on the host: the program's ``init`` over every vertex, and edge state."""
 import numpy as np
 
-from ..program.views import VertexView
+from ..errors import ProgramError
+from ..program.views import FieldValueError, VertexView
 
 
 def initial_state(program, store, lanes=None, alloc=None):
@@ -22,11 +23,25 @@ def initial_state(program, store, lanes=None, alloc=None):
         builtins["out_degree"] = store.out_degree()
     v = VertexView(state, builtins, slice(0, n), n, writable=True, lanes=lanes)
     seed = program.init(v)
-    for f, val in v.assigned().items():
+    per = f"{n} vertices" + ("" if lanes is None else f" x {lanes} lanes")
+    try:
+        assigned = v.assigned()
+    except FieldValueError as exc:
+        raise ProgramError(f"init: v.{exc.field} must be one value or one per vertex ({per}), "
+                           f"not {_described(exc.value)}", spec.name) from None
+    for f, val in assigned.items():
         state[f][...] = val
     if seed is not None:
-        seed = np.broadcast_to(np.asarray(seed, dtype=bool), shape)
+        try:
+            seed = np.broadcast_to(np.asarray(seed, dtype=bool), shape)
+        except (ValueError, TypeError):
+            raise ProgramError(f"init returned a seed of {_described(seed)}: it must be None or a "
+                               f"bool mask of the {per}", spec.name) from None
     return state, seed
+
+
+def _described(value):
+    return f"shape {np.shape(value)}" if isinstance(value, (np.ndarray, list, tuple)) else repr(value)
 
 
 #: seeds found by successive argmax scans before seed_ids falls back to np.flatnonzero

@@ -21,6 +21,7 @@ def levels(G, sources):
     best = None
     for s in dict.fromkeys(int(x) for x in sources):
         level = gr.run(BFS(source=s), G.store, **run_options()).values["level"]
+        level = np.where(level < 0, UNREACHED, level)   # -1 (unreached) loses every minimum
         best = level if best is None else np.minimum(best, level)
     return np.where(best >= UNREACHED, -1, best)
 

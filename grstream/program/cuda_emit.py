@@ -88,6 +88,10 @@ class _Emitter:
             if isinstance(stmt, ast.Return):
                 val = self.expr(stmt.value)
                 self.return_type = (val.dtype, val.weak)
+                if name == "apply" and val.dtype.kind != "b":
+                    got = f"a Python {val.pytype.__name__}" if val.weak else f"{val.dtype}"
+                    self.fail(stmt, f"returns {got} where the changed mask must be bool: return a "
+                                    f"comparison (new < v.x), a bool expression or True/False")
                 dt = np.dtype(bool) if name == "apply" else self._ret_dtype()
                 result_code = self.declare("grstream_result", Val(cast(val, ret), dt), stmt).code
             else:
@@ -324,3 +328,17 @@ def _compare_by_value(a, b, op):
                      "==": False, "!=": True}[op]
     return (f"((long long)({w.code}) < 0LL ? {'true' if negative_true else 'false'} : "
             f"((unsigned long long)({a.code}) {op} (unsigned long long)({b.code})))")
+
+
+def check_changed_mask(spec):
+    """Refuse, when the class is defined, an ``apply`` whose result is not bool (numpy's types,
+    as this emitter infers them), so the CPU refuses what the translation refuses instead of
+    reading any nonzero number as "changed". An apply the translation refuses for a GPU-only
+    reason before its return is typed is left to numpy on the CPU."""
+    emitter = _Emitter(spec, spec.analysis.methods["apply"], {})
+    try:
+        emitter.function()
+    except (ProgramError, KeyError) as exc:
+        typed = emitter.return_type
+        if isinstance(exc, ProgramError) and typed is not None and typed[0].kind != "b":
+            raise

@@ -108,6 +108,13 @@ class ProgramSpec:
             if not isinstance(val, (bool, int, float, np.number)):
                 raise ProgramError(f"param {p!r} must be a number or bool, not {type(val).__name__}", name)
 
+        # params holding an internal vertex id (a source): the engine refuses a run with one
+        # outside 0..n-1, which would otherwise start from no vertex and report nothing reached
+        self.vertex_params = tuple(getattr(cls, "vertex_params", ()) or ())
+        for p in self.vertex_params:
+            if p not in self.params or isinstance(self.params[p], (bool, float, np.bool_, np.floating)):
+                raise ProgramError(f"vertex_params: {p!r} is not an integer param", name)
+
         self.aggregates = dict(getattr(cls, "aggregates", {}) or {})
         for agg, m in self.aggregates.items():
             if not isinstance(m, _monoid.Monoid):
@@ -130,6 +137,8 @@ class ProgramSpec:
         from .checker import check_program
         self.owner = cls
         self.analysis = check_program(cls, self)
+        from .cuda_emit import check_changed_mask
+        check_changed_mask(self)
         # whether pushing from the changed vertices gives the pull result, and why not;
         # derived from the analysis in grstream/program/push.py
         from .push import derive
@@ -195,6 +204,8 @@ class GASProgram:
     ``activate``      ``"frontier"`` (default): only neighbours of changed vertices are active next
                       iteration; ``"all"``: every vertex every iteration (topology-driven).
     ``params``        dict of numeric parameters with defaults, readable as ``self.<name>``.
+    ``vertex_params`` names of int params that are internal vertex ids (``("source",)``): a run
+                      with one outside ``0..n-1`` is a UsageError.
     ``aggregates``    dict name -> monoid; ``aggregate_<name>(self, v)`` gives each vertex's term,
                       reduced over all vertices after init and after every iteration and readable
                       as ``self.<name>`` in the next iteration and in ``converged``.
@@ -207,6 +218,10 @@ class GASProgram:
     ``apply(self, v, acc)``             update ``v``'s fields, return a bool "changed" per vertex.
     ``scatter(self, src, dst, edge)``   optional, along out-edges of changed vertices.
     ``converged(self)``                 host-side: return True to stop (aggregates are readable).
+    ``finish(self, values)``            host-side, once after the run: the final vertex state
+                                        (dict field -> array) as the Result reports it, e.g. a
+                                        sentinel the iterations need mapped to the documented
+                                        value (BFS: unreached is -1).
     """
 
     spec = None  # set for each subclass
@@ -245,3 +260,6 @@ class GASProgram:
 
     def converged(self):
         return False
+
+    def finish(self, values):
+        return values

@@ -71,9 +71,20 @@ class VertexView:
         for k, v in self._assigned.items():
             dtype = self._fields[k].dtype
             if not (isinstance(v, np.ndarray) and v.dtype == dtype and v.shape == shape):
-                v = np.broadcast_to(np.asarray(v, dtype=dtype), shape)
+                try:
+                    v = np.broadcast_to(np.asarray(v, dtype=dtype), shape)
+                except (ValueError, TypeError) as exc:
+                    raise FieldValueError(k, v, exc) from None
             out[k] = v
         return out
+
+
+class FieldValueError(ValueError):
+    """A value written to vertex field ``field`` does not fit the view (shape or type)."""
+
+    def __init__(self, field, value, cause):
+        self.field, self.value = field, value
+        super().__init__(f"v.{field}: {cause}")
 
 
 class ExpandedView:

@@ -375,6 +375,11 @@ class ShardStore(LabelledStore):
                 self._h5.close()
                 self._h5 = None
 
+    @property
+    def closed(self):
+        """Whether :meth:`close` was called (a closed store reads nothing)."""
+        return self._h5 is None
+
     def __enter__(self):
         return self
 

@@ -87,6 +87,13 @@ REJECTED = [
     ("apply", "self.alpha = 2.0  #!\n        return True", "read-only"),
     ("apply", "return  #!", "return needs a value"),
     ("apply", "y = acc.real  #!\n        return True", "gathered value, it has no attributes"),
+    # the changed mask is bool: a number is refused, not read as "nonzero changed"
+    ("apply", "return v.x  #!", "returns float64 where the changed mask must be bool"),
+    ("apply", "new = acc * 2.0\n        return new - v.x  #!", "returns float64 where"),
+    ("apply", "return 1.0  #!", "returns a Python float where"),
+    ("apply", "return 1  #!", "returns a Python int where"),
+    ("apply", "v.k = v.k + 1\n        return v.k  #!", "returns int64 where"),
+    ("apply", "return gr.where(acc > 0.0, 1, 0)  #!", "returns int64 where"),
 ]
 
 
@@ -110,6 +117,14 @@ def test_rejected_construct_names_the_line(tmp_path, which, body, fragment):
     assert err.value.program == "P"
     assert fragment in str(err.value), str(err.value)
     assert f"P line {expected}: " in str(err.value)
+
+
+@pytest.mark.parametrize("returned", ["True", "False", "acc > v.x", "(v.x > 0.0) & (v.k != 1)",
+                                      "gr.where(acc > 0.0, True, v.k > 2)", "~(acc > 0.0)"])
+def test_apply_returning_a_bool_is_accepted_and_translates(tmp_path, returned):
+    text = HEADER + GATHER_OK + f"\n    def apply(self, v, acc):\n        return {returned}\n"
+    program = load_module(tmp_path / "prog.py", text).P
+    assert "bool grstream_apply" in translate(program, {"weight": np.float64}).source
 
 
 def test_accepted_program_analysis(tmp_path):

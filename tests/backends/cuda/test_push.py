@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import grstream as gr
-from grstream.algorithms.bfs import BFS, UNREACHED
+from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 
@@ -51,7 +51,7 @@ def reference(name, n, src, dst, w):
     if name == "bfs":
         mat = sp.coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
         d = csgraph.shortest_path(mat, indices=SOURCE, unweighted=True)
-        return np.where(np.isinf(d), UNREACHED, d).astype(np.int64)
+        return np.where(np.isinf(d), -1, d).astype(np.int64)
     keep = {}
     for s, t, x in zip(src.tolist(), dst.tolist(), w.tolist()):
         if s != t:

@@ -1,0 +1,162 @@
+"""What the public entry points (``gr.run``, ``gr.Session`` and its methods) check before any
+work: each argument, refused with a UsageError that names it, and one run at a time per Session.
+
+Byte sizes take what the command line takes (``512M``, ``1.5GiB``: :mod:`grstream.units`) or a
+whole number of bytes as an int (or a float holding one: ``64e6``); a bool, a fraction of a byte,
+NaN, a negative size or one beyond int64 is refused rather than rounded or read as 1 byte.
+"""
+import math
+import numbers
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import UsageError
+
+INT64_MAX = (1 << 63) - 1
+
+
+def byte_size(name, value):
+    """``value`` as a byte count (int), or None for None."""
+    if value is None:
+        return None
+    what = f"{name} must be a byte count (an int, or a size such as '512M'), not {value!r}"
+    if isinstance(value, (bool, np.bool_)):
+        raise UsageError(what)
+    if isinstance(value, str):
+        from ..units import parse_bytes
+        try:
+            size = parse_bytes(value)
+        except UsageError as exc:
+            raise UsageError(f"{name}: {exc}") from None
+    elif isinstance(value, numbers.Integral):
+        size = int(value)
+    elif isinstance(value, numbers.Real):
+        if not math.isfinite(value) or not float(value).is_integer():
+            raise UsageError(f"{name} must be a whole number of bytes, not {value!r} "
+                             f"(a size string takes fractions of a unit: '1.5M')")
+        size = int(value)
+    else:
+        raise UsageError(what)
+    if size < 0:
+        raise UsageError(f"{name} must be >= 0 bytes, not {value!r}")
+    if size > INT64_MAX:
+        raise UsageError(f"{name} {value!r} is beyond the largest size grstream handles (2^63 - 1 bytes)")
+    return size
+
+
+def count(name, value, allow_none=True):
+    """``value`` as an int >= 0 (an iteration limit, a number of rounds); None passes when
+    ``allow_none``. A float holding a whole number counts; a bool, a string or 2.5 does not."""
+    if value is None and allow_none:
+        return None
+    integral = isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer())
+    if isinstance(value, (bool, np.bool_)) or not integral:
+        raise UsageError(f"{name} must be an integer >= 0{' or None' if allow_none else ''}, "
+                         f"not {value!r}")
+    if value < 0:
+        raise UsageError(f"{name} must be >= 0, not {value!r}")
+    return int(value)
+
+
+def flag(name, value, allow_none=False):
+    """``value`` as a bool: True, False (or numpy's); None passes when ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise UsageError(f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def callback(value):
+    if value is not None and not callable(value):
+        raise UsageError(f"callback must be a callable taking IterationStats, or None, not {value!r}")
+    return value
+
+
+def options(value):
+    """``backend_options``: a dict of str keys (None: {})."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise UsageError(f"backend_options must be a dict {{option name: value}}, not {value!r}")
+    return dict(value)
+
+
+def program(value, method="run"):
+    """``value`` if it is a GASProgram instance."""
+    from ..program import GASProgram
+    if not isinstance(value, GASProgram):
+        what = "a GASProgram class: instantiate it" if isinstance(value, type) and issubclass(
+            value, GASProgram) else type(value).__name__
+        raise UsageError(f"{method}() needs an instance of a GASProgram subclass, not {what}")
+    return value
+
+
+def programs(values):
+    """``run_lanes``'s argument: a non-string iterable of instances of one GASProgram class."""
+    from ..program import GASProgram
+    if isinstance(values, GASProgram) or isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise UsageError(f"run_lanes() needs a list of GASProgram instances (one per lane), not "
+                         f"{type(values).__name__}: run() runs one")
+    out = [program(p, "run_lanes") for p in values]
+    if any(type(p) is not type(out[0]) for p in out):
+        raise UsageError("run_lanes() needs instances of one GASProgram class")
+    return out
+
+
+def open_store(store):
+    """``(store, owned)``: a ShardStore as given, or the one opened from a path (``owned``: the
+    caller closes it)."""
+    from ..store import ShardStore
+    from ..store import open as open_path
+    if isinstance(store, ShardStore):
+        return check_open(store), False
+    if isinstance(store, (str, bytes)) or hasattr(store, "__fspath__"):
+        return open_path(store), True
+    raise UsageError(f"store must be a ShardStore (grstream.open) or the path of a store, not "
+                     f"{type(store).__name__}")
+
+
+def check_open(store):
+    if store.closed:
+        raise UsageError(f"the store {store.path} is closed: open it again with grstream.open")
+    return store
+
+
+def vertex_params(program, n):
+    """Every param the program declares a vertex id (``vertex_params``) is in 0..n-1."""
+    spec = type(program).spec
+    for name in spec.vertex_params:
+        value = getattr(program, name)
+        bad = np.asarray(value)
+        bad = bad[(bad < 0) | (bad >= n)]
+        if bad.size:
+            has = f"{n} vertices (internal ids 0..{n - 1})" if n else "no vertices"
+            raise UsageError(f"{spec.name}: {name} vertex {bad.flat[0]} is out of range: the graph "
+                             f"has {has}")
+
+
+class OneAtATime:
+    """Serialises a Session's runs: a thread that calls ``run`` while another's run is going
+    waits for it; a run started from inside a run of the same thread (a callback) is refused,
+    since it would overwrite the state of the run that called it."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._owner = None
+
+    @contextmanager
+    def __call__(self, what):
+        me = threading.get_ident()
+        if self._owner == me:
+            raise UsageError(f"{what} called during a run of the same session (from a callback?): "
+                             f"a session runs one program at a time; open another Session")
+        with self._lock:
+            self._owner = me
+            try:
+                yield
+            finally:
+                self._owner = None
