@@ -9,8 +9,11 @@ the class's ``exit_code`` (the table is ``EXIT_CODES``, also in the README and `
 EXIT_CODES = {
     0: "success",
     1: "the system failed the work: an output cannot be written (disk full, folder not "
-       "writable), out of memory, no usable GPU, another I/O error",
-    2: "usage or bad input: invalid option or value, malformed input file, rejected program",
+       "writable), the machine ran out of memory while working (host or GPU), no usable GPU, "
+       "another I/O error",
+    2: "usage or bad input: invalid option or value, malformed input file, rejected program, "
+       "a memory budget or limit too small for this graph (found before any work; the message "
+       "gives the minimum)",
     3: "damaged store: checksum mismatch, truncated, inconsistent or foreign file, "
        "unsupported format version",
     130: "interrupted (Ctrl-C, SIGINT)",
@@ -95,7 +98,10 @@ class OutputError(GrstreamError):
 
 
 class MemoryBudgetError(GrstreamError):
-    """A memory budget is too small for the work; ``minimum`` is the least that works (bytes)."""
+    """A memory budget or limit is too small for the work, found before it starts; ``minimum``
+    is the least that works (bytes). The user's input (exit status 2): a larger budget, or a
+    store of smaller shards, runs it. The machine running out of memory during the work is a
+    MemoryError or, on the GPU, a DeviceError (exit status 1)."""
 
     def __init__(self, message, minimum=None):
         self.minimum = minimum

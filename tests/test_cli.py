@@ -96,3 +96,24 @@ def test_multi_line_system_errors_print_their_first_line(monkeypatch, capsys):
     assert main(["info", "g.h5"]) == 1
     assert capsys.readouterr().err == \
         "grstream info: error: [Errno 5] Can't read data (file read failed: time = Mon\n"
+
+
+def test_a_budget_too_small_for_the_graph_is_usage_and_running_out_of_memory_is_system(
+        tmp_path, monkeypatch, capsys):
+    np.save(tmp_path / "e.npy", np.stack([np.arange(200), np.arange(1, 201)], axis=1))
+    store = tmp_path / "e.h5"
+    assert main(["shard", str(tmp_path / "e.npy"), "-o", str(store), "--quiet"]) == 0
+    capsys.readouterr()
+    # found before any work, the user's input: 2, as the table's row 2 says
+    assert main(["run", "bfs", str(store), "--memory-budget", "1K", "--quiet"]) == 2
+    assert "below the minimum" in capsys.readouterr().err
+    assert main(["shard", str(tmp_path / "e.npy"), "-o", str(tmp_path / "f.h5"), "--quiet",
+                 "--memory-limit", "64"]) == 2
+    assert "memory limit" in capsys.readouterr().err
+    assert "memory budget or limit too small" in EXIT_CODES[2]
+    # the machine running out during the work: 1
+    def exhausted(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(gr.Session, "run", exhausted)
+    assert main(["run", "bfs", str(store), "--quiet"]) == 1
+    assert "ran out of memory while working" in EXIT_CODES[1]

@@ -70,6 +70,16 @@ def programs(source):
     return {"bfs": BFS(source=source), "sssp": SSSP(source=source), "cc": ConnectedComponents()}
 
 
+def check_empty(store, **kw):
+    """A graph without vertices: BFS and SSSP have no source to start from, CC finds nothing."""
+    for program in programs(0).values():
+        if program.spec.vertex_params:
+            with pytest.raises(gr.errors.UsageError, match="no vertices"):
+                run(program, store, "all", "push", 1.0, **kw)
+        else:
+            assert run(program, store, "all", "push", 1.0, **kw).value.shape == (0,)
+
+
 def check_graph(store, n, src, dst, w, source, budget, **kw):
     for name, program in programs(source).items():
         want = expected(name, n, src, dst, w, source)
@@ -107,14 +117,8 @@ def test_push_equals_pull_and_csgraph(tmp_path_factory, n, m, seed, shards, budg
     shards = max(1, min(shards, n))
     store = build(tmp_path_factory.mktemp("push"), n, src, dst, w, num_shards=shards)
     source = int(rng.integers(0, n)) if n else 0
-    if n == 0:   # no vertex to start from: BFS and SSSP refuse their source, CC finds nothing
-        for program in programs(0).values():
-            if program.spec.vertex_params:
-                with pytest.raises(gr.errors.UsageError, match="no vertices"):
-                    run(program, store, "all", "push", 1.0)
-            else:
-                assert run(program, store, "all", "push", 1.0).value.shape == (0,)
-        return
+    if n == 0:
+        return check_empty(store)
     check_graph(store, n, src, dst, w, source, budget)
 
 
