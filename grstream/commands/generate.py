@@ -1,4 +1,5 @@
 """``grstream generate``: write a synthetic graph (R-MAT, uniform random, 2-D grid) to a file."""
+import json
 import sys
 import time
 
@@ -7,7 +8,9 @@ def add_parser(sub):
     parser = sub.add_parser(
         "generate", help="write a synthetic graph (rmat, uniform, grid)",
         description="Write a synthetic graph; the output format follows FILE's extension "
-                    "(.npy, .el/.txt/.tsv text, .gz compressed text). Same seed, same graph.")
+                    "(.npy, .el/.txt/.tsv text, .gz compressed text), and its vertex count to "
+                    "FILE.json, which grstream shard reads (isolated vertices are kept). Same "
+                    "seed, same graph.")
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
     rmat = kinds.add_parser("rmat", help="Graph500 Kronecker graph (a=.57 b=.19 c=.19 d=.05)")
@@ -48,19 +51,28 @@ def _plan(args):
 
 
 def main(args):
-    from ..io.atomic import check_output
+    from ..io.atomic import atomic_file, check_output
+    from ..io.sidefile import side_path, side_record
     from ..io.write import output_kind, write_edges
     from tqdm import tqdm
     output_kind(args.output)  # reject an unknown extension or an unwritable folder before any work
     check_output(args.output, what="-o")
+    side = side_path(args.output)
+    check_output(side, what="the side file")
     chunks, num_vertices, num_edges = _plan(args)
     start = time.perf_counter()
     with tqdm(total=num_edges, unit=" edges", unit_scale=True, file=sys.stderr,
               disable=args.quiet, desc=f"generate {args.kind}") as bar:
         written = write_edges(args.output, chunks, weighted=args.weights, total_edges=num_edges,
                               progress=bar.update)
+    # the edges do not tell how many vertices there are (isolated ones have none): keep it
+    generator = {k: v for k, v in vars(args).items()
+                 if k in ("kind", "scale", "edge_factor", "vertices", "edges", "rows", "cols",
+                          "seed", "weights")}
+    with atomic_file(side, text=True) as f:
+        json.dump(side_record(args.output, num_vertices, written, generator), f, indent=1)
     seconds = time.perf_counter() - start
     print(f"{args.kind}: {num_vertices} vertices, {written} edges"
-          f"{' (weighted)' if args.weights else ''} -> {args.output} in {seconds:.1f} s",
-          file=sys.stderr)
+          f"{' (weighted)' if args.weights else ''} -> {args.output} (vertex count in {side}) "
+          f"in {seconds:.1f} s", file=sys.stderr)
     return 0

@@ -3,6 +3,9 @@
 A list whose first data line names a vertex with a token that is not a number (``Napoleon Valjean``)
 is read as a list of names (:mod:`grstream.io.labelled`).
 
+A side file ``NAME.json`` (:mod:`.sidefile`, written by ``grstream generate``) declares the
+vertex count of a numeric list, isolated vertices included.
+
 Lines starting with ``#`` or ``%`` and blank lines are skipped anywhere. Columns are separated by
 spaces or tabs (commas for CSV). Every data line must have the column count of the first one:
 2, or 3 with a weight. gzip-compressed files are read transparently.
@@ -11,6 +14,8 @@ from ..errors import InputFormatError
 from .base import EdgeSource
 from .labelled import LabelTable, check_not_header, is_named
 from .chunking import check_chunk_edges
+from .sidefile import declared_vertices
+from .streams import is_stream
 from .texttable import TextTable, file_size, find_first_data, is_data_line
 from .validate import refuse_empty, resolve_weighted
 
@@ -69,7 +74,8 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
         return EdgeSource(path, lambda: named.chunks(chunk_edges), use_weight,
                           size_bytes=file_size(path), format=fmt,
                           meta={"columns": ncol, "names": True}, labels=named.labels)
+    declared = None if is_stream(path) else declared_vertices(path)
     table = TextTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
-                      delimiter=delim)
-    return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight,
+                      delimiter=delim, limits=(declared, declared))
+    return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, declared,
                       size_bytes=file_size(path), format=fmt, meta={"columns": ncol})

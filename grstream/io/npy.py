@@ -9,12 +9,16 @@ from ..errors import InputFormatError
 from .arrays import columns_of_table
 from .base import EdgeSource
 from .chunking import check_chunk_edges
+from .sidefile import declared_vertices
 from .texttable import file_size
 from .validate import refuse_empty, resolve_weighted, to_edges
 
 
 def read_npy(path, *, weighted=None, chunk_edges=None):
     """Open an ``.npy`` file holding an ``(m, 2)`` integer or ``(m, 3)`` edge table.
+
+    A side file ``NAME.json`` (:mod:`.sidefile`, written by ``grstream generate``) declares
+    the vertex count, isolated vertices included.
 
     Parameters
     ----------
@@ -46,11 +50,12 @@ def read_npy(path, *, weighted=None, chunk_edges=None):
                                f"but the file is shorter", path)
     chunk_edges = check_chunk_edges(chunk_edges)
     use_weight = resolve_weighted(weight is not None, weighted, path)
+    declared = declared_vertices(path)
 
     def chunks():
-        return _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight)
+        return _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared)
 
-    return EdgeSource(path, chunks, use_weight, None, file_size(path), "npy", {"edges": m})
+    return EdgeSource(path, chunks, use_weight, declared, file_size(path), "npy", {"edges": m})
 
 
 def _header(path):
@@ -70,7 +75,7 @@ def _header(path):
     return shape, fortran, dtype, offset
 
 
-def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight):
+def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared):
     buffer = np.empty(min(chunk_edges, m) * cols, dtype=dtype)
     with open(path, "rb") as handle:
         for start in range(0, m, chunk_edges):
@@ -90,7 +95,8 @@ def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight):
                 raise InputFormatError(f"row {start + row}: {message}", path)
 
             # to_edges returns new arrays, so the buffer can be refilled for the next chunk
-            yield to_edges(table[:, 0], table[:, 1], table[:, 2] if use_weight else None, fail)
+            yield to_edges(table[:, 0], table[:, 1], table[:, 2] if use_weight else None, fail,
+                           limits=(declared, declared))
 
 
 def _read_exactly(handle, position, out, path):
