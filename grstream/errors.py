@@ -144,8 +144,11 @@ class UsageError(GrstreamError):
 
 def plain(value):
     """``repr`` of a value as a user wrote it: a numpy scalar as its Python number (``-10.0``,
-    not ``np.float64(-10.0)``), a string quoted; for messages that show a given value."""
-    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(
-            value, "ndim", None) == 0:
-        value = value.item()
+    not ``np.float64(-10.0)``), a numpy dtype as its name, a string quoted; for messages that
+    show a given value."""
+    if type(value).__module__.split(".")[0] == "numpy":
+        if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+            value = value.item()
+        elif hasattr(value, "descr") and hasattr(value, "name"):
+            value = value.name
     return repr(value)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, plain
 from ..io.atomic import check_output
 from ..io.streams import input_name, is_stream
 from ..store import format as fmt
@@ -167,16 +167,16 @@ def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
     if num_shards is not None and shard_size is not None:
         raise UsageError("give num_shards or shard_size, not both")
     if num_shards is not None and (not isinstance(num_shards, (int, np.integer)) or num_shards < 1):
-        raise UsageError(f"num_shards must be a positive integer, got {num_shards!r}")
+        raise UsageError(f"num_shards must be a positive integer, got {plain(num_shards)}")
     for name, value in (("shard_size", shard_size), ("memory_limit", memory_limit)):
         if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
-            raise UsageError(f"{name} must be a positive number of bytes, got {value!r}")
+            raise UsageError(f"{name} must be a positive number of bytes, got {plain(value)}")
     try:
         kind = np.dtype(weight_dtype).kind
     except TypeError:
         kind = None
     if kind != "f":
-        raise UsageError(f"weight_dtype must be a floating dtype, got {weight_dtype!r}")
+        raise UsageError(f"weight_dtype must be a floating dtype, got {plain(weight_dtype)}")
 
 
 def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True):

@@ -118,9 +118,9 @@ class LabelledStore:
         kind = attrs.get("label_kind", "int")
         kind = kind.decode() if isinstance(kind, bytes) else kind
         if not isinstance(base, int) or base not in (0, 1):
-            self._fail(f"root attribute id_base is {base!r}, expected 0 or 1")
+            self._fail(f"root attribute id_base is {plain(base)}, expected 0 or 1")
         if kind not in KINDS:
-            self._fail(f"root attribute label_kind is {kind!r}, expected 'int' or 'str'")
+            self._fail(f"root attribute label_kind is {plain(kind)}, expected 'int' or 'str'")
         if kind == "str" and not self.renumbered:
             self._fail("label_kind 'str' needs renumbered = true")
         self.id_base = int(base)

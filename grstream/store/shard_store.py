@@ -70,7 +70,7 @@ class ShardStore(LabelledStore):
                 + f" where a store has {fmt.FORMAT_NAME!r})")
         version = attrs.get("format_version")
         if not isinstance(version, (int, np.integer)):
-            self._fail(f"format_version attribute is {version!r}, expected an integer")
+            self._fail(f"format_version attribute is {plain(version)}, expected an integer")
         if int(version) != fmt.FORMAT_VERSION:
             self._fail(f"format version {int(version)} is not supported (this grstream reads "
                        f"version {fmt.FORMAT_VERSION})", cls=FormatVersionError)
@@ -82,7 +82,7 @@ class ShardStore(LabelledStore):
         self.num_edges = self._int_attr(attrs, "num_edges", minimum=0)
         self.num_shards = self._int_attr(attrs, "num_shards", minimum=1)
         if attrs["id_dtype"] not in ("int32", "int64"):
-            self._fail(f"id_dtype attribute is {attrs['id_dtype']!r}, expected 'int32' or 'int64'")
+            self._fail(f"id_dtype attribute is {plain(attrs['id_dtype'])}, expected 'int32' or 'int64'")
         self.id_dtype = np.dtype(attrs["id_dtype"])
         if self.id_dtype.itemsize < fmt.id_dtype_for(self.num_vertices).itemsize:
             self._fail(f"id_dtype {self.id_dtype} cannot hold {self.num_vertices} vertices")
@@ -117,7 +117,7 @@ class ShardStore(LabelledStore):
     def _int_attr(self, attrs, name, minimum):
         value = attrs[name]
         if not isinstance(value, (int, np.integer)) or int(value) < minimum:
-            self._fail(f"root attribute {name} is {value!r}, expected an integer >= {minimum}")
+            self._fail(f"root attribute {name} is {plain(value)}, expected an integer >= {minimum}")
         return int(value)
 
     def _json_attr(self, attrs, name):

@@ -255,6 +255,10 @@ def test_build_record(tmp_path):
     ({"memory_limit": 0}, "memory_limit"),
     ({"weight_dtype": "int32"}, "floating"),
     ({"weighted": True}, "weights requested"),
+    # numbers and dtypes as Python writes them, not np.int64(-3) or dtype('int32')
+    ({"num_shards": np.int64(-3)}, "num_shards must be a positive integer, got -3$"),
+    ({"memory_limit": np.int64(-5)}, "got -5$"),
+    ({"weight_dtype": np.dtype("int32")}, "floating dtype, got 'int32'$"),
 ])
 def test_bad_options(tmp_path, kwargs, message):
     with pytest.raises(UsageError, match=message):

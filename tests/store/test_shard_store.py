@@ -208,6 +208,19 @@ def test_not_hdf5_and_foreign_hdf5_and_missing(tmp_path):
         gr.open(tmp_path)
 
 
+@pytest.mark.parametrize("attr, value, message", [
+    ("num_vertices", np.int64(-1), "root attribute num_vertices is -1, expected"),
+    ("format_version", 1.5, "format_version attribute is 1.5, expected an integer"),
+    ("id_base", np.int64(7), "root attribute id_base is 7, expected 0 or 1"),
+])
+def test_bad_attributes_are_shown_plainly(store_path, attr, value, message):
+    with h5py.File(store_path, "r+") as f:
+        f.attrs[attr] = value
+    with pytest.raises(ShardStoreError) as info:
+        gr.open(store_path)
+    assert message in str(info.value) and "np." not in str(info.value)
+
+
 def test_messages_show_numbers_as_python_writes_them(store_path):
     store = gr.open(store_path)
     with pytest.raises(UsageError) as info:
