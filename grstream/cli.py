@@ -2,11 +2,13 @@
 import argparse
 import contextlib
 import importlib
+import os
 import signal
 import sys
 import threading
 
-from .errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_SYSTEM, EXIT_TERMINATED, GrstreamError
+from .errors import (EXIT_BROKEN_PIPE, EXIT_CODES, EXIT_INTERRUPTED, EXIT_SYSTEM, EXIT_TERMINATED,
+                     GrstreamError)
 
 #: subcommand name -> module in grstream.commands exposing add_parser(sub) and main(args) -> int
 COMMANDS = ("generate", "shard", "info", "verify", "run")
@@ -99,7 +101,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         with sigterm_as_interrupt():
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+            sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+            return status
+    except BrokenPipeError:
+        return _closed_pipe()
     except GrstreamError as exc:
         if args.debug:
             raise
@@ -115,6 +121,17 @@ def main(argv=None):
             raise
         print(f"grstream {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_SYSTEM
+
+
+def _closed_pipe():
+    """A reader that stopped early (``grstream info S | head -1``): quiet, status 141 as a
+    command killed by SIGPIPE gets. What is still buffered for standard output is dropped, so
+    the interpreter's exit does not report the pipe again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def _one_line(exc):

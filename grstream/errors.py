@@ -17,9 +17,11 @@ EXIT_CODES = {
     3: "damaged store: checksum mismatch, truncated, inconsistent or foreign file, "
        "unsupported format version",
     130: "interrupted (Ctrl-C, SIGINT)",
+    141: "standard output closed early: its reader (head, less, ...) stopped reading (SIGPIPE)",
     143: "terminated (SIGTERM)",
 }
 EXIT_SYSTEM, EXIT_USAGE, EXIT_CORRUPT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+EXIT_BROKEN_PIPE = 141
 
 
 class GrstreamError(Exception):
@@ -152,3 +154,12 @@ def plain(value):
         elif hasattr(value, "descr") and hasattr(value, "name"):
             value = value.name
     return repr(value)
+
+
+class OutputExistsError(UsageError):
+    """An output that may not replace an existing file (``overwrite=False``) found one there,
+    before the work or when the finished file was about to take its name; ``path`` names it."""
+
+    def __init__(self, message, path=None):
+        self.path = None if path is None else str(path)
+        super().__init__(message)

@@ -3,7 +3,8 @@
 One convention, binary, in what grstream reads and prints: ``K``, ``KB`` and ``KiB`` all mean
 1024 bytes, ``M``/``MB``/``MiB`` 2**20, then ``G``, ``T``, ``P`` (case does not matter, a
 trailing ``B`` is optional). A fraction of a unit is rounded to the nearest byte (``1.5M`` is
-1572864); a fraction of a byte (``1.5``) is an error.
+1572864); a fraction of a byte (``1.5``) is an error, and so is a size beyond 2^63 - 1 bytes
+(8 EiB, what an int64 holds).
 """
 import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -14,6 +15,8 @@ _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?:([kmgtp])(i?b)?|(b))?\s*",
                    re.IGNORECASE)
 _EXAMPLES = "examples: 1048576, 512M, 1.5GiB, 64KB"
+#: the largest size: what an int64 holds
+MAX_BYTES = (1 << 63) - 1
 
 
 def parse_bytes(text):
@@ -30,12 +33,12 @@ def parse_bytes(text):
     Raises
     ------
     UsageError
-        Not a size, negative, or a fraction of a byte.
+        Not a size, negative, a fraction of a byte, or beyond ``MAX_BYTES`` (2^63 - 1).
     """
     if isinstance(text, int) and not isinstance(text, bool):
         if text < 0:
             raise UsageError(f"byte size must not be negative: {text}")
-        return text
+        return _at_most_int64(text, text)
     m = _SIZE.fullmatch(str(text))
     if not m:
         raise UsageError(f"cannot read {text!r} as a byte size ({_EXAMPLES}; units are binary: "
@@ -47,11 +50,18 @@ def parse_bytes(text):
     unit = (m.group(2) or "").lower()
     value = number * (1 << (10 * _POWERS[unit]))
     if unit:
-        return int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
+        return _at_most_int64(int(value.to_integral_value(rounding=ROUND_HALF_EVEN)), text)
     if value != value.to_integral_value():
         raise UsageError(f"byte size {text!r} is not a whole number of bytes "
                          "(give a unit for fractions: 1.5M = 1572864 bytes)")
-    return int(value)
+    return _at_most_int64(int(value), text)
+
+
+def _at_most_int64(n, text):
+    # every size ends up in an int64 (numpy, HDF5, the CUDA allocator): a larger one would wrap
+    if n > MAX_BYTES:
+        raise UsageError(f"byte size {text!r} is beyond the largest, 2^63 - 1 bytes (8 EiB)")
+    return n
 
 
 def format_bytes(n):

@@ -3,6 +3,8 @@ import json
 import sys
 import time
 
+from ..errors import UsageError
+
 
 def add_parser(sub):
     parser = sub.add_parser(
@@ -30,7 +32,8 @@ def add_parser(sub):
         kind.add_argument("--weights", action="store_true",
                           help="add uniform random integer weights 1..255 (float64)")
         kind.add_argument("--threads", type=int, default=None,
-                          help="generator threads (does not change the graph)")
+                          help="generator threads, at least 1 (default: CPU count, at most 8; does "
+                               "not change the graph)")
         kind.add_argument("--quiet", action="store_true", help="no progress bar")
         kind.set_defaults(func=main)
     return parser
@@ -55,6 +58,8 @@ def main(args):
     from ..io.sidefile import side_path, side_record
     from ..io.write import output_kind, write_edges
     from tqdm import tqdm
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {args.threads}")
     output_kind(args.output)  # reject an unknown extension or an unwritable folder before any work
     check_output(args.output, what="-o")
     side = side_path(args.output)

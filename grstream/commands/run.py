@@ -4,6 +4,7 @@ Nothing here is specific to one algorithm: the algorithm options, their help, ch
 defaults, the summary line and how values are written all come from the algorithms'
 declarations (grstream/algorithms/params.py), read when ``run`` is parsed.
 """
+import csv
 import json
 import os
 import sys
@@ -193,7 +194,7 @@ def _check_outputs(args):
     check_distinct(outputs)
     for what, path in outputs.items():
         if path is not None:
-            check_output(path, inputs=[store], what=what)
+            check_output(path, inputs=[store], what=what, stdout=what == "--stats-json")
 
 
 def merged_stats(results):
@@ -225,11 +226,14 @@ def write_values(path, store, algo, values):
 
     ``.npy``: the values in vertex order when labels are the ids ``0..n-1``, else a record array
     with fields ``id`` (the label: int64, or unicode for names) and ``value``. ``.tsv``/``.csv``:
-    a header ``id<sep>value`` and one line per vertex. Values that are vertex ids (the
-    algorithm's ``vertex_valued``, as cc's component names) are written as labels too.
+    a header ``id<sep>value`` and one line per vertex, a field holding the separator, a quote or
+    a line break quoted as the csv module quotes (``"a,b"``, a quote doubled; every label is
+    quoted when one holds a carriage return). Values that are vertex ids (the algorithm's
+    ``vertex_valued``, as cc's component names) are written as labels too.
     """
     import numpy as np
-    from ..io.write import save_npy, save_text
+    from ..io.atomic import atomic_file
+    from ..io.write import save_npy
     if algo.vertex_valued:
         values = _unpickled(store.to_labels(values))
     text = path.endswith((".tsv", ".csv"))
@@ -240,10 +244,17 @@ def write_values(path, store, algo, values):
         rec["value"] = values
         values = rec
     if text:
-        sep = "\t" if path.endswith(".tsv") else ","
-        rows = "".join(f"{key}{sep}{value}\n"
-                       for key, value in zip(values["id"].tolist(), values["value"].tolist()))
-        save_text(path, f"id{sep}value\n" + rows)
+        columns = (values["id"].tolist(), values["value"].tolist())
+        # the csv module quotes what holds the separator, a quote or "\n"; not a lone "\r"
+        # under "\n" line ends, which readers take as a line end: then every label is quoted
+        quoting = csv.QUOTE_NONNUMERIC if any(
+            "\r" in x for column in columns for x in column if isinstance(x, str)) \
+            else csv.QUOTE_MINIMAL
+        with atomic_file(path, text=True) as f:
+            rows = csv.writer(f, delimiter="\t" if path.endswith(".tsv") else ",",
+                              lineterminator="\n", quoting=quoting)
+            rows.writerow(("id", "value"))
+            rows.writerows(zip(*columns))
     else:
         save_npy(path, values)
 

@@ -1,7 +1,7 @@
 """``grstream shard``: build a shard store from an edge list."""
 import argparse
 
-from ..errors import UsageError
+from ..errors import OutputExistsError, UsageError
 from ..units import parse_bytes
 
 
@@ -37,7 +37,8 @@ def add_parser(sub):
                         "whose scatter writes edge state that gather reads")
     p.add_argument("--weight-dtype", default="float64", help="stored weight dtype (default float64); a weight it cannot hold "
                         "(stored as inf or as 0) is refused")
-    p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists")
+    p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists, also when another writer creates it during "
+                        "the build")
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     p.set_defaults(func=main)
     return p
@@ -48,15 +49,19 @@ def main(args):
     from ..partition import build_shards
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
-    check_output(args.output, inputs=[args.input], what="-o", create_parents=True)
+    check_output(args.output, inputs=[args.input], what="-o")
     if args.tmp_dir is not None:
         check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
-    build_shards(
-        args.input, args.output, format=args.format, num_shards=args.shards,
-        shard_size=None if args.shard_size is None else parse_bytes(args.shard_size),
-        memory_limit=None if args.memory_limit is None else parse_bytes(args.memory_limit),
-        undirected=args.undirected, weighted=args.weighted, self_loops=not args.drop_self_loops,
-        duplicates=not args.drop_duplicates, renumber=args.renumber, weight_dtype=args.weight_dtype,
-        progress=not args.quiet, overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir,
-        edge_ids=args.edge_ids)
+    try:
+        build_shards(
+            args.input, args.output, format=args.format, num_shards=args.shards,
+            shard_size=None if args.shard_size is None else parse_bytes(args.shard_size),
+            memory_limit=None if args.memory_limit is None else parse_bytes(args.memory_limit),
+            undirected=args.undirected, weighted=args.weighted,
+            self_loops=not args.drop_self_loops, duplicates=not args.drop_duplicates,
+            renumber=args.renumber, weight_dtype=args.weight_dtype, progress=not args.quiet,
+            overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir, edge_ids=args.edge_ids)
+    except OutputExistsError:  # the API's message names its keyword: say it in the CLI's words
+        raise UsageError(f"-o {args.output} exists and --no-overwrite is given: nothing was "
+                         "written (leave out --no-overwrite to replace it)") from None
     return 0

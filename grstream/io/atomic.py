@@ -4,25 +4,37 @@ An output is written to ``NAME.tmp-<pid>`` beside it, flushed, fsynced and renam
 so ``NAME`` is either the old file or the complete new one. Temporaries (and the bucket
 directories of external builds, ``NAME.buckets-<pid>-*``) carry the writer's process id: a
 writer removes those of processes that no longer exist from its folder before it starts.
-Files are created with mode ``0o666`` minus the umask, as ``open()`` would.
+Files are created with mode ``0o666`` minus the umask, as ``open()`` would. An output name
+that holds something other than a regular file (a device, FIFO, socket or folder) is refused,
+never replaced, and missing folders are refused, never created.
 """
 import contextlib
+import ctypes
 import errno
+import functools
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import OutputError, UsageError
+from ..errors import OutputError, OutputExistsError, UsageError
 
 #: errors that mean the file system is full: they can only come from writing
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 #: write() calls of at most this many bytes, so a numpy array is not copied whole
 _WRITE_BLOCK = 1 << 24
 _LEFTOVER = re.compile(r".+\.(?:tmp-(\d+)|buckets-(\d+)-[^/]+)")
+_AT_FDCWD, _RENAME_NOREPLACE = -100, 1
+#: renameat2 errors that mean "not here" (old kernel, a file system without it), not a failure
+_NO_RENAMEAT2 = (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP)
+#: link errors of file systems without hard links
+_NO_HARD_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK)
+_SPECIAL = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+            (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
 
 
 def temporary_path(path):
@@ -82,8 +94,9 @@ def _process_alive(pid):
     return True
 
 
-def check_output(path, inputs=(), what="output", create_parents=False):
-    """Refuse an output before any work: a folder, the same file as an input, or unwritable.
+def check_output(path, inputs=(), what="output", stdout=False):
+    """Refuse an output before any work: not a regular file, the same file as an input, or
+    in a folder that is missing or unwritable.
 
     Parameters
     ----------
@@ -94,8 +107,8 @@ def check_output(path, inputs=(), what="output", create_parents=False):
         hard links).
     what : str
         How the message names the output (``"-o"``, ``"--plot"``, ...).
-    create_parents : bool
-        The writer creates missing folders: then the nearest existing one must be writable.
+    stdout : bool
+        The option takes ``-`` for standard output: the message for a device says so.
 
     Returns
     -------
@@ -104,29 +117,55 @@ def check_output(path, inputs=(), what="output", create_parents=False):
     Raises
     ------
     UsageError
-        The output is a folder or the same file as an input.
+        The output exists and is not a regular file (a folder, a device, a FIFO, a socket:
+        renaming the finished file onto it would replace it), or is the same file as an input.
     OutputError
         Its folder does not exist or cannot be written.
     """
     path = Path(path)
-    if path.is_dir():
-        raise UsageError(f"{what} {path} is a folder, not a file name")
+    refuse_special(path, what, stdout)
     for source in inputs:
         if source is not None and _same_file(path, Path(source)):
             raise UsageError(f"{what} {path} is the input {source}: "
                              "the input would be replaced; choose another output name")
-    check_folder(path.absolute().parent, f"{what} {path}", create_parents)
+    check_folder(path.absolute().parent, f"{what} {path}")
     return path
 
 
-def check_folder(folder, what, create_parents=False):
-    """Raise :class:`OutputError` unless files can be created in ``folder`` (or, with
-    ``create_parents``, in its nearest existing ancestor); ``what`` names it in the message."""
+def refuse_special(path, what="output", stdout=False):
+    """Raise :class:`UsageError` when ``path`` exists (through symlinks) and is not a regular
+    file: the finished output is renamed onto its name, which would replace a device node, a
+    FIFO or a socket with a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # absent (or a dangling link, or in no folder): nothing there to replace
+        return
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{what} {path} is a folder, not a file name")
+    kind = next((name for test, name in _SPECIAL if test(mode)), "a special file")
+    hint = "; '-' writes to standard output" if stdout else ""
+    raise UsageError(f"{what} {path} is {kind}, not a regular file: grstream replaces its "
+                     f"outputs and will not replace it{hint}")
+
+
+def check_folder(folder, what):
+    """Raise unless files can be created in ``folder``; ``what`` names it in the message.
+
+    Missing folders are not created: a mistyped path is refused, as by every other command.
+
+    Raises
+    ------
+    UsageError
+        ``folder`` exists but is not a folder.
+    OutputError
+        ``folder`` does not exist or cannot be written.
+    """
     folder = Path(folder).absolute()
-    if create_parents:
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent
     if not folder.is_dir():
+        if folder.exists():
+            raise UsageError(f"cannot write {what}: {folder} is not a folder")
         raise OutputError(f"cannot write {what}: folder {folder} does not exist", path=folder)
     # os.access and not a trial file: it also sees read-only mounts, and creates nothing
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -166,12 +205,23 @@ def no_space_error(exc, target):
     return None
 
 
+def creation_error(exc, target):
+    """An :class:`OutputError` for ``exc``, an :class:`OSError` raised while creating
+    ``target``'s temporary (HDF5's messages span lines and stop mid-sentence), else None."""
+    if isinstance(exc, OSError) and not isinstance(exc, OutputError) and exc.errno:
+        return OutputError(f"cannot write {target}: {os.strerror(exc.errno).lower()} "
+                           "(nothing was written under that name)", path=target, errno=exc.errno)
+    return None
+
+
 @contextlib.contextmanager
-def atomic_file(path, text=False):
+def atomic_file(path, text=False, overwrite=True):
     """Yield a binary (or UTF-8 text) file object whose content appears at ``path`` on success.
 
     Leaving the block by an exception removes the temporary; a full disk raises
-    :class:`OutputError` naming ``path``.
+    :class:`OutputError` naming ``path``. Text is written without newline translation (what
+    the caller writes is what the file holds, as the csv module needs). ``overwrite=False``
+    takes the name only if no file has it when the content is complete (:func:`commit`).
     """
     path = Path(path)
     remove_stale_temporaries(path.absolute().parent)
@@ -179,18 +229,88 @@ def atomic_file(path, text=False):
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
                      0o666)
-        with os.fdopen(fd, "w" if text else "wb", **({"encoding": "utf-8"} if text else {})) as f:
+        with os.fdopen(fd, "w" if text else "wb",
+                       **({"encoding": "utf-8", "newline": ""} if text else {})) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        commit(tmp, path, overwrite)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         full = no_space_error(exc, path)
         if full is not None:
             raise full from exc
         raise
+
+
+def commit(tmp, path, overwrite=True):
+    """Give the complete file ``tmp`` the name ``path`` (same folder), durably.
+
+    ``overwrite``: replace what is there (atomically); a device, FIFO, socket or folder that
+    took the name since the output was checked is refused all the same. Otherwise the name is
+    taken only if it is free at that moment, exclusively: of several writers racing for it one
+    wins and the others raise :class:`OutputExistsError`, each leaving ``tmp`` to its caller.
+    """
+    path = Path(path)
+    refuse_special(path)
+    if overwrite:
+        os.replace(tmp, path)
+    else:
+        try:
+            _move_no_replace(tmp, path)
+        except FileExistsError:
+            raise OutputExistsError(f"{path} exists (pass overwrite=True to replace it)",
+                                    path=path) from None
     fsync_directory(path.absolute().parent)
+
+
+def _move_no_replace(tmp, path):
+    """Rename ``tmp`` to ``path`` unless ``path`` exists (:class:`FileExistsError`): the
+    kernel's rename-no-replace, else a hard link (fails on an existing name), else creating
+    the name with O_EXCL then renaming onto it (file systems without hard links)."""
+    if _rename_no_replace(tmp, path):
+        return
+    try:
+        os.link(tmp, path)
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+    else:
+        os.unlink(tmp)
+        return
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o666))
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(path)  # the empty file reserving the name is ours
+        raise
+
+
+def _rename_no_replace(src, dst):
+    """``renameat2(src, dst, RENAME_NOREPLACE)``; False where the C library, kernel or file
+    system lacks it."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _NO_RENAMEAT2:
+        return False
+    raise OSError(code, os.strerror(code), str(dst))  # EEXIST: FileExistsError
+
+
+@functools.lru_cache(maxsize=None)
+def _renameat2():
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                         ctypes.c_uint)
+    function.restype = ctypes.c_int
+    return function
 
 
 def write_array(handle, array):

@@ -99,9 +99,12 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         tqdm bars and a one-line summary on stderr (the CLI's default). The summary always goes
         to the ``grstream.partition`` logger at INFO level.
     overwrite : bool
-        Replace an existing store at ``path``; False raises :class:`UsageError` instead.
-        A ``path`` that is the input file (also through a symlink or hard link) is always
-        refused with :class:`UsageError`, before anything is read.
+        Replace an existing store at ``path``; False raises
+        :class:`~grstream.errors.OutputExistsError` (a :class:`UsageError`) instead, also when
+        another writer creates ``path`` during the build (the finished store takes the name
+        only while it is free). A ``path`` that is the input file (also through a symlink or
+        hard link), that holds something other than a regular file (a device, FIFO, folder),
+        or whose folder does not exist is refused before anything is read.
     tmp_dir : str or Path, optional
         Where bucket files go during an external build (default: the target's directory).
     edge_ids : bool
@@ -126,7 +129,7 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     path = Path(path)
     # the output may not be the input file (also through a link): writing it would replace it
     inputs = [source] if isinstance(source, (str, os.PathLike)) else []
-    check_output(path, inputs=inputs, what="store", create_parents=True)
+    check_output(path, inputs=inputs, what="store")
     _check_options(num_shards, shard_size, memory_limit, weight_dtype)
     if inputs and (memory_limit is not None or renumber) and is_stream(source):
         raise UsageError(

@@ -8,8 +8,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..errors import UsageError
-from ..io.atomic import fsync_directory, no_space_error, remove_stale_temporaries, temporary_path
+from ..errors import OutputExistsError, UsageError
+from ..io.atomic import (check_folder, commit, creation_error, no_space_error, refuse_special,
+                         remove_stale_temporaries, temporary_path)
 from ..store import format as fmt
 
 
@@ -28,14 +29,22 @@ class StoreWriter:
 
     def __init__(self, path, overwrite=True):
         self.path = Path(path)
-        if self.path.exists() and not overwrite:
-            raise UsageError(f"{self.path} exists (pass overwrite=True to replace it)")
-        if self.path.is_dir():
-            raise UsageError(f"{self.path} is a directory, not a store path")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.overwrite = overwrite
+        if self.path.exists() and not overwrite:  # early; commit checks again, exclusively
+            raise OutputExistsError(f"{self.path} exists (pass overwrite=True to replace it)",
+                                    path=self.path)
+        refuse_special(self.path, "store")
+        check_folder(self.path.absolute().parent, f"store {self.path}")
         remove_stale_temporaries(self.path.parent)
         self.tmp_path = temporary_path(self.path)
-        self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)
+        try:
+            self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)
+        except BaseException as exc:
+            self.tmp_path.unlink(missing_ok=True)  # HDF5 may leave it created, empty
+            error = creation_error(exc, self.path)
+            if error is not None:
+                raise error from exc
+            raise
         self._writeback = None
         self._writeback_error = None
         self._checksums = None
@@ -138,8 +147,7 @@ class StoreWriter:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(self.tmp_path, self.path)
-        fsync_directory(self.path.parent)
+        commit(self.tmp_path, self.path, self.overwrite)
 
     def _stop_checksums(self):
         if self._checksums is not None:

@@ -94,7 +94,6 @@ def test_full_disk_is_one_line_naming_the_target_and_leaves_nothing(tmp_path, ed
 @pytest.mark.parametrize("argv", [
     ["generate", "rmat", "--scale", "4", "-o", "{dir}/g.npy"],
     ["shard", "{edges}", "-o", "{dir}/g.h5"],
-    ["shard", "{edges}", "-o", "{dir}/sub/g.h5"],
     ["shard", "{edges}", "-o", "{free}/g.h5", "--memory-limit", "1M", "--tmp-dir", "{dir}"],
     ["run", "cc", "{store}", "-o", "{dir}/cc.npy"],
     ["run", "cc", "{store}", "--stats-json", "{dir}/s.json"],
@@ -176,3 +175,24 @@ def test_a_store_is_not_resharded_onto_itself(store, capsys):
     assert main(["shard", str(store), "-o", str(store), "--shards", "2", "--quiet"]) == 2
     assert "is the input" in one_error_line(capsys)
     assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["shard", "{edges}", "-o", "{dir}/g.h5"],
+    ["shard", "{edges}", "-o", "{dir}/g.h5", "--memory-limit", "1M"],
+    ["generate", "rmat", "--scale", "4", "-o", "{dir}/g.npy"],
+])
+def test_a_disk_already_full_when_the_output_is_created(tmp_path, tiny_disk, edges_npy, capsys,
+                                                        argv):
+    filler = tiny_disk / "filler"
+    with pytest.raises(OSError):
+        with open(filler, "wb") as f:
+            while True:
+                f.write(b"x" * 4096)
+                f.flush()
+    argv = [a.format(dir=tiny_disk, edges=edges_npy) for a in argv] + ["--quiet"]
+    assert main(argv) == 1
+    assert one_error_line(capsys).endswith(
+        f"cannot write {argv[argv.index('-o') + 1]}: no space left on device "
+        "(nothing was written under that name)")
+    assert list(tiny_disk.iterdir()) == [filler]

@@ -17,6 +17,7 @@ def test_shard_npy_with_every_flag(tmp_path, capsys):
     edges = np.array([[0, 1, 2.0], [1, 1, 1.0], [0, 1, 0.5], [2, 0, 4.0]])
     np.save(tmp_path / "g.npy", edges)
     out = tmp_path / "shards" / "g.h5"
+    out.parent.mkdir()
     rc = main(["shard", str(tmp_path / "g.npy"), "-o", str(out), "--shards", "2", "--undirected",
                "--weighted", "--drop-self-loops", "--drop-duplicates", "--memory-limit", "4M",
                "--weight-dtype", "float32"])

@@ -1,15 +1,16 @@
 """Atomic outputs: temporaries, permissions, full disks, stale leftovers, output checks."""
 import errno
 import os
+import stat
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from grstream.errors import OutputError, UsageError
+from grstream.errors import OutputError, OutputExistsError, UsageError
 from grstream.io import atomic
-from grstream.io.atomic import (atomic_file, check_distinct, check_output,
+from grstream.io.atomic import (atomic_file, check_distinct, check_folder, check_output,
                                 remove_stale_temporaries, write_array)
 
 from .._outputs import disk_full, read_only
@@ -118,12 +119,94 @@ def test_two_outputs_naming_one_file_are_refused(tmp_path):
 def test_unwritable_or_missing_folders_are_refused(tmp_path):
     with pytest.raises(OutputError, match=r"cannot write -o .*: folder .*nope does not exist"):
         check_output(tmp_path / "nope" / "a.npy", what="-o")
-    # a writer that creates folders needs only the nearest existing one writable
-    assert check_output(tmp_path / "nope" / "deeper" / "a.h5", create_parents=True)
+    # missing folders are refused, however deep, and none is created
+    with pytest.raises(OutputError, match=r"folder .*nope/deeper does not exist"):
+        check_output(tmp_path / "nope" / "deeper" / "a.h5")
+    assert not (tmp_path / "nope").exists()
     with pytest.raises(UsageError, match="is a folder"):
         check_output(tmp_path)
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(UsageError, match=r"cannot write -o .*file/a\.npy: .*file is not a folder"):
+        check_output(tmp_path / "file" / "a.npy", what="-o")
     with read_only(tmp_path / "ro") as folder:
         with pytest.raises(OutputError, match=r"cannot write --plot .*p\.png: folder .* is not writable"):
             check_output(folder / "p.png", what="--plot")
-        with pytest.raises(OutputError, match="not writable"):
-            check_output(folder / "new" / "g.h5", create_parents=True)
+
+
+def test_a_file_given_as_a_folder_is_said_to_be_no_folder(tmp_path):
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(UsageError, match=r"cannot write --tmp-dir .*: .*f is not a folder"):
+        check_folder(tmp_path / "f", "--tmp-dir f")
+    with pytest.raises(OutputError, match="does not exist"):
+        check_folder(tmp_path / "g", "--tmp-dir g")
+
+
+def special_files(tmp_path):
+    """(name, path, kind) of a FIFO, a socket and, as root, a character device, made here."""
+    import socket
+    made = []
+    os.mkfifo(tmp_path / "fifo")
+    made.append(("fifo", tmp_path / "fifo", "a FIFO"))
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    sock.close()
+    made.append(("socket", tmp_path / "sock", "a socket"))
+    if os.geteuid() == 0:
+        os.mknod(tmp_path / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made.append(("chardev", tmp_path / "null", "a character device"))
+    (tmp_path / "link").symlink_to(made[0][1])  # through a link: what it points to counts
+    made.append(("link", tmp_path / "link", "a FIFO"))
+    return made
+
+
+def test_special_files_are_refused_as_outputs_and_never_replaced(tmp_path):
+    for _, path, kind in special_files(tmp_path):
+        before = os.lstat(path)
+        with pytest.raises(UsageError, match=f"-o {path} is {kind}.*, not a regular file"):
+            check_output(path, what="-o")
+        with pytest.raises(UsageError, match="'-' writes to standard output"):
+            check_output(path, what="--stats-json", stdout=True)
+        # the writers themselves refuse it too (an API call, or one that appeared since)
+        with pytest.raises(UsageError, match="not a regular file"):
+            with atomic_file(path) as f:
+                f.write(b"data")
+        after = os.lstat(path)
+        assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert not list(tmp_path.glob("*.tmp-*"))
+    assert check_output(tmp_path / "regular.npy", what="-o")
+
+
+def test_no_replace_takes_a_free_name_and_refuses_a_taken_one(tmp_path):
+    target = tmp_path / "n.bin"
+    with atomic_file(target, overwrite=False) as f:
+        f.write(b"first")
+    with pytest.raises(OutputExistsError, match="exists"):
+        with atomic_file(target, overwrite=False) as f:
+            f.write(b"second")
+    assert target.read_bytes() == b"first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n.bin"]
+
+
+@pytest.mark.parametrize("system", ["renameat2", "link", "neither"])
+def test_no_replace_is_exclusive_on_every_file_system(tmp_path, monkeypatch, system):
+    """The name is taken exclusively whichever primitive the system has: a target created
+    while the output was being written is kept, and the complete file is not renamed onto it."""
+    if system != "renameat2":
+        monkeypatch.setattr(atomic, "_renameat2", lambda: None)
+    elif atomic._renameat2() is None:
+        pytest.skip("no renameat2 in this C library")
+    if system == "neither":
+        def no_links(src, dst):
+            raise OSError(errno.EPERM, "Operation not permitted", str(src))
+        monkeypatch.setattr(os, "link", no_links)
+    target = tmp_path / "n.bin"
+    with atomic_file(target, overwrite=False) as f:
+        f.write(b"mine")
+    assert target.read_bytes() == b"mine"
+    target.unlink()
+    with pytest.raises(OutputExistsError):
+        with atomic_file(target, overwrite=False) as f:
+            f.write(b"mine")
+            target.write_bytes(b"theirs")  # another writer takes the name meanwhile
+    assert target.read_bytes() == b"theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["n.bin"]
