@@ -6,6 +6,8 @@ trailing ``B`` is optional). A fraction of a unit is rounded to the nearest byte
 1572864); a fraction of a byte (``1.5``) is an error, and so is a size beyond 2^63 - 1 bytes
 (8 EiB, what an int64 holds).
 """
+import math
+import numbers
 import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
@@ -71,3 +73,34 @@ def format_bytes(n):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
+
+
+def byte_size(name, value):
+    """``value`` as a byte count (int), or None for None: what the command line takes (a str for
+    :func:`parse_bytes`) or a whole number of bytes as an int (or a float holding one: ``64e6``).
+    A bool, a fraction of a byte, NaN, a negative size or one beyond int64 is a UsageError naming
+    ``name``, rather than rounded or read as 1 byte."""
+    if value is None:
+        return None
+    what = f"{name} must be a byte count (an int, or a size such as '512M'), not {value!r}"
+    if isinstance(value, bool):   # numpy's bool is no numbers.Integral: refused below
+        raise UsageError(what)
+    if isinstance(value, str):
+        try:
+            size = parse_bytes(value)
+        except UsageError as exc:
+            raise UsageError(f"{name}: {exc}") from None
+    elif isinstance(value, numbers.Integral):
+        size = int(value)
+    elif isinstance(value, numbers.Real):
+        if not math.isfinite(value) or not float(value).is_integer():
+            raise UsageError(f"{name} must be a whole number of bytes, not {value!r} "
+                             f"(a size string takes fractions of a unit: '1.5M')")
+        size = int(value)
+    else:
+        raise UsageError(what)
+    if size < 0:
+        raise UsageError(f"{name} must be >= 0 bytes, not {value!r}")
+    if size > MAX_BYTES:
+        raise UsageError(f"{name} {value!r} is beyond the largest size, 2^63 - 1 bytes (8 EiB)")
+    return size

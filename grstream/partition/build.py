@@ -17,7 +17,7 @@ from ..errors import UsageError, plain
 from ..io.atomic import check_output
 from ..io.streams import input_name, is_stream
 from ..store import format as fmt
-from ..units import format_bytes
+from ..units import byte_size, format_bytes
 from .edge_chunks import EdgeOptions
 from .external_keys import WideIds, build_keyed
 from .external_records import build_records
@@ -61,10 +61,11 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     num_shards : int, optional
         Requested shard count: each shard's target is ``(in + out edges) / num_shards``.
         A vertex whose edges exceed the target gets a shard of its own, so the count can differ.
-    shard_size : int, optional
-        Target bytes of a shard's datasets instead of ``num_shards``. Default without
+    shard_size : int or str, optional
+        Target bytes of a shard's datasets instead of ``num_shards`` (sizes here and in
+        ``memory_limit``: an int, or as the command line writes them, ``"64M"``). Default without
         either: 64 MiB shards, at least one.
-    memory_limit : int, optional
+    memory_limit : int or str, optional
         Bytes of working memory. When given, the build never holds the edge list: edges
         without edge ids take one pass over the input that writes sorted runs of packed keys
         (and their weights) to temporary files and counts degrees, then gather each shard's
@@ -126,11 +127,14 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     3
     """
     started = time.perf_counter()
+    if not isinstance(path, (str, os.PathLike)):
+        raise UsageError(f"path must be the store's file name (str or os.PathLike), not "
+                         f"{type(path).__name__}")
     path = Path(path)
     # the output may not be the input file (also through a link): writing it would replace it
     inputs = [source] if isinstance(source, (str, os.PathLike)) else []
     check_output(path, inputs=inputs, what="store")
-    _check_options(num_shards, shard_size, memory_limit, weight_dtype)
+    shard_size, memory_limit = _check_options(num_shards, shard_size, memory_limit, weight_dtype)
     if inputs and (memory_limit is not None or renumber) and is_stream(source):
         raise UsageError(
             f"{input_name(source)} is a pipe, which can be read only once, and "
@@ -171,15 +175,19 @@ def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
         raise UsageError("give num_shards or shard_size, not both")
     if num_shards is not None and (not isinstance(num_shards, (int, np.integer)) or num_shards < 1):
         raise UsageError(f"num_shards must be a positive integer, got {plain(num_shards)}")
+    sizes = []
     for name, value in (("shard_size", shard_size), ("memory_limit", memory_limit)):
-        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+        size = byte_size(name, value)   # an int, or a size as the command line writes it
+        if size is not None and size < 1:
             raise UsageError(f"{name} must be a positive number of bytes, got {plain(value)}")
+        sizes.append(size)
     try:
         kind = np.dtype(weight_dtype).kind
     except TypeError:
         kind = None
     if kind != "f":
         raise UsageError(f"weight_dtype must be a floating dtype, got {plain(weight_dtype)}")
+    return sizes
 
 
 def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True):

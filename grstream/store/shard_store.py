@@ -31,6 +31,9 @@ class ShardStore(LabelledStore):
     def __init__(self, path, verify="first"):
         if verify not in VERIFY_MODES:
             raise UsageError(f"verify must be one of {', '.join(VERIFY_MODES)}, got {verify!r}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise UsageError(f"a store is opened from its path (str or os.PathLike), not "
+                             f"{type(path).__name__}")
         self.path = Path(path)
         self.verify = verify
         self._lock = threading.RLock()

@@ -150,6 +150,7 @@ def test_unreached_bfs_levels_are_minus_one_in_the_result(tiny):
     (-1, "memory_budget must be >= 0 bytes"),
     ("-5M", "memory_budget: cannot read"),
     (1 << 63, "beyond the largest size"),
+    ("9999999P", "memory_budget: byte size .* is beyond the largest"),
     ([1], "memory_budget must be a byte count"),
 ])
 def test_bad_memory_budgets_are_refused_naming_the_argument(store, value, match):
@@ -238,3 +239,21 @@ def test_init_of_the_wrong_shape_is_a_program_error(store):
     with pytest.raises(ProgramError, match=r"WrongSeed: init returned a seed of shape \(5,\): it must be None or a bool mask of the 400"):
         gr.run(WrongSeed(), store, max_iter=2)
     assert issubclass(ProgramError, GrstreamError)
+
+
+def test_open_and_build_shards_refuse_what_is_not_a_path_and_take_size_strings(tmp_path, store):
+    for bad in (None, 42):
+        with pytest.raises(UsageError, match="path"):
+            gr.open(bad)
+        with pytest.raises(UsageError, match="path must be the store's file name"):
+            gr.build_shards(np.array([[0, 1]]), bad, progress=False)
+    edges = np.array([[0, 1], [1, 2], [2, 3]])
+    for name, value, match in (("memory_limit", True, "memory_limit must be a byte count"),
+                               ("memory_limit", 1.5, "memory_limit must be a whole number"),
+                               ("shard_size", "abc", "shard_size: cannot read 'abc'"),
+                               ("shard_size", 0, "shard_size must be a positive number")):
+        with pytest.raises(UsageError, match=match):
+            gr.build_shards(edges, tmp_path / "x.h5", progress=False, **{name: value})
+    built = gr.build_shards(edges, tmp_path / "y.h5", progress=False, shard_size="1K",
+                            memory_limit="64M")
+    assert gr.open(built).num_edges == 3
