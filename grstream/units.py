@@ -11,7 +11,7 @@ import numbers
 import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
-from .errors import UsageError
+from .errors import UsageError, plain
 
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(?:([kmgtp])(i?b)?|(b))?\s*",
@@ -82,7 +82,7 @@ def byte_size(name, value):
     ``name``, rather than rounded or read as 1 byte."""
     if value is None:
         return None
-    what = f"{name} must be a byte count (an int, or a size such as '512M'), not {value!r}"
+    what = f"{name} must be a byte count (an int, or a size such as '512M'), not {plain(value)}"
     if isinstance(value, bool):   # numpy's bool is no numbers.Integral: refused below
         raise UsageError(what)
     if isinstance(value, str):
@@ -94,13 +94,13 @@ def byte_size(name, value):
         size = int(value)
     elif isinstance(value, numbers.Real):
         if not math.isfinite(value) or not float(value).is_integer():
-            raise UsageError(f"{name} must be a whole number of bytes, not {value!r} "
+            raise UsageError(f"{name} must be a whole number of bytes, not {plain(value)} "
                              f"(a size string takes fractions of a unit: '1.5M')")
         size = int(value)
     else:
         raise UsageError(what)
     if size < 0:
-        raise UsageError(f"{name} must be >= 0 bytes, not {value!r}")
+        raise UsageError(f"{name} must be >= 0 bytes, got {plain(value)}")
     if size > MAX_BYTES:
-        raise UsageError(f"{name} {value!r} is beyond the largest size, 2^63 - 1 bytes (8 EiB)")
+        raise UsageError(f"{name} {plain(value)} is beyond the largest size, 2^63 - 1 bytes (8 EiB)")
     return size

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import UsageError, plain
 from ..units import byte_size  # noqa: F401  (the budgets' check, used as entry.byte_size)
 
 
@@ -22,9 +22,9 @@ def count(name, value, allow_none=True):
         isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer())
     if isinstance(value, (bool, np.bool_)) or not integral:
         raise UsageError(f"{name} must be an integer >= 0{' or None' if allow_none else ''}, "
-                         f"not {value!r}")
+                         f"not {plain(value)}")
     if value < 0:
-        raise UsageError(f"{name} must be >= 0, not {value!r}")
+        raise UsageError(f"{name} must be >= 0, not {plain(value)}")
     return int(value)
 
 
@@ -33,13 +33,13 @@ def flag(name, value, allow_none=False):
     if value is None and allow_none:
         return None
     if not isinstance(value, (bool, np.bool_)):
-        raise UsageError(f"{name} must be True or False, not {value!r}")
+        raise UsageError(f"{name} must be True or False, not {plain(value)}")
     return bool(value)
 
 
 def callback(value):
     if value is not None and not callable(value):
-        raise UsageError(f"callback must be a callable taking IterationStats, or None, not {value!r}")
+        raise UsageError(f"callback must be a callable taking IterationStats, or None, not {plain(value)}")
     return value
 
 
@@ -48,7 +48,7 @@ def options(value):
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise UsageError(f"backend_options must be a dict {{option name: value}}, not {value!r}")
+        raise UsageError(f"backend_options must be a dict {{option name: value}}, not {plain(value)}")
     return dict(value)
 
 
