@@ -278,8 +278,8 @@ def _rules(store, values, given, label):
     """Checks across bc's parameters: a seed picks a sample, explicit sources take no k, a
     sample is no larger than the graph."""
     if "seed" in given and not isinstance(values["k"], int):
-        raise UsageError(f"{label['seed']} picks the sample of {label['k']} K; an exact run has "
-                         f"no sample")
+        raise UsageError(f"{label['seed']} picks the sample that {label['k']} asks for; an exact "
+                         f"run has no sample")
     if values["sources"] is not None and (values["k"] is not None or values["endpoints"]):
         raise UsageError(f"give {label['sources']} or {label['k']}, and no {label['endpoints']} "
                          f"with explicit sources")

@@ -19,6 +19,8 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
     if not len(G):
         return {}
     stored = weight is not None and weight == G.weight and "weight" in G.store.edge_props
-    bc, _ = betweenness(G.store, k=k, seed=seed, normalized=normalized, endpoints=endpoints,
-                        weight="weight" if stored else None, **run_options())
+    # NetworkX ignores the seed of an exact run; grstream refuses a seed without a sample
+    sample = {} if k is None else {"k": k, "seed": seed}
+    bc, _ = betweenness(G.store, normalized=normalized, endpoints=endpoints,
+                        weight="weight" if stored else None, **sample, **run_options())
     return dict(zip(G.labels(), np.asarray(bc, dtype=np.float64).tolist()))

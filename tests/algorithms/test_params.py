@@ -99,7 +99,7 @@ def test_cli_inherits_the_checks(store, capsys):
     (lambda st: betweenness(st, k=2, seed="x"), "seed must be an integer, a random.Random or None"),
     (lambda st: betweenness(st, k=2, seed=1.5), "seed must be an integer"),
     (lambda st: betweenness(st, k="some"), "k must be 'all' or an integer at least 1, not 'some'"),
-    (lambda st: betweenness(st, seed=3), "seed picks the sample of k K; an exact run has no sample"),
+    (lambda st: betweenness(st, seed=3), "seed picks the sample that k asks for; an exact run has no sample"),
     (lambda st: pagerank(st, method=None), "method must be one of 'power', 'delta', not None"),
     (lambda st: pagerank(st, damping=np.float64(2)), "damping must be between 0 and 1, not 2.0"),
 ])

@@ -43,7 +43,7 @@ def test_options_an_algorithm_does_not_take_are_refused(store_path, tmp_path, ca
 
 def test_bc_seed_needs_sources(store_path, capsys):
     assert main(["run", "bc", store_path, "--quiet", "--seed", "3"]) == 2
-    assert "--seed picks the sample of --sources K" in capsys.readouterr().err
+    assert "--seed picks the sample that --sources asks for" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, value, message", [
