@@ -23,10 +23,17 @@ def test_sizes_are_binary_in_every_spelling(text, expected):
     ("1.5", "not a whole number of bytes"), ("0.5B", "not a whole number of bytes"),
     ("lots", "cannot read"), ("-5M", "cannot read"), ("5Q", "cannot read"), ("M", "cannot read"),
     ("1.2.3M", "cannot read"), (-1, "negative"),
+    ("99999P", "beyond the largest"), ("8192P", "beyond the largest"),
+    ("9223372036854775808", "beyond the largest"), (1 << 63, "beyond the largest"),
 ])
 def test_bad_sizes_are_refused_not_truncated(text, message):
     with pytest.raises(UsageError, match=message):
         parse_bytes(text)
+
+
+def test_the_largest_size_is_what_an_int64_holds():
+    assert parse_bytes("9223372036854775807") == parse_bytes((1 << 63) - 1) == (1 << 63) - 1
+    assert parse_bytes("8191P") == 8191 << 50
 
 
 def test_what_is_printed_reads_back():
