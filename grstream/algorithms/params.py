@@ -245,9 +245,6 @@ class Algorithm:
     def param(self, name):
         return next(p for p in self.params if p.name == name)
 
-    def param_by_flag(self, flag):
-        return next(p for p in self.params if p.flag == flag)
-
     def cli_params(self):
         return [p for p in self.params if p.flag]
 

@@ -40,18 +40,17 @@ def add_parser(sub):
                    help="push or pull per iteration: auto (default: push while the changed "
                         "vertices' edges are at most --push-threshold of all edges), push "
                         "(whenever the program allows it), pull")
-    push = p.add_argument("--push-threshold", type=fraction, default=None, metavar="F",
+    push = p.add_argument("--push-threshold", default=None, metavar="F",
                           help="fraction of the edges up to which auto pushes (default: the "
                                "executor's)")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
-    later = getattr(p, "later", None)
-    (later or (lambda add: add(p)))(add_algorithm_options)
-    for_help = getattr(p, "for_help", None)
-    if for_help is not None:
-        for_help(lambda parser: setattr(push, "help", push_threshold_help()))
+    # p is a cli.CommandParser: the algorithms load when run is parsed, the executors' facts
+    # when its help is printed
+    p.later(add_algorithm_options)
+    p.for_help(lambda parser: setattr(push, "help", push_threshold_help()))
     return p
 
 
@@ -82,19 +81,18 @@ def add_algorithm_options(parser):
     for name in ALGORITHMS:
         algo = declaration(name)
         for param in algo.cli_params():
-            takers.setdefault(param.flag, []).append((name, algo.help(param, _label)))
+            takers.setdefault(param.flag, []).append((name, param, algo.help(param, _label)))
     group = parser.add_argument_group(
         "algorithm options", "Each algorithm takes the options that name it and refuses the others.")
     for flag, users in takers.items():
-        group.add_argument(flag, dest=flag_dest(flag), default=None,
-                           metavar=declaration(users[0][0]).param_by_flag(flag).metavar,
+        group.add_argument(flag, dest=flag_dest(flag), default=None, metavar=users[0][1].metavar,
                            help=option_help(users).replace("%", "%%"))
 
 
 def option_help(users):
-    """``ALGOS: help (default: X)`` per distinct text among ``users`` ((name, text) pairs)."""
+    """``ALGOS: help (default: X)`` per distinct text among ``users`` ((name, param, text))."""
     parts = {}
-    for name, text in users:
+    for name, _, text in users:
         parts.setdefault(text, []).append(name)
     return "; ".join(f"{', '.join(names)}: {text}" for text, names in parts.items())
 
@@ -123,16 +121,6 @@ def algorithm_options(algo, args):
             for flag, text in given.items()}
 
 
-def fraction(text):
-    """argparse type: a float in [0, 1] (--push-threshold)."""
-    import argparse
-    from ..algorithms.params import Fraction
-    try:
-        return Fraction().check("it", Fraction().parse("it", text))
-    except UsageError as exc:
-        raise argparse.ArgumentTypeError(str(exc)[len("it "):]) from None
-
-
 def main(args):
     from .. import store as store_mod
     from ..algorithms import declaration
@@ -141,6 +129,10 @@ def main(args):
         if path is not None and not path.endswith(suffixes):
             raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
     given = algorithm_options(algo, args)
+    if args.push_threshold is not None:
+        from ..algorithms.params import Fraction
+        args.push_threshold = Fraction().check(
+            "--push-threshold", Fraction().parse("--push-threshold", args.push_threshold))
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
     if args.pinned_budget is not None:
