@@ -16,11 +16,11 @@ def _check_not_empty(store, what):
 
 
 def internal_source(store, source, what="source"):
-    """The internal id of the vertex labelled ``source`` (None: internal vertex 0, the first
-    vertex); UsageError when there is none."""
+    """The internal id of the vertex labelled ``source`` (None: ``store.default_source()``, the
+    first vertex with an out-edge); UsageError when there is none."""
     _check_not_empty(store, what)
     if source is None:
-        return 0
+        return int(store.default_source())
     try:
         return int(store.to_internal(source))
     except UsageError as exc:

@@ -340,7 +340,8 @@ def _check_definition(decl, function):
 def source_param():
     """``source``: the vertex a traversal starts from (bfs, sssp)."""
     return Param("source", Vertex(), None, "source vertex as the input names it",
-                 none="the vertex with internal id 0, the first one")
+                 none="the first vertex with an out-edge, so that the run reaches more than "
+                      "its source where any vertex can")
 
 
 def max_iter_param(default=None, none="until no vertex changes"):

@@ -73,3 +73,15 @@ def test_check_estimate():
     with pytest.raises(UsageError, match=r"about 2 days \(1,000,000 sources; the first 1 took "
                                          r"0.2 s\).*about 3,000 sources fit in 10 minutes"):
         bc.check_estimate(0.2, 1, 1_000_000, limit=600.0)
+
+
+def test_without_a_source_the_run_starts_where_it_reaches_something(tmp_path, capsys):
+    # vertex 0 has no out-edge: a BFS from it reached 1 vertex in 0 iterations
+    store = build(tmp_path, 5, np.array([2, 3, 4]), np.array([3, 4, 1]), num_shards=2)
+    store.close()
+    out = tmp_path / "lv.npy"
+    assert main(["run", "bfs", str(store.path), "-o", str(out), "--quiet"]) == 0
+    np.testing.assert_array_equal(np.load(out), [-1, 3, 0, 1, 2])
+    assert capsys.readouterr().err.strip().endswith("reached 4")
+    with gr.open(store.path) as s:
+        np.testing.assert_array_equal(gr.algorithms.bfs.bfs(s)[0], np.load(out))
