@@ -28,7 +28,7 @@ def _weights(rng, n):
 
 
 def _threads(threads):
-    return max(1, threads if threads else min(8, os.cpu_count() or 1))
+    return threads if threads is not None else min(8, os.cpu_count() or 1)
 
 
 def _in_order(make_chunk, nchunks, threads):
@@ -47,10 +47,14 @@ def _in_order(make_chunk, nchunks, threads):
             yield future.result()
 
 
-def _check_seed(seed):
-    """Refuse a seed numpy's SeedSequence cannot take: seeds are integers >= 0."""
+def _check_seed(seed, threads=None):
+    """Refuse a seed numpy's SeedSequence cannot take (seeds are integers >= 0) and a thread
+    count below 1 (None: the default)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise UsageError(f"seed must be an integer >= 0, not {seed}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(
+            threads, (int, np.integer)) or threads < 1):
+        raise UsageError(f"threads must be an integer >= 1, not {threads}")
 
 
 def _check_positive(**values):
@@ -114,7 +118,7 @@ def rmat_chunks(scale, edge_factor=16, seed=0, *, a=GRAPH500_ABC[0], b=GRAPH500_
         Worker threads (default: CPU count, at most 8).
     """
     _check_positive(scale=scale, edge_factor=edge_factor)
-    _check_seed(seed)
+    _check_seed(seed, threads)
     if scale > 40:
         raise UsageError(f"scale {scale} is beyond what grstream can store (at most 40)")
     thresholds = rmat_thresholds(a, b, c)
@@ -158,7 +162,7 @@ def uniform_chunks(num_vertices, num_edges, seed=0, *, weights=False, threads=No
     (rarely, for sparse graphs), as in R-MAT. Same seed, same graph.
     """
     _check_positive(num_vertices=num_vertices)
-    _check_seed(seed)
+    _check_seed(seed, threads)
     if num_edges < 0:
         raise UsageError(f"num_edges must be >= 0, not {num_edges}")
     nchunks = -(-num_edges // GEN_CHUNK_EDGES)
@@ -192,7 +196,7 @@ def grid_chunks(rows, cols, *, weights=False, seed=0, threads=None):
     are drawn per block of rows from ``seed``.
     """
     _check_positive(rows=rows, cols=cols)
-    _check_seed(seed)
+    _check_seed(seed, threads)
     per_chunk = max(1, GEN_CHUNK_EDGES // (4 * cols))
     nchunks = -(-rows // per_chunk)
 

@@ -83,6 +83,8 @@ def test_grid_weights_are_deterministic():
     (lambda: gen.rmat(4, seed=-1), "seed must be an integer >= 0, not -1"),
     (lambda: gen.uniform(5, 5, seed=-2), "seed must be an integer >= 0, not -2"),
     (lambda: gen.grid(2, 2, seed=1.5), "seed must be an integer >= 0, not 1.5"),
+    (lambda: gen.rmat(4, threads=0), "threads must be an integer >= 1, not 0"),
+    (lambda: gen.uniform(5, 5, threads=-3), "threads must be an integer >= 1, not -3"),
 ])
 def test_bad_parameters(call, message):
     with pytest.raises(UsageError, match=message):
