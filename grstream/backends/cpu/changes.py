@@ -35,13 +35,17 @@ class ChangedSources:
 
 def hoist(ex):
     """(hoisted messages, whether they are the changed sources' only): gather_map once per
-    vertex, or over in-edges of a gather_from "changed" program once per changed vertex."""
+    vertex (in runs of at most a shard's vertices, so the program's temporaries stay small),
+    or over in-edges of a gather_from "changed" program once per changed vertex."""
     ids = ex.sources.ids
     if ids is not None and ex.kern.dirs == ("in",):
         return messages(ex, ids), True
-    everyone = VertexView(ex.cur, ex.builtins, slice(0, ex.n), ex.n, lanes=ex.L)
-    return as_length(ex.program.gather_map(everyone, None, None), ex.n, ex.spec.gather_dtype,
-                     ex.L), False
+    dtype = ex.spec.gather_dtype
+    out = np.empty((ex.n,) if ex.L is None else (ex.n, ex.L), dtype=dtype)
+    for lo, hi in ex.vertex_chunks():
+        view = VertexView(ex.cur, ex.builtins, slice(lo, hi), hi - lo, lanes=ex.L)
+        out[lo:hi] = as_length(ex.program.gather_map(view, None, None), hi - lo, dtype, ex.L)
+    return out, False
 
 
 def messages(ex, ids):
@@ -50,7 +54,9 @@ def messages(ex, ids):
     them as usual."""
     spec = ex.spec
     out = np.full(ex.n, spec.gather_reduce.identity(spec.gather_dtype), dtype=spec.gather_dtype)
-    if len(ids):
-        view = VertexView(ex.cur, ex.builtins, ids, len(ids))
-        out[ids] = as_length(ex.program.gather_map(view, None, None), len(ids), spec.gather_dtype)
+    step = max(ex.vertex_chunks()[0][1], 1)
+    for k in range(0, len(ids), step):
+        part = ids[k:k + step]
+        view = VertexView(ex.cur, ex.builtins, part, len(part))
+        out[part] = as_length(ex.program.gather_map(view, None, None), len(part), spec.gather_dtype)
     return out

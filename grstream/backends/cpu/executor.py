@@ -37,11 +37,13 @@ class CpuExecutor(CpuFacts, Executor):
         L = self.L = options.get("lanes")
         shape = (n,) if L is None else (n * L,)   # lanes: flat, viewed as (n, lanes in use)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
-        self.builtins = {}
-        for d in ("in_degree", "out_degree"):
-            if d in spec.vertex_reads:
-                ledger.take("device", d, 8 * n)
-                self.builtins[d] = getattr(store, d)()
+        # the store's degrees (views of its arrays, counted once as "store")
+        ledger.take("device", "store", memory.static["store"])
+        self.builtins = {d: getattr(store, d)() for d in ("in_degree", "out_degree")
+                         if d in spec.vertex_reads}
+        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
+        step = max(int(sizes.max(initial=0)), 1)   # passes over every vertex: a shard at a time
+        self._chunks = [(lo, min(lo + step, n)) for lo in range(0, n, step)] or [(0, 0)]
         self.cur, self.nxt = {}, {}
         for f, dt in spec.vertex_fields.items():
             for side, where in (("cur", self.cur), ("nxt", self.nxt)):
@@ -61,6 +63,11 @@ class CpuExecutor(CpuFacts, Executor):
         if "acc" in memory.static:
             self.acc_all = np.zeros(shape, dtype=spec.gather_dtype)
         self._full = {"cur": dict(self.cur), "nxt": dict(self.nxt), "acc": self.acc_all}
+        self._handed_out = False   # state() gave nxt's arrays to a Result
+        self.terms = None
+        if "terms" in memory.static:   # aggregates' per-vertex terms, reduced at once
+            ledger.take("device", "terms", memory.static["terms"])
+            self.terms = np.zeros(memory.static["terms"], dtype=np.uint8)
         self.edges = {}
         for name, dt in spec.edge_state.items():
             ledger.take("device", f"edges/{name}", int(store.num_edges) * dt.itemsize)
@@ -99,6 +106,11 @@ class CpuExecutor(CpuFacts, Executor):
             self.acc_all = view(full["acc"])
         self.lane_runs.use(count)
 
+    def vertex_chunks(self):
+        """``[(lo, hi)]``: the vertex ranges of passes over every vertex (a shard's vertices at
+        most each, so that a program's temporaries over them stay within the scratch)."""
+        return self._chunks
+
     def strategy(self, plan):
         """The strategy that runs ``plan``."""
         if self.lane_runs is not None:
@@ -109,7 +121,26 @@ class CpuExecutor(CpuFacts, Executor):
     def bind(self, program):
         self.program = program
 
+    def host_state(self, name, shape, dtype):
+        """The initial state is written straight into ``nxt`` (load_state copies it to ``cur``),
+        so that a run's start holds no third copy of the vertex fields."""
+        self._renew()
+        if self.L is not None:
+            self._use_lanes(shape[1])
+        out = self.nxt.get(name)
+        if out is None or out.shape != tuple(shape) or out.dtype != np.dtype(dtype):
+            return np.zeros(shape, dtype=dtype)
+        out.fill(0)
+        return out
+
+    def _renew(self):
+        """New ``nxt`` arrays where state() handed the last ones to a Result."""
+        if self._handed_out:
+            self.nxt = {f: np.empty_like(a) for f, a in self.nxt.items()}
+            self._handed_out = False
+
     def load_state(self, state, edge_state):
+        self._renew()
         if self.L is not None:
             self._use_lanes(next(iter(state.values())).shape[1])
         for f, a in self.cur.items():
@@ -209,12 +240,14 @@ class CpuExecutor(CpuFacts, Executor):
         t0 = time.perf_counter()
         self._aggregates = {}
         spec = self.spec
-        if plan.reduce:
-            view = VertexView(self.cur, self.builtins, slice(0, self.n), self.n)
-            for name in plan.reduce:
-                dtype = spec.aggregate_dtype[name]
-                terms = as_length(getattr(self.program, "aggregate_" + name)(view), self.n, dtype)
-                self._aggregates[name] = spec.aggregates[name].reduce(terms, dtype).item()
+        for name in plan.reduce:
+            # the terms computed a shard's vertices at a time into one buffer, reduced at once
+            dtype = spec.aggregate_dtype[name]
+            terms = self.terms[:self.n * dtype.itemsize].view(dtype)
+            for lo, hi in self._chunks:
+                view = VertexView(self.cur, self.builtins, slice(lo, hi), hi - lo)
+                terms[lo:hi] = as_length(getattr(self.program, "aggregate_" + name)(view), hi - lo, dtype)
+            self._aggregates[name] = spec.aggregates[name].reduce(terms, dtype).item()
         self.tally.timed("apply", t0)
 
     def read_back(self, plan, stats):
@@ -238,7 +271,14 @@ class CpuExecutor(CpuFacts, Executor):
 
     # ------------------------------------------------------------------ results
     def state(self):
-        return {f: a.copy() for f, a in self.cur.items()}
+        """The vertex fields: a single run's in ``nxt``'s arrays, which the next run replaces
+        (the Result takes them without a further copy of the fields)."""
+        if self.L is not None:
+            return {f: a.copy() for f, a in self.cur.items()}
+        for f, a in self.cur.items():
+            self.nxt[f][...] = a
+        self._handed_out = True
+        return dict(self.nxt)
 
     def edge_state(self):
         return {k: a.copy() for k, a in self.edges.items()}

@@ -7,15 +7,18 @@ import numpy as np
 from ...engine.executor import Capabilities
 from ...engine.memory import Footprint
 from ...engine.planner import hoistable
-from ...engine.schedule import needed_arrays, shard_bytes
 from ...errors import UsageError
 from .pieces import cpu_transfers
+from .segments import CHUNK_EDGES
 from .strategy_push import push_static
 
-#: scratch the executor's temporaries take, per byte of the shard data of the largest unit (index
-#: arrays and gathered messages are about as large as the arrays they index; an estimate, the
-#: program's own intermediate arrays are not counted)
-SCRATCH_PER_DATA_BYTE = 1
+#: temporaries of a pass over one chunk of a unit's rows (segments.CHUNK_EDGES edges), per
+#: edge: edge positions and neighbour ids (8 + 8), messages and the gathered neighbour values
+#: (8 + 8), a repeated own value (8) and the program's own intermediate arrays (16)
+SCRATCH_PER_CHUNK_EDGE = 48
+#: temporaries per vertex of a unit: its accumulator, active and changed ids, the values apply
+#: writes and the program's intermediate arrays over them (in bytes, per field byte and 8)
+SCRATCH_PER_UNIT_VERTEX = 48
 #: the CPU's push threshold (engine/direction.py): its pull walks the changed set's out-edges to
 #: activate, then every in-edge of the frontier, so pushing is never slower
 #: (docs/BENCHMARKS.md, "Measured constants")
@@ -23,6 +26,22 @@ PUSH_THRESHOLD = 1.0
 #: push plans run their units in order: the combining is under one lock, and a second thread only
 #: overlapped the sends and competed for the cores (docs/BENCHMARKS.md, "Measured constants")
 PUSH_WORKERS = 1
+
+
+def store_bytes(store):
+    """Bytes of the arrays an open store holds (its degrees, and original ids if renumbered)."""
+    ids = store.original_ids()
+    return int(store.in_degree().nbytes + store.out_degree().nbytes
+               + (0 if ids is None else ids.nbytes))
+
+
+def unit_scratch(store, spec, lanes, options):
+    """Temporaries of one unit at a time (one worker): the passes over a chunk of its edges and
+    the per-vertex arrays over its vertices (the whole graph when unbounded, else a shard)."""
+    edges, vertices = CpuFacts._unit_size(store, options)
+    width = max(lanes, 1) * max([8] + [dt.itemsize for dt in spec.vertex_fields.values()])
+    per_vertex = SCRATCH_PER_UNIT_VERTEX * width // 8
+    return min(edges, CHUNK_EDGES) * SCRATCH_PER_CHUNK_EDGE * max(lanes, 1) + vertices * per_vertex
 
 
 class CpuFacts:
@@ -35,9 +54,8 @@ class CpuFacts:
         static = {}
         for f, dt in spec.vertex_fields.items():
             static[f"cur/{f}"] = static[f"nxt/{f}"] = L * n * dt.itemsize
-        for d in ("in_degree", "out_degree"):
-            if d in spec.vertex_reads:
-                static[d] = 8 * n
+        # the store's own arrays, held while it is open (degrees; original ids when renumbered)
+        static["store"] = store_bytes(store)
         if spec.activate != "all":
             static["frontier"] = n + (2 * L * n if options.get("lanes") else 0)
         if spec.gather_from == "changed":
@@ -46,13 +64,13 @@ class CpuFacts:
             static["hoisted"] = L * n * spec.gather_dtype.itemsize
         if dense:
             static["acc"] = L * n * spec.gather_dtype.itemsize
+        if spec.aggregates:
+            static["terms"] = n * max(dt.itemsize for dt in spec.aggregate_dtype.values())
         for name, dt in spec.edge_state.items():
             static[f"edges/{name}"] = m * dt.itemsize
         if options.get("push"):   # the session may plan push (engine/direction.py)
             static.update(push_static(spec, n))
-        sizes = shard_bytes(store, needed_arrays(spec, push=bool(options.get("push"))))
-        largest = int(sizes.sum() if options.get("memory_budget") is None else sizes.max(initial=0))
-        scratch = {"unit temporaries": SCRATCH_PER_DATA_BYTE * largest}
+        scratch = {"unit temporaries": cls._threads(options) * unit_scratch(store, spec, L, options)}
         return Footprint(static=static, scratch=scratch, alignment=64)
 
     @staticmethod

@@ -5,7 +5,7 @@ Ids are global vertex ids; a Piece's ``indptr`` arrays index vertices from ``pie
 import numpy as np
 
 from ...program.monoid import sum as sum_monoid
-from .segments import expand_ranges, reduce_segments, spmv
+from .segments import expand_ranges, reduce_segments, row_chunks, spmv
 from ...program.views import EdgeView, ExpandedView, VertexView, as_length
 
 _IDS = {"in": "in/src", "out": "out/dst"}
@@ -36,10 +36,42 @@ class Kernels:
         if rows is not None and kind == "sweep":
             # most of the span is active: a sweep with the inactive results dropped beats
             # selecting edges; statistics still count only the active vertices' edges
-            acc, _ = self._gather(piece, a, b, None, fresh)
+            acc, _ = self._chunked(piece, a, b, None, fresh)
             local = rows - piece.lo
             return acc[local - a], self._edges_of(piece, local)
-        return self._gather(piece, a, b, None if rows is None else rows - piece.lo, fresh)
+        return self._chunked(piece, a, b, None if rows is None else rows - piece.lo, fresh)
+
+    def _chunked(self, piece, a, b, rows, fresh):
+        """:meth:`_gather` over groups of rows of at most segments.CHUNK_EDGES edges each (a row
+        is never split, so every vertex's reduction is the one of a single pass), so that the
+        per-edge temporaries stay within the executor's scratch whatever the unit's size."""
+        if not self.dirs:
+            return self._gather(piece, a, b, rows, fresh)
+        if rows is None:
+            offsets = sum(piece.arrays[f"{d}/indptr"][a:b + 1] for d in self.dirs)
+        else:
+            offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(self._degrees(piece, rows), out=offsets[1:])
+        groups = row_chunks(offsets)
+        if len(groups) == 1:
+            return self._gather(piece, a, b, rows, fresh)
+        out, edges = None, 0
+        for r0, r1 in groups:
+            if rows is None:
+                acc, m = self._gather(piece, a + r0, a + r1, None, fresh)
+            else:
+                acc, m = self._gather(piece, a, b, rows[r0:r1], fresh)
+            if out is None:
+                count = (b - a) if rows is None else len(rows)
+                out = np.empty((count,) + acc.shape[1:], dtype=acc.dtype)
+            out[r0:r1] = acc
+            edges += m
+        return out, edges
+
+    def _degrees(self, piece, local):
+        """Edges of rows ``local`` over every gather direction."""
+        return sum(piece.arrays[f"{d}/indptr"][local + 1] - piece.arrays[f"{d}/indptr"][local]
+                   for d in self.dirs)
 
     def _gather(self, piece, a, b, rows, fresh=False):
         ex = self.ex
@@ -94,11 +126,7 @@ class Kernels:
         return acc, edges
 
     def _edges_of(self, piece, local):
-        total = 0
-        for d in self.dirs:
-            indptr = piece.arrays[f"{d}/indptr"]
-            total += int((indptr[local + 1] - indptr[local]).sum())
-        return total
+        return int(self._degrees(piece, local).sum()) if self.dirs else 0
 
     def edge_props(self, piece, d, sel):
         """Edge properties of the selected edges, stored and mutable, each read on first use."""
@@ -117,14 +145,21 @@ class Kernels:
 
     # ------------------------------------------------------------------ activation, scatter
     def activate(self, piece, changed, spans=None):
-        """Ids of every vertex that gathers from a ``changed`` vertex (duplicates possible).
-        ``spans``: the unit's vertex ranges [a, b) (global ids, ascending, data loaded) holding
-        the sorted ``changed``; where most of a range changed, per-edge flags replace selecting
-        edge positions (a run's shards between a unit's may not be loaded, so never across)."""
+        """Ids of every vertex that gathers from a ``changed`` vertex (duplicates possible):
+        :meth:`activate_chunks` concatenated."""
+        out = list(self.activate_chunks(piece, changed, spans))
+        return (out[0] if len(out) == 1 else np.concatenate(out) if out
+                else np.zeros(0, dtype=np.int64))
+
+    def activate_chunks(self, piece, changed, spans=None):
+        """Yield the ids of the vertices that gather from a ``changed`` vertex, in parts of at
+        most segments.CHUNK_EDGES edges' worth (duplicates possible). ``spans``: the unit's
+        vertex ranges [a, b) (global ids, ascending, data loaded) holding the sorted
+        ``changed``; where most of a range changed, per-edge flags replace selecting edge
+        positions (a run's shards between a unit's may not be loaded, so never across)."""
         local = np.asarray(changed, dtype=np.int64) - piece.lo
-        out = []
         for ptr, ids in self.act_pairs:
-            indptr = piece.arrays[ptr]
+            indptr, targets = piece.arrays[ptr], piece.arrays[ids]
             sparse = [local]
             if spans is not None and len(local):
                 sparse = []
@@ -137,12 +172,15 @@ class Kernels:
                     # most of the range changed (delta programs keep nearly every vertex moving)
                     flags = np.zeros(b - a, dtype=bool)
                     flags[local[i:j] - a] = True
-                    per_edge = np.repeat(flags, np.diff(indptr[a:b + 1]))
-                    out.append(piece.arrays[ids][int(indptr[a]):int(indptr[b])][per_edge])
+                    for r0, r1 in row_chunks(indptr[a:b + 1]):
+                        per_edge = np.repeat(flags[r0:r1], np.diff(indptr[a + r0:a + r1 + 1]))
+                        yield targets[int(indptr[a + r0]):int(indptr[a + r1])][per_edge]
             for part in sparse:
-                sel, _ = expand_ranges(indptr, part)
-                out.append(piece.arrays[ids][sel])
-        return out[0] if len(out) == 1 else np.concatenate(out)
+                offsets = np.zeros(len(part) + 1, dtype=np.int64)
+                np.cumsum(indptr[part + 1] - indptr[part], out=offsets[1:])
+                for r0, r1 in row_chunks(offsets):
+                    sel, _ = expand_ranges(indptr, part[r0:r1])
+                    yield targets[sel]
 
     def activate_lanes(self, piece, rows, changed):
         """Flat (id * lanes + lane) positions of the vertices that gather from a vertex of

@@ -62,23 +62,49 @@ def segment_owner(indptr, first=0):
     return np.repeat(np.arange(first, first + len(counts), dtype=np.int64), counts)
 
 
+#: the most edges one pass over a unit's rows takes at once (a longer row alone): the CPU
+#: executor's temporaries grow with this, not with a unit's edges (facts.py counts them)
+CHUNK_EDGES = 1 << 18
+
+
+def row_chunks(indptr, limit=CHUNK_EDGES):
+    """``[(r0, r1)]``: consecutive row ranges of the CSR offsets ``indptr`` covering every row,
+    each holding at most ``limit`` edges (a row of more edges alone)."""
+    nrows = len(indptr) - 1
+    if nrows <= 0 or int(indptr[-1]) - int(indptr[0]) <= limit:
+        return [(0, max(nrows, 0))]
+    out, r0 = [], 0
+    while r0 < nrows:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + limit, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), nrows)
+        out.append((r0, r1))
+        r0 = r1
+    return out
+
+
 def spmv(indptr, indices, x):
-    """``out[k] = sum(x[indices[indptr[k]:indptr[k+1]]])`` through scipy's CSR product.
+    """``out[k] = sum(x[indices[indptr[k]:indptr[k+1]]])`` through scipy's CSR product, over
+    row ranges of at most CHUNK_EDGES edges (scipy copies an index array that views less
+    than half of its buffer, and the all-ones data array is as long as the range's edges).
 
     Index arrays are given one dtype so scipy does not copy them; the all-ones data array is
-    cached per dtype and length (it is the same every call).
+    cached per dtype (it is the same every call).
     """
     nrows = len(indptr) - 1
     if len(indices) == 0 or nrows == 0:
         return np.zeros(nrows, dtype=x.dtype)
-    if indices.dtype == np.int32 and len(indices) < 2**31 - 1:
-        indptr = indptr.astype(np.int32)
-    else:
-        indices = indices.astype(np.int64, copy=False)
-        indptr = indptr.astype(np.int64, copy=False)
-    data = _ones(len(indices), x.dtype)
-    mat = sp.csr_matrix((data, indices, indptr), shape=(nrows, len(x)), copy=False)
-    return mat @ x
+    out = np.empty(nrows, dtype=x.dtype)
+    small = indices.dtype == np.int32 and len(indices) < 2**31 - 1
+    for r0, r1 in row_chunks(indptr):
+        e0, e1 = int(indptr[r0]), int(indptr[r1])
+        ptr, ids = indptr[r0:r1 + 1] - e0, indices[e0:e1]
+        if small:
+            ptr = ptr.astype(np.int32)
+        else:
+            ids, ptr = ids.astype(np.int64, copy=False), ptr.astype(np.int64, copy=False)
+        mat = sp.csr_matrix((_ones(e1 - e0, x.dtype), ids, ptr), shape=(r1 - r0, len(x)), copy=False)
+        out[r0:r1] = mat @ x
+    return out
 
 
 _ONES = {}

@@ -62,16 +62,24 @@ class Frontier:
 
     def begin(self):
         """A plan starts: no next frontier collected yet."""
-        self._next, self._mask_used = [], False
+        self._next, self._queued, self._mask_used = [], 0, False
+        self._lock = threading.Lock()
 
     def add(self, targets, bitmap):
-        """Units found ``targets`` (duplicates possible) for the next frontier; many (or a
-        ``bitmap`` plan) are marked in the mask (workers only ever set flags: no lock needed)."""
-        if bitmap or len(targets) * 16 >= self.n:
-            self.mask[targets] = True
-            self._mask_used = True
-        else:
-            self._next.append(targets)
+        """Units found ``targets`` (duplicates possible) for the next frontier. Once the ids
+        collected reach n/16 (or in a ``bitmap`` plan) they are marked in the mask instead, so
+        the ids held stay under n/16 whatever the edges walked."""
+        if not bitmap and not self._mask_used:
+            with self._lock:
+                if self._queued + len(targets) < self.n / 16:
+                    self._next.append(targets)
+                    self._queued += len(targets)
+                    return
+                parts, self._next, self._mask_used = self._next, [], True
+            for p in parts:
+                self.mask[p] = True
+        self.mask[targets] = True   # (workers only ever set flags: no lock needed)
+        self._mask_used = True
 
     def merge(self):
         """The next frontier collected since :meth:`begin`, as sorted unique ids (through the
@@ -80,7 +88,7 @@ class Frontier:
         if not parts and not self._mask_used:
             return np.zeros(0, dtype=np.int64)
         total = sum(len(p) for p in parts)
-        if not self._mask_used and total * 16 < self.n:
+        if not self._mask_used and total * 16 < self.n:   # (always, while it holds ids)
             return np.unique(np.concatenate(parts) if len(parts) > 1 else parts[0])
         mask = self.mask
         for p in parts:

@@ -43,9 +43,10 @@ class Pull(Strategy):
 
     def apply(self, plan, unit, piece):
         t0 = time.perf_counter()
-        ex, spec = self.ex, self.ex.spec
-        if unit is None:
-            index, count, acc, ctx = slice(0, ex.n), ex.n, ex.acc_all, {}
+        ex = self.ex
+        if unit is None:   # every vertex (dense plans), in runs of at most a shard's vertices
+            for lo, hi in ex.vertex_chunks():
+                self._apply(plan, None, None, slice(lo, hi), hi - lo, ex.acc_all[lo:hi], {})
         else:
             ctx = self.ctx.setdefault(unit, {})
             lo, hi, rows = ex.frontier.rows(unit)
@@ -53,8 +54,13 @@ class Pull(Strategy):
             count = (hi - lo) if rows is None else len(rows)
             acc = ctx.get("acc")
             if acc is None:
-                acc = np.full(count if ex.L is None else (count, ex.L),
-                              spec.gather_dtype.type(0), dtype=spec.gather_dtype)
+                dtype = ex.spec.gather_dtype
+                acc = np.full(count if ex.L is None else (count, ex.L), dtype.type(0), dtype=dtype)
+            self._apply(plan, unit, piece, index, count, acc, ctx)
+        ex.tally.timed("apply", t0)
+
+    def _apply(self, plan, unit, piece, index, count, acc, ctx):
+        ex = self.ex
         v = VertexView(ex.cur, ex.builtins, index, count, writable=True, lanes=ex.L)
         changed = as_length(ex.program.apply(v, acc), count, np.bool_, ex.L)
         changed, written = self._keep(index, changed, v.assigned())
@@ -64,7 +70,6 @@ class Pull(Strategy):
         self.applied.append((index, tuple(written)))
         ctx["written"] = written
         ex.tally.add(changed=nchanged)
-        ex.tally.timed("apply", t0)
 
     def _keep(self, index, changed, written):
         """(changed, written) of the vertices an apply may change (lanes mask theirs)."""
@@ -91,8 +96,8 @@ class Pull(Strategy):
         else:
             changed = self.ctx[unit]["changed"]
         if len(changed):
-            targets = ex.kern.activate(piece, changed, unit_spans(ex.intervals, unit.shards))
-            frontier.add(targets, plan.frontier_format == "bitmap")
+            for targets in ex.kern.activate_chunks(piece, changed, unit_spans(ex.intervals, unit.shards)):
+                frontier.add(targets, plan.frontier_format == "bitmap")
         ex.tally.timed("activate", t0)
 
     def scatter(self, plan, unit, piece):

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .pieces import unit_spans
-from .segments import _ones, expand_ranges
+from .segments import _ones, expand_ranges, row_chunks
 from .strategy import Strategy
 from ...program.push import sender_map
 from ...program.views import EdgeView, ExpandedView, VertexView, as_length
@@ -194,24 +194,26 @@ class Push(Strategy):
         self.fmt, self._found, self._base = fmt, [], 0
         self.asynchronous, self._unit_finder = asynchronous, None
 
-    def _finder(self, pairs):
-        """How the receivers of ``pairs`` are found: "queue" (stamps), "flag" (flags) or
-        "bitmap" (flags, or the accumulator's scan for absorbing programs)."""
+    def _finder(self, total):
+        """How the receivers of a unit's ``total`` messages are found: "queue" (stamps), "flag"
+        (flags) or "bitmap" (flags, or the accumulator's scan for absorbing programs)."""
         if not self.asynchronous:
             return self.fmt
-        total = sum(len(t) for t, _ in pairs)
         if total < self.ex.n * UNIFORM_SHARE:
             return "queue"
         # absorbing: scanning the accumulator beats flagging the targets and scanning the flags
         # from n/16 targets on (docs/BENCHMARKS.md, "Measured constants")
         return "bitmap" if self.absorbing else "flag"
 
-    def accumulate(self, pairs):
+    def accumulate(self, pairs, total=None):
         """Combine (targets, messages) pairs into the accumulator at once, on the unit's worker
         thread (one at a time: ufunc.at is not atomic), so that it overlaps other units' sends;
-        and mark the receivers as the frontier format finds them."""
+        and mark the receivers as the frontier format finds them (``total``: the unit's
+        messages, of which ``pairs`` may be a part; default the pairs')."""
         ufunc = self.ex.spec.gather_reduce.ufunc
-        finder = self._unit_finder = self._finder(pairs)
+        if total is None:
+            total = sum(len(t) for t, _ in pairs)
+        finder = self._unit_finder = self._finder(total)
         with self.lock:
             done = []
             # folds first: each scans the flags, which recording receivers may mark
@@ -298,10 +300,18 @@ class Push(Strategy):
         else:
             senders = ex.frontier.slice(changed_ids, unit)
         if len(senders):
-            pairs, walked = self.send(piece, senders, full=len(senders) == hi - lo,
-                                      keep=unit.transfer != "copy")
-            self.accumulate(pairs)
-            ex.tally.add(edges=walked)
+            # in parts of at most segments.CHUNK_EDGES edges, so that the messages and the
+            # receivers' ids stay within the executor's scratch (a part of every vertex of the
+            # span is contiguous: "full" holds for each)
+            full, keep = len(senders) == hi - lo, unit.transfer != "copy"
+            offsets = np.zeros(len(senders) + 1, dtype=np.int64)
+            local = senders - piece.lo
+            np.cumsum(sum(piece.arrays[SENDS[d][0]][local + 1] - piece.arrays[SENDS[d][0]][local]
+                          for d in self.dirs), out=offsets[1:])
+            for r0, r1 in row_chunks(offsets):
+                pairs, walked = self.send(piece, senders[r0:r1], full=full, keep=keep)
+                self.accumulate(pairs, total=int(offsets[-1]))
+                ex.tally.add(edges=walked)
         ex.tally.timed("gather", t0)
 
     def apply(self, plan, unit, piece):
