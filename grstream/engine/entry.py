@@ -87,7 +87,10 @@ def open_store(store):
                      f"{type(store).__name__}")
 
 
-def check_open(store):
+def check_open(store, session=None):
+    """``store``, if neither it nor the ``session`` running on it was closed."""
+    if session is not None and session.closed:
+        raise UsageError("the Session is closed: open a new one (with gr.Session(...) as s:)")
     if store.closed:
         raise UsageError(f"the store {store.path} is closed: open it again with grstream.open")
     return store

@@ -92,7 +92,7 @@ class Session:
         self.local_rounds = entry.count("local_rounds", options.pop("local_rounds", 0), allow_none=False)
         self.push_async = entry.flag("push_async", options.pop("push_async", True))
         self.store, self._own_store = entry.open_store(store)
-        self._serial = entry.OneAtATime()   # one run at a time: see the class docstring
+        self._serial, self.closed = entry.OneAtATime(), False   # runs take turns (class docstring)
         self.options = options
         self._prepared = {}
         self.shared, self.loaded = {}, set()
@@ -184,7 +184,7 @@ class Session:
         progress = self.progress if progress is None else entry.flag("progress", progress)
         callback = entry.callback(callback)
         with self._serial("Session.run()"):
-            entry.check_open(self.store)
+            entry.check_open(self.store, self)
             entry.vertex_params(program, self.n)
             t_start = time.perf_counter()
             try:
@@ -317,7 +317,7 @@ class Session:
         if not self.can_run_lanes(type(programs[0])):
             raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes on {self.cls.name}: use run()")
         with self._serial("Session.run_lanes()"):
-            entry.check_open(self.store)
+            entry.check_open(self.store, self)
             for p in programs:
                 entry.vertex_params(p, self.n)
             t_start = time.perf_counter()
@@ -379,6 +379,7 @@ class Session:
     def close(self):
         """Close the executors (and the store when the session opened it), after a running run."""
         with self._serial("Session.close()"):
+            self.closed = True
             self._evict()
             if self._pool is not None:
                 self._pool.shutdown(wait=True)

@@ -211,6 +211,9 @@ def test_a_closed_store_is_refused_and_a_path_is_not_opened_on_bad_arguments(sto
             s.run(BFS(source=0))
     with pytest.raises(UsageError, match="is closed"):
         gr.run(BFS(source=0), other)
+    with pytest.raises(UsageError, match="the Session is closed"):
+        s.run_lanes([BFS(source=0)])
+    s.close()   # a second close does nothing
     with pytest.raises(UsageError, match="memory_budget"):
         gr.Session(path, memory_budget="x")
 
