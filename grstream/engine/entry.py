@@ -28,10 +28,8 @@ def count(name, value, allow_none=True):
     return int(value)
 
 
-def flag(name, value, allow_none=False):
-    """``value`` as a bool: True, False (or numpy's); None passes when ``allow_none``."""
-    if value is None and allow_none:
-        return None
+def flag(name, value):
+    """``value`` as a bool: True or False (or numpy's)."""
     if not isinstance(value, (bool, np.bool_)):
         raise UsageError(f"{name} must be True or False, not {plain(value)}")
     return bool(value)
