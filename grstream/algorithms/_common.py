@@ -44,22 +44,14 @@ def internal_sources(store, sources, what="source"):
 def execute(program, store, run_options):
     """Run ``program`` with the engine options the algorithm entry points accept."""
     from ..engine import run
-    return run(program, store, **checked(run_options))
-
-
-def checked(run_options):
-    """``run_options`` with ``max_iter`` checked (a count, or None)."""
-    if run_options.get("max_iter") is not None:
-        from .params import Count
-        run_options = dict(run_options, max_iter=Count().check("max_iter", run_options["max_iter"]))
-    return run_options
+    return run(program, store, **run_options)
 
 
 def open_session(store, run_options):
     """A Session for many runs with the options the algorithm entry points accept, and the
     keyword arguments each ``session.run`` takes: ``(session, run_kwargs)``."""
     from ..engine import Session
-    opts = dict(checked(run_options))
+    opts = dict(run_options)
     run_kwargs = {k: opts.pop(k) for k in ("max_iter", "progress", "callback") if k in opts}
     backend_options = opts.pop("backend_options", None) or {}
     return Session(store, **opts, **backend_options), run_kwargs

@@ -57,22 +57,21 @@ class Vertex(Kind):
 
 
 class Count(Kind):
-    """An integer >= ``minimum`` (and <= ``maximum``); integral floats and numpy integers count,
-    bools and strings do not."""
+    """An integer >= ``minimum`` >= 0 (and <= ``maximum``; None too when ``optional``); integral
+    floats and numpy integers count, bools and strings do not."""
 
     annotation = int
     metavar = "N"
     textual = True
 
-    def __init__(self, minimum=0, maximum=None):
-        self.minimum, self.maximum = minimum, maximum
+    def __init__(self, minimum=0, maximum=None, optional=False):
+        self.minimum, self.maximum, self.optional = minimum, maximum, optional
 
     def check(self, label, value):
-        integral = isinstance(value, numbers.Integral) or (
-            isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer())
-        if _is_bool(value) or not integral:
-            raise UsageError(f"{label} must be an integer, not {plain(value)}")
-        x = int(value)
+        from ..engine import entry  # the engine's own check of counts (gr.run's max_iter)
+        x = entry.count(label, value, allow_none=self.optional)
+        if x is None:
+            return x
         if x < self.minimum or (self.maximum is not None and x > self.maximum):
             upper = f" and at most {self.maximum}" if self.maximum is not None else ""
             raise UsageError(f"{label} must be at least {self.minimum}{upper}, not {plain(value)}")
@@ -144,9 +143,8 @@ class Flag(Kind):
     annotation = bool
 
     def check(self, label, value):
-        if not _is_bool(value):
-            raise UsageError(f"{label} must be True or False, not {plain(value)}")
-        return bool(value)
+        from ..engine import entry  # the engine's own check of flags (gr.run's progress)
+        return entry.flag(label, value)
 
 
 class Seed(Kind):
@@ -346,7 +344,8 @@ def source_param():
 
 def max_iter_param(default=None, none="until no vertex changes"):
     """``max_iter``: the iteration limit handed to :func:`grstream.run`."""
-    return Param("max_iter", Count(), default, "iterations at most", none=none,
+    return Param("max_iter", Count(optional=default is None), default, "iterations at most",
+                 none=none,
                  doc="``result.converged`` says whether the run ended by its own rule.")
 
 

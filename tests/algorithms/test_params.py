@@ -31,7 +31,7 @@ def store(tmp_path):
     ({"tol": 0}, "tol must be a positive"),
     ({"tol": math.nan}, "tol must be a number, not NaN"),
     ({"tol": math.inf}, "tol must be a positive finite"),
-    ({"max_iter": -1}, "max_iter must be at least 0"),
+    ({"max_iter": -1}, "max_iter must be >= 0"),
     ({"max_iter": 2.5}, "max_iter must be an integer"),
     ({"max_iter": "10"}, "max_iter must be an integer"),
     ({"stop": "l2"}, "stop must be one of 'l1', 'networkx'"),
@@ -89,10 +89,10 @@ def test_cli_inherits_the_checks(store, capsys):
 @pytest.mark.parametrize("call, match", [
     # one rule for every entry point: integers (integral floats and numpy integers too), never
     # strings, bools or fractions; max_iter="3" was a TypeError where 2.5 was accepted
-    (lambda st: bfs(st, 0, max_iter="3"), "max_iter must be an integer, not '3'"),
-    (lambda st: sssp(st, 0, max_iter=2.5), "max_iter must be an integer, not 2.5"),
-    (lambda st: connected_components(st, max_iter=True), "max_iter must be an integer, not True"),
-    (lambda st: pagerank(st, max_iter="3"), "max_iter must be an integer, not '3'"),
+    (lambda st: bfs(st, 0, max_iter="3"), "max_iter must be an integer >= 0 or None, not '3'"),
+    (lambda st: sssp(st, 0, max_iter=2.5), "max_iter must be an integer >= 0 or None, not 2.5"),
+    (lambda st: connected_components(st, max_iter=True), "max_iter must be an integer >= 0 or None, not True"),
+    (lambda st: pagerank(st, max_iter="3"), "max_iter must be an integer >= 0, not '3'"),
     # values that were taken for truthy or hashed into a seed
     (lambda st: betweenness(st, normalized="no"), "normalized must be True or False, not 'no'"),
     (lambda st: betweenness(st, endpoints=1), "endpoints must be True or False, not 1"),
@@ -106,6 +106,17 @@ def test_cli_inherits_the_checks(store, capsys):
 def test_declared_parameters_are_checked_alike(store, call, match):
     with pytest.raises(UsageError, match=match):
         call(store)
+
+
+def test_the_engine_and_the_algorithms_check_counts_alike(store):
+    import grstream as gr
+    from grstream.algorithms.bfs import BFS
+    for value in ("3", 2.5, True, -1):
+        with pytest.raises(UsageError) as engine:
+            gr.run(BFS(source=0), store, max_iter=value)
+        with pytest.raises(UsageError) as algorithm:
+            bfs(store, 0, max_iter=value)
+        assert str(engine.value) == str(algorithm.value)
 
 
 def test_integral_values_of_any_type_are_counts(store):

@@ -57,7 +57,7 @@ def test_bc_seed_needs_sources(store_path, capsys):
     ("--tol", "inf", "must be a positive finite number, not inf"),
     ("--tol", "nan", "must be a number, not NaN"),
     ("--max-iter", "2.5", "must be an integer, not '2.5'"),
-    ("--max-iter", "-1", "must be at least 0, not -1"),
+    ("--max-iter", "-1", "must be >= 0, not -1"),
     ("--method", "fast", "must be one of 'power', 'delta', not 'fast'"),
 ])
 def test_bad_algorithm_options_are_usage_errors(store_path, capsys, flag, value, message):
