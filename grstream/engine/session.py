@@ -47,11 +47,12 @@ class Session:
     ----------
     store : ShardStore or path
     device : {"cpu", "cuda", "auto"}
-    memory_budget : int, optional
+    memory_budget : int or str, optional
         Executor bytes (host memory on the CPU, device memory on the GPU) for vertex state,
-        scratch and shard data of every program the session holds; default: everything resident
-        on the CPU, free device memory less 1 GiB on the GPU.
-    pinned_budget : int, optional
+        scratch and shard data of every program the session holds (an int, or ``"512M"`` as on
+        the command line); default: everything resident on the CPU, free device memory less
+        1 GiB on the GPU.
+    pinned_budget : int or str, optional
         Pinned host bytes for the GPU's staging buffers and cache of streamed shards (default:
         min(memory budget, 8 GiB); see grstream/engine/memory.py).
     progress : bool
