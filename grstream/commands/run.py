@@ -54,8 +54,10 @@ def add_parser(sub):
     return p
 
 
-#: where each executor declares its push threshold (Capabilities.push_threshold)
-EXECUTORS = (("CPU", "grstream.backends.cpu.facts"), ("GPU", "grstream.backends.cuda.executor"))
+#: the modules where each executor declares its push threshold (the value it gives
+#: Capabilities), the first that has one counts
+EXECUTORS = (("CPU", ("grstream.backends.cpu.facts",)),
+             ("GPU", ("grstream.backends.cuda.facts", "grstream.backends.cuda.executor")))
 
 
 def push_threshold_help():
@@ -64,12 +66,14 @@ def push_threshold_help():
     import importlib
     from ..engine.direction import PUSH_THRESHOLD
     found = []
-    for device, module in EXECUTORS:
-        try:
-            own = importlib.import_module(module).PUSH_THRESHOLD
-        except ImportError:  # an installation without the GPU path
-            continue
-        found.append(f"{float(PUSH_THRESHOLD if own is None else own)!r} on the {device}")
+    for device, modules in EXECUTORS:
+        for module in modules:
+            try:
+                own = importlib.import_module(module).PUSH_THRESHOLD
+            except (ImportError, AttributeError):  # not here, or no GPU path installed
+                continue
+            found.append(f"{float(PUSH_THRESHOLD if own is None else own)!r} on the {device}")
+            break
     return ("fraction of the edges up to which auto pushes (default: the executor's, "
             f"{', '.join(found)})").replace("%", "%%")
 

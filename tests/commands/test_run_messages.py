@@ -31,6 +31,11 @@ def test_push_threshold_help_states_what_the_cpu_uses(store_path, capsys):
     used = json.loads(capsys.readouterr().out)["runs"][0]["info"]["direction"]["threshold"]
     assert f"(default: the executor's, {float(used)!r} on the CPU" in help_text
     assert "0.05" not in help_text
+    try:   # the GPU's, read from the module that declares it, where the GPU path is installed
+        import grstream.backends.cuda  # noqa: F401
+    except ImportError:
+        return
+    assert " on the GPU)" in help_text
 
 
 def test_sssp_without_weights_says_what_is_needed(store_path, capsys):
