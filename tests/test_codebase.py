@@ -34,8 +34,6 @@ PENDING_LONG = {
 #: repeated file names whose rename is being landed by another branch (xfail until then)
 PENDING_NAMES = {
     "schedule.py": "backends/cuda/schedule.py renamed (branch contract)",
-    "streams.py": "io/streams.py (pipes read once) shares the name of backends/cuda/streams.py (CUDA "
-                  "streams): its rename is for branch inputs",
 }
 #: file names every package may hold, whatever else shares them
 PYTHON_NAMES = {"__init__.py", "__main__.py"}

@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import InputFormatError, UsageError
 from .base import EdgeSource
 from .h5store import HDF5_SIGNATURE
-from .streams import input_name, is_stream, reopen
+from .pipes import input_name, is_stream, reopen
 from .textblocks import open_bytes
 
 #: format names accepted by ``open_source(format=...)``
@@ -85,7 +85,7 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
     source : str, os.PathLike, ndarray, tuple, scipy.sparse matrix, networkx graph or EdgeSource
         A file (format from ``format``, else the extension, else the content) or an in-memory
         graph. ``"-"`` is standard input; it and pipes (FIFOs, ``/dev/stdin``) are read as
-        streams (:mod:`grstream.io.streams`): text formats only, through once.
+        streams (:mod:`grstream.io.pipes`): text formats only, through once.
     format : str, optional
         One of :data:`FORMATS`; overrides detection.
     weighted : bool or None

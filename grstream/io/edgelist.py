@@ -15,7 +15,7 @@ from .base import EdgeSource
 from .labelled import LabelTable, check_not_header, is_named
 from .chunking import check_chunk_edges
 from .sidefile import declared_vertices
-from .streams import is_stream
+from .pipes import is_stream
 from .texttable import TextTable, file_size, find_first_data, is_data_line
 from .validate import refuse_empty, resolve_weighted
 

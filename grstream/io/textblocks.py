@@ -17,7 +17,7 @@ import zlib
 import numpy as np
 
 from ..errors import InputFormatError
-from .streams import is_stream, stream_for
+from .pipes import is_stream, stream_for
 
 #: bytes read per block; a block's parsed values take about the same memory again
 BLOCK_BYTES = 4 << 20
@@ -34,7 +34,7 @@ def open_bytes(path, whole=False):
     """Open *path* for binary reading, decompressing gzip (detected by its magic bytes), and
     positioned after a UTF-8 byte-order mark when the (decompressed) text starts with one.
 
-    Standard input (``-``) and pipes are read through :mod:`.streams`: ``whole`` says the
+    Standard input (``-``) and pipes are read through :mod:`.pipes`: ``whole`` says the
     reader goes through the whole input (the data pass) rather than its first lines.
 
     Raises

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UsageError, plain
 from ..io.atomic import check_output
-from ..io.streams import input_name, is_stream
+from ..io.pipes import input_name, is_stream
 from ..store import format as fmt
 from ..units import byte_size, format_bytes
 from .edge_chunks import EdgeOptions

@@ -10,7 +10,7 @@ from ...errors import DeviceError, UsageError
 from .compile import load_module
 from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
-from .streams import Streams
+from .pipes import Streams
 
 #: readback words: changed vertices, gathered edges, edges a push from the changed set walks; then
 #: aggregates, the active vertices per shard, the changed vertices per shard

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...engine import costs
 from ...errors import UsageError
-from .streams import busy_overlap
+from .pipes import busy_overlap
 
 TRANSFERS = ("auto", "copy", "compact", "zerocopy")
 CALIBRATE_BYTES = 16 << 20

@@ -13,7 +13,7 @@ import pytest
 import grstream as gr
 from grstream.cli import main
 from grstream.errors import InputFormatError
-from grstream.io import open_source
+from grstream.io import open_source, pipes
 
 ROOT = Path(__file__).resolve().parents[2]
 BOM = b"\xef\xbb\xbf"
@@ -36,6 +36,14 @@ def cli(args, data):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "grstream", *args], input=data,
                           capture_output=True, env=env, timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def close_pipes():
+    """Each test's FIFOs are closed after it (the process keeps a pipe open once read)."""
+    yield
+    for name in list(pipes._streams):
+        pipes.reopen(name)
 
 
 def fifo(tmp_path, data, name="p.txt"):
