@@ -12,8 +12,10 @@ combines its (receiver, message) pairs into a per-vertex accumulator with ``ufun
 thread under a lock, so that one unit's combining overlaps another's walk. The accumulator is
 held at the monoid's identity between iterations and reset only at the receivers. The single
 apply after the units runs over the receivers. One message value for a whole unit (BFS's level)
-of an idempotent monoid is folded instead: its targets' flags are marked and scanned, and the
-value combined once per receiver (~3x cheaper per edge than ``ufunc.at``).
+of an idempotent monoid is folded instead: its targets' flags are marked, and when the unit's
+sends end the flags are scanned and the value combined once per receiver (~3x cheaper per edge
+than ``ufunc.at``). A unit's senders send in parts of at most segments.CHUNK_EDGES edges, so
+that the messages held at once stay within the executor's scratch.
 
 An asynchronous plan (IterationPlan.push_async) runs its units in order, each sending from its
 shards' unsent vertices (the changed set at the start, plus those earlier units changed), then
@@ -84,6 +86,7 @@ class Push(Strategy):
         self.acc = np.full(n, self.identity, dtype=spec.gather_dtype)
         self.stamp = np.zeros(n, dtype=np.int32 if n < 2**31 else np.int64)
         self.flag = np.zeros(n, dtype=bool)
+        self._pending = None
         # asynchronous plans: vertices whose newest value no unit has sent yet
         self.unsent = np.zeros(n, dtype=bool)
         self.lock = threading.Lock()
@@ -216,41 +219,54 @@ class Push(Strategy):
         finder = self._unit_finder = self._finder(total)
         with self.lock:
             done = []
-            # folds first: each scans the flags, which recording receivers may mark
-            for targets, msgs in sorted(pairs, key=lambda p: np.ndim(p[1])):
+            for targets, msgs in pairs:
                 if not len(targets):
                     continue
-                if self._folds(targets, msgs, finder):
-                    targets = self._fold_uniform(targets, msgs, ufunc)   # now unique
-                else:
-                    ufunc.at(self.acc, targets, msgs)
-                done.append(targets)
-            for targets in done:
-                if finder == "queue":
-                    # each receiver keeps the position of one of its messages, whichever write
-                    # lands last: exactly one message per receiver finds its own position there
-                    positions = np.arange(self._base, self._base + len(targets),
-                                          dtype=self.stamp.dtype)
-                    self.stamp[targets] = positions
-                    self._found.append((targets, positions))
-                    self._base += len(targets)
-                elif finder == "flag" or not self.absorbing:
+                if self._folds(msgs, total, finder):
+                    # a uniform message of an idempotent monoid: its targets are flagged, and
+                    # the value is combined once per receiver when the unit's sends end (flush)
+                    if self._pending is not None and self._pending != msgs:
+                        done.append(self._fold())
+                    self._pending = msgs
                     self.flag[targets] = True
+                    continue
+                ufunc.at(self.acc, targets, msgs)
+                done.append(targets)
+            self._record(done, finder)
 
-    def _folds(self, targets, msgs, finder):
+    def _folds(self, msgs, total, finder):
         """A uniform message of an idempotent monoid, over many edges, where the flags are free
-        (no other unit's receivers are marked in them)."""
-        return (np.ndim(msgs) == 0 and self.idempotent and len(targets) >= self.ex.n * UNIFORM_SHARE
-                and (finder != "bitmap" or self.absorbing))
+        (the frontier format records no receiver in them)."""
+        return (np.ndim(msgs) == 0 and self.idempotent and total >= self.ex.n * UNIFORM_SHARE
+                and (finder == "queue" or (finder == "bitmap" and self.absorbing)))
 
-    def _fold_uniform(self, targets, value, ufunc):
-        """Fold one ``value`` into every target's accumulator once: an idempotent monoid gives
-        what ufunc.at gives with repeats. Returns the targets, unique and sorted."""
-        self.flag[targets] = True
+    def flush(self):
+        """The unit's sends ended: fold the flagged uniform message into its receivers."""
+        with self.lock:
+            if self._pending is not None:
+                self._record([self._fold()], self._unit_finder)
+
+    def _fold(self):
+        """Combine the pending uniform value once into every flagged receiver (an idempotent
+        monoid gives what ufunc.at gives with repeats); returns the receivers, unique."""
         receivers = np.flatnonzero(self.flag)
         self.flag[receivers] = False
-        self.acc[receivers] = ufunc(self.acc[receivers], value)
+        self.acc[receivers] = self.ex.spec.gather_reduce.ufunc(self.acc[receivers], self._pending)
+        self._pending = None
         return receivers
+
+    def _record(self, done, finder):
+        """Mark the receivers ``done`` (arrays of targets) as the frontier format finds them."""
+        for targets in done:
+            if finder == "queue":
+                # each receiver keeps the position of one of its messages, whichever write
+                # lands last: exactly one message per receiver finds its own position there
+                positions = np.arange(self._base, self._base + len(targets), dtype=self.stamp.dtype)
+                self.stamp[targets] = positions
+                self._found.append((targets, positions))
+                self._base += len(targets)
+            elif finder == "flag" or not self.absorbing:
+                self.flag[targets] = True
 
     def combine(self):
         """(sorted receivers, their accumulated message) after every unit's accumulate (after
@@ -312,6 +328,7 @@ class Push(Strategy):
                 pairs, walked = self.send(piece, senders[r0:r1], full=full, keep=keep)
                 self.accumulate(pairs, total=int(offsets[-1]))
                 ex.tally.add(edges=walked)
+            self.flush()
         ex.tally.timed("gather", t0)
 
     def apply(self, plan, unit, piece):

@@ -77,9 +77,13 @@ def test_bfs_from_a_hub_folds_its_uniform_level(tmp_path, monkeypatch):
     store = build(tmp_path, n, src, dst, num_shards=3)
     want = csgraph.shortest_path(csgraph_matrix(n, src, dst), unweighted=True, indices=0)
     folded = []
-    fold = Push._fold_uniform
-    monkeypatch.setattr(Push, "_fold_uniform",
-                        lambda self, *a: folded.append(len(a[0])) or fold(self, *a))
+    fold = Push._fold
+
+    def counted(self):
+        receivers = fold(self)
+        folded.append(len(receivers))
+        return receivers
+    monkeypatch.setattr(Push, "_fold", counted)
     for direction in ("push", "pull"):
         r = gr.run(BFS(source=0), store, direction=direction)
         np.testing.assert_array_equal(r.value, want.astype(np.int64))
