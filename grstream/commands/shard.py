@@ -39,6 +39,9 @@ def add_parser(sub):
                         "(stored as inf or as 0) is refused")
     p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists, also when another writer creates it during "
                         "the build")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="threads that read, sort and write (default: the cores available to "
+                        "the process); the store is the same for every count")
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     p.set_defaults(func=main)
     return p
@@ -49,6 +52,8 @@ def main(args):
     from ..partition import build_shards
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {args.threads}")
     check_output(args.output, inputs=[args.input], what="-o")
     if args.tmp_dir is not None:
         check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
@@ -60,7 +65,8 @@ def main(args):
             undirected=args.undirected, weighted=args.weighted,
             self_loops=not args.drop_self_loops, duplicates=not args.drop_duplicates,
             renumber=args.renumber, weight_dtype=args.weight_dtype, progress=not args.quiet,
-            overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir, edge_ids=args.edge_ids)
+            overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir, edge_ids=args.edge_ids,
+            threads=args.threads)
     except OutputExistsError:  # the API's message names its keyword: say it in the CLI's words
         raise UsageError(f"-o {args.output} exists and --no-overwrite is given: nothing was "
                          "written (leave out --no-overwrite to replace it)") from None

@@ -77,7 +77,7 @@ def _reweight(source, weighted):
     return dataclasses.replace(source, make_chunks=chunks, weighted=False, meta=dict(source.meta))
 
 
-def open_source(source, format=None, *, weighted=None, chunk_edges=None):
+def open_source(source, format=None, *, weighted=None, chunk_edges=None, threads=1):
     """Open any supported graph input as a re-iterable :class:`EdgeSource`.
 
     Parameters
@@ -92,6 +92,8 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
         None: use weights when the input has them; True: require them; False: drop them.
     chunk_edges : int, optional
         Maximum edges per chunk (default 4 Mi).
+    threads : int
+        Chunks read at once where the format allows it (``.npy``: each on its own thread).
 
     Returns
     -------
@@ -141,4 +143,6 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None):
     reader = {"edgelist": edgelist.read_edgelist, "konect": konect.read_konect,
               "mtx": mtx.read_mtx, "dimacs": dimacs.read_dimacs, "npy": npy.read_npy,
               "store": h5store.read_store}[format]
+    if format == "npy":
+        options["threads"] = threads
     return reader(source, **options)

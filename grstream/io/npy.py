@@ -1,8 +1,16 @@
-"""Binary ``.npy`` edge tables, streamed chunk by chunk with plain reads into one reused buffer.
+"""Binary ``.npy`` edge tables, streamed chunk by chunk with plain reads into reused buffers.
+
+With ``threads`` above one, that many chunks are read and checked at once, each on a thread
+of its own with its own buffer (file reads and numpy's passes release the GIL), and handed
+over in file order, so the edges and any error are the same as one thread's.
 
 A memory map would be simpler, but every page it touches counts toward the process's RSS until
 the kernel reclaims it, so a bounded-memory build over a large file would look unbounded.
 """
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..errors import InputFormatError
@@ -14,7 +22,7 @@ from .texttable import file_size
 from .validate import refuse_empty, resolve_weighted, to_edges
 
 
-def read_npy(path, *, weighted=None, chunk_edges=None):
+def read_npy(path, *, weighted=None, chunk_edges=None, threads=1):
     """Open an ``.npy`` file holding an ``(m, 2)`` integer or ``(m, 3)`` edge table.
 
     A side file ``NAME.json`` (:mod:`.sidefile`, written by ``grstream generate``) declares
@@ -27,7 +35,9 @@ def read_npy(path, *, weighted=None, chunk_edges=None):
     weighted : bool or None
         None: use the third column when present; True: require it; False: drop it.
     chunk_edges : int, optional
-        Maximum edges per chunk (also the size of the reused read buffer).
+        Maximum edges per chunk (also the size of each reused read buffer).
+    threads : int
+        Chunks read and checked at once (each holds a buffer of ``chunk_edges`` rows).
 
     Raises
     ------
@@ -53,7 +63,8 @@ def read_npy(path, *, weighted=None, chunk_edges=None):
     declared = declared_vertices(path)
 
     def chunks():
-        return _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared)
+        return _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared,
+                       max(1, int(threads)))
 
     return EdgeSource(path, chunks, use_weight, declared, file_size(path), "npy", {"edges": m})
 
@@ -75,10 +86,9 @@ def _header(path):
     return shape, fortran, dtype, offset
 
 
-def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared):
-    buffer = np.empty(min(chunk_edges, m) * cols, dtype=dtype)
+def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared, threads=1):
     with open(path, "rb") as handle:
-        for start in range(0, m, chunk_edges):
+        def chunk(start, buffer):
             k = min(chunk_edges, m - start)
             block = buffer[:k * cols]
             if fortran:
@@ -91,20 +101,41 @@ def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, decl
                 _read_exactly(handle, offset + start * cols * dtype.itemsize, block, path)
                 table = block.reshape(k, cols)
 
-            def fail(row, message, start=start):
+            def fail(row, message):
                 raise InputFormatError(f"row {start + row}: {message}", path)
 
             # to_edges returns new arrays, so the buffer can be refilled for the next chunk
-            yield to_edges(table[:, 0], table[:, 1], table[:, 2] if use_weight else None, fail,
-                           limits=(declared, declared))
+            return to_edges(table[:, 0], table[:, 1], table[:, 2] if use_weight else None,
+                            fail, limits=(declared, declared))
+
+        size = min(chunk_edges, m) * cols
+        starts = range(0, m, chunk_edges)
+        if threads == 1 or len(starts) == 1:
+            buffer = np.empty(size, dtype=dtype)
+            for start in starts:
+                yield chunk(start, buffer)
+            return
+        with ThreadPoolExecutor(threads, thread_name_prefix="grstream-npy") as pool:
+            buffers = [np.empty(size, dtype=dtype) for _ in range(threads)]
+            pending = deque()
+            try:
+                for k, start in enumerate(starts):
+                    if len(pending) == threads:
+                        yield pending.popleft().result()
+                    pending.append(pool.submit(chunk, start, buffers[k % threads]))
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for future in pending:
+                    future.cancel()
 
 
 def _read_exactly(handle, position, out, path):
-    handle.seek(position)
+    # positioned reads: several threads share the file's one descriptor
     view = memoryview(out).cast("B")
     done = 0
     while done < len(view):
-        got = handle.readinto(view[done:])
+        got = os.preadv(handle.fileno(), [view[done:]], position + done)
         if not got:
             raise InputFormatError(f"truncated at byte {position + done}", path)
         done += got

@@ -40,6 +40,8 @@ FILTER_CHUNK_BYTES = 32
 MAX_CHUNK_EDGES = 1 << 22
 MIN_CHUNK_EDGES = 1 << 12
 MAX_HEAVY_RECORDED = 1000
+#: chunks read at once by an external build (their buffers share its chunk memory)
+MAX_LIMITED_READERS = 2
 
 
 def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
@@ -49,7 +51,8 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
                  duplicates: bool = True, renumber: Optional[bool] = None,
                  weight_dtype: str = "float64", format: Optional[str] = None,
                  progress: bool = False, overwrite: bool = True,
-                 tmp_dir: Optional[str] = None, edge_ids: bool = False) -> "ShardOutputResult":
+                 tmp_dir: Optional[str] = None, edge_ids: bool = False,
+                 threads: Optional[int] = None) -> "ShardOutputResult":
     """Partition a graph into a shard store (docs/FORMAT.md).
 
     Parameters
@@ -112,6 +115,9 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         Also store per shard ``in/eid``: for each in-edge, the global CSR position of the same
         edge (shard 0's out-edges first, then shard 1's, ...), so edge state written in
         scatter order can be read over in-edges. The same in both build modes.
+    threads : int, optional
+        Threads that read, sort and write (default: the cores this process may run on,
+        ``os.sched_getaffinity``). The store is byte for byte the same for every count.
 
     Returns
     -------
@@ -135,14 +141,16 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     inputs = [source] if isinstance(source, (str, os.PathLike)) else []
     check_output(path, inputs=inputs, what="store")
     shard_size, memory_limit = _check_options(num_shards, shard_size, memory_limit, weight_dtype)
+    threads = _check_threads(threads)
     if inputs and (memory_limit is not None or renumber) and is_stream(source):
         raise UsageError(
             f"{input_name(source)} is a pipe, which can be read only once, and "
             f"{'--memory-limit (memory_limit)' if memory_limit is not None else '--renumber'} "
             "reads the input more than once: save it to a file first, or build without it")
     # the default may renumber (renumber=None): chunks leave room for it
-    chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops)
-    edges = _open(source, format, weighted, chunk_edges)
+    chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops,
+                               reader_threads(threads, memory_limit))
+    edges = _open(source, format, weighted, chunk_edges, reader_threads(threads, memory_limit))
     is_weighted = edges.weighted if weighted is None else bool(weighted)
     if is_weighted and not edges.weighted:
         raise UsageError(f"{edges.name}: weights requested but the input has none")
@@ -152,6 +160,7 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
                  chunk_edges, progress, tmp_dir)
     plan.renumber_requested = None if renumber is None else bool(renumber)
     plan.edge_ids = bool(edge_ids)
+    plan.threads = threads
     plan.vertices = VertexBudget(
         edges.name, IN_MEMORY_VERTEX_BYTES if memory_limit is None else VERTEX_BYTES,
         memory_limit, renumbered=bool(renumber))
@@ -190,22 +199,47 @@ def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
     return sizes
 
 
-def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True):
+def default_threads():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _check_threads(threads):
+    if threads is None:
+        return default_threads()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise UsageError(f"threads must be a positive integer, got {plain(threads)}")
+    return int(threads)
+
+
+def reader_threads(threads, memory_limit):
+    """Chunks read at once: every thread in memory; within a memory limit at most
+    ``MAX_LIMITED_READERS``, the chunk size divided among them (:func:`_chunk_edges`)."""
+    return threads if memory_limit is None else min(threads, MAX_LIMITED_READERS)
+
+
+def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True, readers=1):
     if memory_limit is None:
         return MAX_CHUNK_EDGES
     per_edge = (CHUNK_BYTES_PER_EDGE + (UNDIRECTED_CHUNK_BYTES if undirected else 0)
                 + FILTER_CHUNK_BYTES * (bool(renumber) + (not self_loops)))
     # half the limit for chunks: the pass's vertex arrays (at most VERTEX_BYTES / 2 per
     # vertex, and VERTEX_BYTES * n <= limit is checked) take the other half
-    return int(min(MAX_CHUNK_EDGES, max(MIN_CHUNK_EDGES, memory_limit // (2 * per_edge))))
+    # the readers' chunks in flight share it
+    return int(min(MAX_CHUNK_EDGES,
+                   max(MIN_CHUNK_EDGES, memory_limit // (2 * per_edge * readers))))
 
 
-def _open(source, format, weighted, chunk_edges):
+def _open(source, format, weighted, chunk_edges, threads=1):
     from ..io.base import EdgeSource
     if isinstance(source, EdgeSource):
         return source
     from ..io import open_source
-    return open_source(source, format=format, weighted=weighted, chunk_edges=chunk_edges)
+    return open_source(source, format=format, weighted=weighted, chunk_edges=chunk_edges,
+                       threads=threads)
 
 
 def _build_external(plan, writer):

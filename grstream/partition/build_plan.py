@@ -58,6 +58,8 @@ class Plan:
         self.renumber = False
         self.edge_ids = False
         self.keyed = False
+        #: threads that read, sort and write (build_shards' ``threads``)
+        self.threads = 1
 
     @property
     def sort_bytes_per_edge(self):

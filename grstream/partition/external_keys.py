@@ -1,7 +1,5 @@
 """The external build of edges without edge ids: sorted runs of packed keys on disk (with a
 weight file beside them for weighted edges), gathered back one shard at a time."""
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ..readahead import read_ahead
@@ -13,6 +11,7 @@ from . import renumber as renumbering
 from .build_plan import VERTEX_BYTES, plan_intervals, vertex_count
 from .run_weights import narrowest
 from .key_runs import KeyRuns
+from .parallel_layout import executor
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 #: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64
@@ -36,7 +35,8 @@ def build_keyed(plan, writer):
     runs = KeyRuns(bucket_dir, writer.path.name,
                    plan.options.weight_dtype if weighted else None)
     try:
-        with plan.bar("reading + sorting runs") as bar, ThreadPoolExecutor(1) as pool:
+        with plan.bar("reading + sorting runs") as bar, \
+                executor(1 if plan.threads > 1 else 0) as pool:
             for src, dst, w in read_ahead(_narrowed(plan.prepared_chunks(bar))):
                 if len(src) == 0:
                     continue
@@ -137,7 +137,7 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
         return (pool.submit(side, "out", i), pool.submit(side, "in", i)) if i < num_shards else None
 
     unsynced = 0
-    with ThreadPoolExecutor(2) as pool:
+    with executor(2 if plan.threads > 1 else 0) as pool:
         pending = submit(0)
         for i in range(num_shards):
             lo, hi = int(intervals[i]), int(intervals[i + 1])

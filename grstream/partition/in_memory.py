@@ -1,11 +1,15 @@
-"""The in-memory build: the whole edge list sorted into CSR and CSC at once, then cut into shards."""
-from concurrent.futures import ThreadPoolExecutor
+"""The in-memory build: the whole edge list sorted into CSR and CSC at once, then cut into shards.
+
+The two directions are built at once on ``plan.threads`` threads (half each: the layouts of
+:mod:`.parallel_layout`), or one after the other on one thread; the layouts are the same.
+"""
 
 import numpy as np
 
 from ..store import format as fmt
 from .edge_chunks import DegreeCounter
-from .layout import compress, compress_pieces
+from .layout import compress
+from .parallel_layout import compress_parallel, executor
 from . import counting
 from . import renumber as renumbering
 from .build_plan import plan_intervals, set_renumbering, vertex_count
@@ -34,7 +38,8 @@ def build_in_memory(plan, writer):
         in_degree, out_degree = counter.in_degree, counter.out_degree
         del counter
     # numpy's sort and most array passes release the GIL: CSC on a second thread, CSR here
-    with ThreadPoolExecutor(1) as pool:
+    threads = max(1, plan.threads)
+    with executor(1 if threads > 1 else 0) as pool:
         if n > 1 << 32:
             src = _concat([p[0] for p in parts], np.int64)
             dst = _concat([p[1] for p in parts], np.int64)
@@ -75,9 +80,8 @@ def build_in_memory(plan, writer):
             weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
                 if plan.options.weighted else None
             del parts
-            pending = pool.submit(compress_pieces, dsts, srcs, n, id_dtype, plan.dedup, weight,
-                                  plan.edge_ids)
-            csr = compress_pieces(srcs, dsts, n, id_dtype, plan.dedup, weight, plan.edge_ids)
+            pending = pool.submit(_layout, dsts, srcs, n, id_dtype, plan, weight, threads // 2)
+            csr = _layout(srcs, dsts, n, id_dtype, plan, weight, threads - threads // 2)
             del srcs, dsts, weight
             csc = pending.result()
     if not plan.dedup:
@@ -85,6 +89,14 @@ def build_in_memory(plan, writer):
     layouts = [csr, csc]
     del csr, csc
     return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts)
+
+
+def _layout(primaries, secondaries, n, id_dtype, plan, weight, threads):
+    if plan.edge_ids:
+        from .layout import compress_pieces
+        return compress_pieces(primaries, secondaries, n, id_dtype, plan.dedup, weight, True)
+    return compress_parallel(primaries, secondaries, n, id_dtype, plan.dedup, weight,
+                             max(1, threads))
 
 
 def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts, eid=None):
