@@ -16,11 +16,13 @@ EXIT_CODES = {
        "gives the minimum)",
     3: "damaged store: checksum mismatch, truncated, inconsistent or foreign file, "
        "unsupported format version",
+    70: "internal error: a bug in grstream (an engine invariant failed); please report it",
     130: "interrupted (Ctrl-C, SIGINT)",
     141: "standard output closed early: its reader (head, less, ...) stopped reading (SIGPIPE)",
     143: "terminated (SIGTERM)",
 }
-EXIT_SYSTEM, EXIT_USAGE, EXIT_CORRUPT, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+EXIT_SYSTEM, EXIT_USAGE, EXIT_CORRUPT, EXIT_INTERNAL = 1, 2, 3, 70
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 EXIT_BROKEN_PIPE = 141
 
 
@@ -142,6 +144,20 @@ class DeviceError(GrstreamError):
 
 class UsageError(GrstreamError):
     """A request is invalid: unknown algorithm, bad option value, source out of range, ..."""
+
+
+class InternalError(GrstreamError):
+    """An invariant of grstream itself failed (the planner and an executor disagree, a plan
+    asks for what the engine promised never to ask): a bug, not bad input. The message says
+    what failed and asks for a report; the ``grstream`` command exits with EXIT_INTERNAL (70,
+    sysexits' EX_SOFTWARE)."""
+
+    exit_code = EXIT_INTERNAL
+
+    def __init__(self, message):
+        super().__init__(f"internal error: {message} (this is a bug in grstream, not in the "
+                         f"input: please report it with the command or program that failed, "
+                         f"the store's `grstream info` and this message)")
 
 
 def plain(value):

@@ -58,10 +58,9 @@ def unbounded_model(program, store, push=False):
     ``push``: as a session that may plan push iterations holds it."""
     from grstream.backends.cuda.executor import CudaExecutor
     from grstream.engine.memory import plan_memory
-    from grstream.engine.planner import is_dense
-    from grstream.engine.schedule import needed_arrays
+    from grstream.engine.contract import is_dense, needed_arrays
     spec = type(program).spec
-    fp = CudaExecutor.footprint(store, spec, is_dense(spec), {"push": push})
+    fp = CudaExecutor.footprint(spec, is_dense(spec), CudaExecutor.make_setup(store, push=push))
     return plan_memory(store, needed_arrays(spec, push=push), fp)
 
 
@@ -147,7 +146,7 @@ def direction_bench(store, out, args, wstore=None):
     """BFS in memory and at the 1/4 budget, CC at the 1/4 budget, SSSP weighted: pull, push and
     the switch (auto, the GPU's threshold) side by side, results checked equal; with
     ``--direction-only`` also the switch threshold swept and the frontier format forced."""
-    from grstream.backends.cuda.executor import PUSH_THRESHOLD
+    from grstream.backends.cuda.facts import PUSH_THRESHOLD
     modes = ["pull", "push", "auto"] if args.direction_only else [args.direction]
     source = int(np.argmax(store.out_degree()))
     BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents

@@ -1,19 +1,17 @@
-"""Load-balance policies: which gather strategy each shard of a unit uses, per executor kind.
+"""Load balance in the plan: what a policy may know of a shard, and the strategies that run.
 
-The planner calls ``POLICIES[kind](facts, actives, spec, caps)`` for every unit: ``facts`` are
-the unit's shards' :class:`ShardFacts`, ``actives`` their active vertex counts, ``spec`` the
-program's ProgramSpec, ``caps`` the executor's Capabilities (``caps.balance``: the strategy the
-user forced, or "auto"); it returns one strategy name per shard. A new executor kind registers its policy with :func:`register`; kinds without one get
-``"auto"`` (the executor's own default, a transitional state). A unit the transfer policy makes
-zero-copy, and a push unit, take :func:`as_run`'s strategies (the executor's own for those;
-``"hubs"`` for a push unit whose iteration's senders carry hub rows, :func:`hub_walk`).
+Which gather strategy each shard of a unit uses is the executor class's policy
+(``Executor.policies``, :class:`~grstream.engine.capabilities.Policies` ``balance``): the planner
+calls ``policies.balance(facts, actives, spec, caps)`` for every unit, with the unit's shards'
+:class:`ShardFacts`, their active vertex counts, the program's ProgramSpec and the executor's
+Capabilities (``caps.forced.balance``: the strategy the user forced, or "auto"); it returns one
+strategy name per shard (the CPU's in grstream/backends/cpu/balance.py, the GPU's in
+grstream/backends/cuda/loadbalance.py). A unit the transfer policy makes zero-copy, and a push
+unit, then take :func:`as_run`'s strategies (the executor's own for those; ``"hubs"`` for a push
+unit whose iteration's senders carry hub rows, :func:`hub_walk`).
 """
 from dataclasses import dataclass
-from typing import Callable, Dict, Sequence, Tuple
-
-#: CPU: below this fraction of active vertices in a unit, gather and activation select the active
-#: vertices' edges instead of sweeping all of the unit's edges
-SPARSE_FRACTION = 0.25
+from typing import Tuple
 
 
 @dataclass(frozen=True)
@@ -32,42 +30,8 @@ class ShardFacts:
         return dict(self.max_degree).get(direction, 0)
 
 
-def cpu_policy(facts: Sequence[ShardFacts], actives: Sequence[int], spec=None,
-               caps=None) -> Tuple[str, ...]:
-    """One strategy for the whole unit (the CPU runs a unit as one numpy pass): ``"full"`` when
-    every vertex of consecutive shards is active, ``"sweep"`` above SPARSE_FRACTION of the span's
-    vertices (sweeping all edges and dropping inactive results beats selecting edges), else
-    ``"select"``."""
-    vertices = sum(f.vertices for f in facts)
-    active = sum(int(a) for a in actives)
-    consecutive = all(b.shard == a.shard + 1 for a, b in zip(facts, facts[1:]))
-    span = (facts[-1].shard - facts[0].shard + 1) if facts else 0
-    if consecutive and active == vertices:
-        kind = "full"
-    elif consecutive and span and active > SPARSE_FRACTION * vertices:
-        kind = "sweep"
-    else:
-        kind = "select"
-    return (kind,) * len(facts)
-
-
-POLICIES: Dict[str, Callable] = {"cpu": cpu_policy}
-
-
-def register(kind: str, policy: Callable):
-    """Make ``policy`` the load-balance policy of executor kind ``kind``."""
-    POLICIES[kind] = policy
-
-
-def choose(kind, facts, actives, spec=None, caps=None):
-    policy = POLICIES.get(kind)
-    if policy is None:
-        return ("auto",) * len(facts)
-    return tuple(policy(facts, actives, spec, caps))
-
-
 #: a push iteration's units walk with the hub path (strategy ``"hubs"``: rows of
-#: ``caps.push_hub_edges`` edges or more walked by the whole grid) only when the changed set's
+#: ``caps.push.hub_edges`` edges or more walked by the whole grid) only when the changed set's
 #: mean push degree is at least push_hub_edges / HUB_MEAN_DIV: below that hub rows carry little of
 #: the walk and the hub launches per shard cost more than they save
 #: (docs/BENCHMARKS.md, "Measured constants")
@@ -76,28 +40,27 @@ HUB_MEAN_DIV = 64
 
 def hub_walk(caps, edges, changed):
     """Whether a push from ``changed`` vertices walking ``edges`` edges (-1: unknown) takes the
-    executor's hub path (``caps.push_hub_edges`` > 0, HUB_MEAN_DIV)."""
-    huge = int(getattr(caps, "push_hub_edges", 0) or 0)
+    executor's hub path (``caps.push.hub_edges`` > 0, HUB_MEAN_DIV)."""
+    huge = 0 if caps.push is None else int(caps.push.hub_edges)
     if huge <= 0:
         return False
     return edges < 0 or edges * HUB_MEAN_DIV >= huge * max(int(changed), 1)
 
 
-def as_run(unit, caps=None, hubs=False):
+def as_run(unit, caps, hubs=False):
     """The strategies ``unit`` runs with once its transfer and direction are chosen (what the
     plan shows): a push unit walks its edges with the executor's push strategy
-    (``caps.push_balance``: its push kernels have one walk, whatever the user forced), or
+    (``caps.push.balance``: its push kernels have one walk, whatever the user forced), or
     ``"hubs"`` (that walk with the hub path) where ``hubs`` (:func:`hub_walk`); a zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
-    (``caps.zerocopy_balance``) unless the user forced one (``caps.balance``); others, and
+    (``caps.zerocopy_balance``) unless the user forced one (``caps.forced.balance``); others, and
     executors declaring neither (None), keep the policy's choice."""
     n = len(unit.balance)
-    pushed = getattr(caps, "push_balance", None)
+    pushed = None if caps.push is None else caps.push.balance
     if unit.direction == "push":
         if pushed is None:
             return tuple(unit.balance)
         return ("hubs" if hubs else pushed,) * n
-    fixed = getattr(caps, "zerocopy_balance", None)
-    forced = getattr(caps, "balance", "auto") or "auto"
+    fixed, forced = caps.zerocopy_balance, caps.forced.balance
     if unit.transfer != "zerocopy" or fixed is None or forced != "auto":
         return tuple(unit.balance)
     return (fixed,) * n

@@ -5,7 +5,7 @@ The rule (Ligra's, tunable through Session / ``grstream run`` options)::
     push  when the program is push-valid (ProgramSpec.push_ok, grstream/program/push.py), the
           executor runs push plans (Capabilities.push), the run is not in lanes, and
               edges a push walks from the changed set  <=  |E| * push_threshold
-          ("auto"; push_threshold: the user's, else the executor's Capabilities.push_threshold,
+          ("auto"; push_threshold: the user's, else the executor's Capabilities.push.threshold,
           else Ligra's 1/20); ``direction="push"`` pushes whenever push is valid, ``"pull"`` never does;
     pull  otherwise: every vertex of the frontier gathers over its own edges.
 
@@ -24,7 +24,7 @@ frontier, so pushing is never slower there (docs/BENCHMARKS.md, "Measured consta
 declares 1.0. tools/bench_cpu.py measures the directions against scipy in one run.
 
 Gauss-Seidel pulls: where a push walks every array a pull reads (connected components walks both
-directions, so it saves no bytes) and the executor publishes per unit (``publish_unit``, plan.py)
+directions, so it saves no bytes) and the executor publishes per unit (``Feature.PUBLISH_UNIT``, plan.py)
 for an asynchronous program, "auto" pulls: later units then gather the labels earlier units just
 wrote, and a run needs fewer iterations (connected components: docs/BENCHMARKS.md, "GPU targets").
 """
@@ -34,13 +34,18 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UsageError
-from .schedule import activation_arrays, needed_arrays, push_arrays
+from .capabilities import Feature
+from .schedule import activation_arrays, hoistable, needed_arrays, push_arrays
 
 DIRECTION_MODES = ("auto", "push", "pull")
 #: push while the changed set's edges are at most this fraction of all edges (Ligra: 1/20)
 PUSH_THRESHOLD = 1 / 20
 #: a compacted vertex queue while the active vertices are at most this fraction of all vertices
 QUEUE_FRACTION = 1 / 64
+#: a queue plan's next frontier stays a list of ids while a unit activates fewer than
+#: n / NEXT_QUEUE_DIV vertices, and goes into the bitmap beyond (IterationPlan.next_queue): marking
+#: and one scan of n flags then beat sorting and merging that many ids
+NEXT_QUEUE_DIV = 16
 
 
 @dataclass(frozen=True)
@@ -101,10 +106,9 @@ def asynchronous_push(allowed, changed_sum, n, edges, shards):
 
 def executor_rule(rule, caps, threshold_given, fraction_given=False):
     """``rule`` with the executor's own push threshold and queue fraction
-    (``Capabilities.push_threshold`` / ``queue_fraction``, e.g. the GPU's) where the user gave
+    (``Capabilities.push.threshold`` / ``queue_fraction``, e.g. the GPU's) where the user gave
     none and the executor has one."""
-    own = {"push_threshold": getattr(caps, "push_threshold", None),
-           "queue_fraction": getattr(caps, "queue_fraction", None)}
+    own = {"push_threshold": caps.push_threshold, "queue_fraction": caps.queue_fraction}
     given = {"push_threshold": threshold_given, "queue_fraction": fraction_given}
     changes = {k: float(v) for k, v in own.items() if v is not None and not given[k]}
     return replace(rule, **changes) if changes else rule
@@ -125,7 +129,7 @@ def push_allowed(spec, caps, rule, lanes=False):
         return False, "direction = 'pull' was asked for"
     if not spec.push_ok:
         return False, spec.push_reason
-    if not caps.push:
+    if caps.push is None:
         return False, f"the {caps.kind} executor runs pull plans only"
     if lanes:
         # each lane has its own changed set; lanes keep one union frontier, so they pull
@@ -138,13 +142,13 @@ def push_allowed(spec, caps, rule, lanes=False):
 
 def push_only(spec, caps, rule, lanes=False):
     """Whether every plan of a run pushes (or activates over arrays a push reads): the executor
-    holds push-only memory models (``Capabilities.push_memory``), push is allowed, the threshold
+    holds push-only memory models (``Capabilities.push.memory``), push is allowed, the threshold
     in force takes every changed set (1: a GPU's own), and activation reads only push arrays.
     The session then plans memory over :func:`memory_arrays` ``"only"``: the budget's resident
     shards and slots hold the push arrays alone (BFS: the CSR, half of a pull region), so twice as
     many shards stay resident; a run that must pull (its seed is not silent) gets a model with
     the pull arrays first."""
-    if not (getattr(caps, "push_memory", False) and push_allowed(spec, caps, rule, lanes)[0]):
+    if not (caps.push is not None and caps.push.memory and push_allowed(spec, caps, rule, lanes)[0]):
         return False
     if rule.mode == "auto" and threshold(rule, caps) < 1.0:
         return False
@@ -169,24 +173,18 @@ def asynchronous(spec):
                 and not spec.aggregates)
 
 
-def hoistable(spec):
-    """gather_map reads only ``src``: compute it once per vertex instead of once per edge."""
-    uses = getattr(spec.analysis, "gather_uses", None)
-    return bool(spec.has_gather and uses is not None and uses <= {"src"})
-
-
 def gauss_seidel(spec, caps):
     """Whether the executor's pull plans of ``spec`` may publish per unit (publish "unit"): an
     asynchronous program whose messages are computed per edge (hoisted ones are computed from
     ``cur`` before the units, so a later unit would not see what an earlier one wrote)."""
-    return bool(getattr(caps, "publish_unit", False) and asynchronous(spec) and not hoistable(spec))
+    return bool(caps.has(Feature.PUBLISH_UNIT) and asynchronous(spec) and not hoistable(spec))
 
 
 def threshold(rule, caps):
     """The push threshold in force: the user's, the executor's, or PUSH_THRESHOLD."""
     if rule.push_threshold is not None:
         return float(rule.push_threshold)
-    own = getattr(caps, "push_threshold", None)
+    own = caps.push_threshold
     return PUSH_THRESHOLD if own is None else float(own)
 
 
@@ -209,6 +207,13 @@ def choose_format(rule, caps, active, n):
     if "queue" in caps.frontier_formats and active <= n * rule.queue_fraction:
         return "queue"
     return "bitmap" if "bitmap" in caps.frontier_formats else caps.frontier_formats[0]
+
+
+def next_queue(fmt, n):
+    """IterationPlan.next_queue of a plan with frontier format ``fmt`` over ``n`` vertices: the
+    most ids a unit's next frontier keeps as a list (fewer than n / NEXT_QUEUE_DIV); 0 for
+    bitmap plans (every activation marks the bitmap)."""
+    return (int(n) - 1) // NEXT_QUEUE_DIV if fmt == "queue" and n > 0 else 0
 
 
 def shard_edges(counts, edges, sizes):

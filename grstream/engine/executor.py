@@ -11,7 +11,11 @@ grstream/engine/backend.py's module docstring (bulk-synchronous GAS); the CPU ex
 
 Lifecycle (driven by :class:`grstream.engine.session.Session`)::
 
-    ex = Cls(store, spec, memory, ledger, shared, **options)   # allocate, compile; once per session
+    options = Cls.Options.of(user_options)          # typed; unknown keys are a UsageError
+    setup = Setup(store, options, memory_budget, lanes, push)
+    caps, policies = Cls.capabilities(setup), Cls.policies(setup)
+    footprint, Cls.memory_options(spec, setup)    # -> the engine's MemoryModel
+    ex = Cls(store, spec, memory, ledger, shared, setup)   # allocate, compile; once per session
     for each run of a program of this spec:
         ex.bind(program)                  # the instance whose parameters kernels read
         ex.load_state(state, edge_state)  # initial vertex fields and edge state
@@ -24,7 +28,9 @@ One iteration, for plan ``p``::
 
     ex.begin(p)
     for unit, data in ex.load(p):
-        for phase in p.phases: getattr(ex, phase)(p, unit, data)
+        parts = ex.shard_data(unit, data) if p.phase_scope == "shard" else [data]
+        for part in parts:
+            for phase in p.phases: getattr(ex, phase)(p, unit, part)
         ex.done(p, unit)
     if p.apply_scope == "all": ex.apply(p, None, None)
     ex.publish(p); ex.reduce(p); rb = ex.read_back(p, stats)
@@ -43,145 +49,30 @@ may be shared by several executors of one session through ``shared`` (a dict own
 session, keyed as the executor class chooses, e.g. ``(shard, dataset)``); it is freed by
 ``Executor.release_shared(shared)`` when the session closes.
 
+What an executor class hands the engine, and nothing else (no registration at import):
+``Options`` (its typed options, a frozen :class:`~grstream.engine.capabilities.ExecutorOptions`),
+``capabilities(setup)`` (facts, :class:`~grstream.engine.capabilities.Capabilities`),
+``policies(setup)`` (the load-balance policy and the link calibration the planner consults,
+:class:`~grstream.engine.capabilities.Policies`), ``footprint`` / ``memory_options`` /
+``default_budget`` (its memory), ``pinned`` (it has a pinned host tier: ``pinned_budget`` is
+refused elsewhere) and ``lanes``. grstream/devices.py maps device names to classes. Backends
+import the engine through grstream/engine/contract.py only.
+
 A GPU executor, concretely: ``pinned = True``; ``footprint`` lists its static device arrays
 (fields twice, degrees, frontier bitmaps, accumulator -- per vertex when ``dense`` --, changed
 flags, hoisted messages, edge state, intervals, readback block, aggregate partials) and as
 scratch the seed buffer and the multi-shard tables; ``memory_options`` gives ``slots``,
-``slot_bytes`` and ``staging``; ``capabilities`` is ``Capabilities("cuda", workers=1,
-batch_resident="dense_push", balance=<load_balance option>)``; ``default_budget`` is free device
-memory less a margin; a "cuda" policy registered in grstream/engine/balance.py chooses twc /
-merge per shard; ``grstream.backends.cuda.executor_class()`` returns the class
-(grstream/devices.py looks for it).
-
-``options`` given to the class methods are the session's executor options (``threads``,
-``load_balance``, ...) plus ``memory_budget`` (the user's, possibly None) and ``store``.
-
-Additions to the first contract have defaults that keep its behaviour, so an executor written
-against it still runs: ``done(plan, unit)``; ``memory_options``; ``lanes`` / ``set_lanes`` /
-``Readback.lane_active``; Capabilities ``unit_edges``, ``balance``, ``adaptive_hoist``; the
-direction and transfer fields ``push``, ``transfers``, ``frontier_formats``,
-``push_threshold`` and ``queue_fraction`` (the executor's defaults of the direction rule's
-fractions; None keeps the rule's: Ligra's 1/20 and 1/64), ``transfer`` and ``calibration`` (the
-transfer cost model's inputs; IterationStats ``transfer_bytes`` / ``transfer_seconds`` /
-``time_pack``); Capabilities ``gather_changed`` and ``local_rounds``
-(default False); ``publish_unit`` and ``push_memory`` (default False),
-``zerocopy_balance`` and ``push_balance`` (default None), ``push_async`` (default False:
-IterationPlan.push_async), ``push_workers`` (default None) and ``push_hub_edges`` (default 0).
+``slot_bytes`` and ``staging``; its capabilities say ``workers=1``, resident shards batched in
+dense and push plans, and per-shard phases (its accumulator holds one interval); its policies
+choose twc / merge per shard and measure the link once per process.
 """
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple, Type
 
 import numpy as np
 
+from .capabilities import Capabilities, ExecutorOptions, Policies, Setup
 from .memory import Footprint, Ledger, MemoryModel
 from .plan import IterationPlan, Readback, Unit
-
-
-class Capabilities:
-    """Facts about an executor the planner takes into account (not decisions).
-
-    workers
-        Units the executor can run at once (CPU: worker threads; GPU: 1).
-    batch_resident
-        ``"always"``: several resident shards can be one unit (one pass / launch);
-        ``"dense"``: only in dense plans (the GPU's multi-shard gather); ``"dense_push"``: dense
-        plans and push plans, where the executor runs a unit of several shards whose arrays stay
-        put as one launch over a table of them: every loaded resident shard of a push plan in
-        one unit (after the first copies), and the push units read in place (zerocopy) in one;
-        ``"never"``.
-    batch_copies
-        Consecutive streamed shards adjacent in the pinned cache may share one copy (one unit)
-        when they fit one slot.
-    kind
-        The executor kind (``"cpu"``, ``"cuda"``), naming its load-balance policy in
-        :mod:`grstream.engine.balance`.
-    unit_edges
-        The most edges one batched unit may hold (its temporaries are what the executor's
-        footprint declares as scratch); None: no limit.
-    balance
-        The load-balance strategy the user forced (executor option), or "auto": handed to the
-        balance policy.
-
-    adaptive_hoist
-        The executor computes gather messages per edge when a plan does not hoist them, so
-        the planner hoists only when the frontier is large (GPU kernels are generated hoisted
-        or not: False).
-
-    push
-        The executor runs push plans (IterationPlan.direction == "push").
-    transfers
-        The Unit.transfer values it implements.
-    frontier_formats
-        The IterationPlan.frontier_format values it implements.
-    push_threshold
-        The executor's own default of the direction rule's push threshold (a fraction of |E|,
-        grstream/engine/direction.py), used when the user gives none; None: the rule's default
-        (Ligra's 1/20, a CPU figure).
-    queue_fraction
-        Likewise for the rule's queue fraction (a fraction of n below which a plan's frontier is
-        a compacted queue); None: the rule's default.
-    transfer
-        ``"auto"``: the planner's cost model (grstream/engine/costs.py) chooses each streamed
-        shard's transfer among ``transfers``; a mode name: every streamed shard that can take it
-        does (the executor's ``transfer`` option, for tests and benchmarks).
-    calibration
-        None, or a callable returning the executor's measured
-        :class:`~grstream.engine.costs.LinkCosts` (called once, when a plan first has a choice;
-        executors cache the measurement per process).
-    local_rounds
-        The executor runs plans with ``IterationPlan.local_rounds`` > 0.
-    publish_unit
-        The executor runs plans with ``IterationPlan.publish == "unit"`` (each unit's vertices
-        published right after its apply, so later units gather from the freshest values).
-    push_memory
-        The executor runs on memory models that hold only the push and activation arrays when
-        every plan of a run pushes (grstream/engine/direction.py ``push_only``).
-    push_workers
-        Units a push plan may run at once (None: ``workers``): the CPU's push combines every
-        unit's messages under one lock, so a second worker only overlaps the sends.
-    push_async
-        The executor runs push plans with ``IterationPlan.push_async`` (per-unit apply, in
-        order, later units sending the values earlier ones wrote).
-    gather_changed
-        The executor runs programs with ``gather_from = "changed"`` (a gather reads only the
-        sources that changed in the previous iteration, the seed before the first); the session
-        refuses those programs on executors without it.
-    zerocopy_balance
-        The load-balance strategy the executor's zero-copy kernels read mapped host rows with
-        (the GPU's: ``"twc"``, whose warps walk rows merged and aligned); the planner gives it to
-        every shard of a zero-copy pull unit unless the user forced a strategy (``balance``).
-        None: zero-copy units keep the policy's choice.
-    push_balance
-        The strategy the executor's push kernels walk a push unit's edges with, whatever the
-        user forced (the GPU's: ``"twc"``); the planner gives it to every push unit. None: push
-        units keep the policy's choice.
-    push_hub_edges
-        Rows of at least this many edges are walked by the whole device when a push unit's
-        strategy is ``"hubs"`` (the GPU's option ``push_hub_edges``); the planner gives push units
-        that strategy in iterations whose senders carry hub rows (balance.hub_walk). 0: never.
-    """
-
-    def __init__(self, kind, workers=1, batch_resident="always", batch_copies=True,
-                 unit_edges=None, balance="auto", adaptive_hoist=False, push=False,
-                 transfers=("resident", "load", "copy"), frontier_formats=("bitmap",),
-                 push_threshold=None, queue_fraction=None, transfer="auto", calibration=None,
-                 gather_changed=False, local_rounds=False, publish_unit=False, push_memory=False,
-                 zerocopy_balance=None, push_balance=None, push_async=False, push_workers=None,
-                 push_hub_edges=0):
-        self.transfer, self.calibration = transfer, calibration
-        self.push = bool(push)
-        self.push_threshold, self.queue_fraction = push_threshold, queue_fraction
-        self.local_rounds = bool(local_rounds)
-        self.publish_unit, self.push_memory = bool(publish_unit), bool(push_memory)
-        self.push_async, self.push_workers = bool(push_async), push_workers
-        self.push_hub_edges = int(push_hub_edges)
-        self.gather_changed = bool(gather_changed)
-        self.transfers = tuple(transfers)
-        self.frontier_formats = tuple(frontier_formats)
-        self.balance, self.zerocopy_balance, self.push_balance = balance, zerocopy_balance, push_balance
-        self.adaptive_hoist = bool(adaptive_hoist)
-        self.kind, self.workers, self.batch_resident = kind, int(workers), batch_resident
-        self.batch_copies = bool(batch_copies)
-        self.unit_edges = unit_edges
 
 
 class Executor:
@@ -197,42 +88,59 @@ class Executor:
     #: ``Readback.lane_active``. Executors without lanes leave this False.
     lanes = False
 
+    #: the backend's typed options (a frozen dataclass; the session builds it with ``Options.of``)
+    Options: Type[ExecutorOptions] = ExecutorOptions
+
     # ------------------------------------------------------------------ class-level facts
     @classmethod
-    def footprint(cls, store, spec, dense: bool, options: dict) -> Footprint:
-        """Static and scratch bytes this executor needs for ``spec`` on ``store`` besides shard
-        data, and its array alignment. ``dense`` is the engine's choice (planner.is_dense):
+    def make_setup(cls, store=None, options=None, **facts) -> Setup:
+        """A :class:`Setup` of this class: ``options`` (a mapping of option keywords, checked by
+        ``Options.of``, or an ``Options`` instance) and the session's ``facts``
+        (``memory_budget``, ``lanes``, ``push``)."""
+        return Setup(store=store, options=cls.Options.of(options), **facts)
+
+    @classmethod
+    def footprint(cls, spec, dense: bool, setup: Setup) -> Footprint:
+        """Static and scratch bytes this executor needs for ``spec`` on ``setup.store`` besides
+        shard data, and its array alignment. ``dense`` is the engine's choice (planner.is_dense):
         one accumulator slot per vertex instead of per interval."""
         raise NotImplementedError
 
     @classmethod
-    def default_budget(cls, options: dict) -> Optional[int]:
+    def default_budget(cls, setup: Setup) -> Optional[int]:
         """Executor bytes when the user gives no budget (None: unbounded, everything resident)."""
         return None
 
     @classmethod
-    def memory_options(cls, spec, options: dict) -> dict:
+    def memory_options(cls, spec, setup: Setup) -> dict:
         """Keyword arguments for memory.plan_memory beyond the budgets (``slots``,
         ``slot_bytes``, ``staging``): facts of how this executor streams."""
         return {}
 
     @classmethod
-    def capabilities(cls, options: dict) -> Capabilities:
-        return Capabilities(cls.name)
+    def capabilities(cls, setup: Setup) -> Capabilities:
+        """The facts the planner takes into account for an executor of this setup."""
+        raise NotImplementedError
+
+    @classmethod
+    def policies(cls, setup: Setup) -> Policies:
+        """The load-balance policy and the link calibration the planner consults."""
+        raise NotImplementedError
 
     @classmethod
     def release_shared(cls, shared: dict):
         """Free what executors of this class put in a session's ``shared`` dict."""
         shared.clear()
 
-    def __init__(self, store, spec, memory: MemoryModel, ledger: Ledger, shared: dict, **options):
-        # ``options``: the session's executor options (e.g. threads, load_balance)
+    def __init__(self, store, spec, memory: MemoryModel, ledger: Ledger, shared: dict, setup: Setup):
         """Allocate static state (``memory.static`` names and bytes), the streaming slots
         (``memory.slots`` of ``memory.slot_bytes``), the pinned cache block (``memory.pinned`` at
         ``memory.pinned_offsets``, laid out per ``memory.offsets``) and staging buffers
         (``memory.staging`` of ``memory.staging_bytes``), all through ``ledger``; compile kernels.
-        Resident shards' places may be allocated here or at their "load" unit."""
+        Resident shards' places may be allocated here or at their "load" unit. ``setup``: the
+        typed options (``setup.options``) and the session's facts (lanes, push arrays held)."""
         self.store, self.spec, self.memory, self.ledger, self.shared = store, spec, memory, ledger, shared
+        self.setup = setup
 
     # ------------------------------------------------------------------ per run
     def bind(self, program) -> None:
@@ -278,6 +186,12 @@ class Executor:
         wait for that). ``data`` is executor-specific (host arrays, device addresses) and valid
         until ``done(plan, unit)``. Closing the generator early (an error) stops any read-ahead
         before returning."""
+        raise NotImplementedError
+
+    def shard_data(self, unit: Unit, data) -> List[object]:
+        """``data`` of a unit of several shards as one ``data`` per shard, in the unit's order:
+        what the phases of a plan with ``phase_scope == "shard"`` receive in turn. Executors
+        whose capabilities say ``Batching.shard_phases`` implement it."""
         raise NotImplementedError
 
     def done(self, plan: IterationPlan, unit: Unit) -> None:
@@ -345,3 +259,11 @@ class Executor:
 
     def close(self) -> None:
         """Free everything taken from the ledger except ``shared`` entries."""
+
+
+def phase_parts(ex: Executor, plan: IterationPlan, unit: Unit, data) -> List[object]:
+    """What each round of a unit's phases runs on (the engine's loop, module docstring): the
+    whole unit's data, or one shard's at a time where the plan says so (``phase_scope``)."""
+    if plan.phase_scope == "shard" and len(unit.shards) > 1:
+        return ex.shard_data(unit, data)
+    return [data]

@@ -1,6 +1,6 @@
 """How the planner groups an iteration's shards into units (Planner's half that only arranges):
 loaded resident shards batched into runs where the executor allows, split among workers or by
-``caps.unit_edges``; shards loaded the first time; streamed shards sharing one copy where they
+``caps.batching.unit_edges``; shards loaded the first time; streamed shards sharing one copy where they
 lie next to each other in the pinned cache; resident and streamed units alternating so that each
 copy overlaps a resident unit's compute. Kept apart from planner.py, which decides what the units
 are for (direction, transfer, phases)."""
@@ -8,9 +8,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import balance
+from .capabilities import BatchResident
 from .plan import Unit
 
+#: the batching modes that batch the resident shards of dense plans
+DENSE_BATCHES = (BatchResident.DENSE, BatchResident.DENSE_PUSH)
 #: below this many active edges a plan runs its units in order on one thread (a pool round trip
 #: costs more than the work), and a run of resident shards is not split among workers
 PARALLEL_EDGES = 1 << 16
@@ -21,9 +23,9 @@ class UnitGrouping:
 
     def _units(self, shards, counts, dense, push=False, single=False):
         """The units over ``shards``; ``single``: one shard each (asynchronous push plans)."""
-        mode = self.caps.batch_resident
-        tabled = mode == "dense_push" and push and not single   # one launch over a shard table
-        batch = not single and (mode == "always" or (mode in ("dense", "dense_push") and dense) or tabled)
+        mode = self.caps.batching.resident
+        tabled = mode is BatchResident.DENSE_PUSH and push and not single   # one launch over a shard table
+        batch = not single and (mode is BatchResident.ALWAYS or (mode in DENSE_BATCHES and dense) or tabled)
         resident_units, loads, streamed, held = [], [], [], []
         in_slot = self._held_shards(push)
         if dense and in_slot:
@@ -86,7 +88,7 @@ class UnitGrouping:
                                          if src == "store" or i not in self.cache_filled)
             self.cache_filled.update(i for i in group if i in self.pinned)
         moved = _alternate(kept, moved)
-        if mode in ("dense", "dense_push") and dense:
+        if mode in DENSE_BATCHES and dense:
             # GPU dense: the batched resident shards spread between the moved units, so that each
             # copy overlaps a resident chunk's kernels
             moved = _alternate(loads, moved)
@@ -112,7 +114,7 @@ class UnitGrouping:
         """Shard -> slot of the shards the streaming slots still hold (``self.held``: a copy's
         shards, one range of the pinned cache for several), with the arrays a plan of this
         direction reads (a push copy moved only the push arrays)."""
-        if "held" not in self.caps.transfers or getattr(self.caps, "transfer", "auto") != "auto":
+        if "held" not in self.caps.transfers or self.caps.forced.transfer != "auto":
             return {}   # a forced transfer mode moves every streamed shard that way
         return {i: slot for slot, (shards, kind) in self.held.items() if push or kind == "all" for i in shards}
 
@@ -128,10 +130,10 @@ class UnitGrouping:
                 self.held.pop(u.slot, None)
 
     def _batch_zerocopy(self, units):
-        """Push units read in place, as one unit (after the executor's modes; ``batch_resident``
-        "dense_push": the executor runs a multi-shard push unit as one launch over a table of
+        """Push units read in place, as one unit (after the executor's modes; ``batching.resident``
+        DENSE_PUSH: the executor runs a multi-shard push unit as one launch over a table of
         its shards, whose mapped addresses never change), where the first of them was."""
-        if self.caps.batch_resident != "dense_push":
+        if self.caps.batching.resident is not BatchResident.DENSE_PUSH:
             return units
         zc = [u for u in units if u.transfer == "zerocopy" and u.direction == "push"]
         if len(zc) < 2:
@@ -156,8 +158,8 @@ class UnitGrouping:
 
     def _split(self, run):
         """A run of resident shards as ``workers`` units of about equal edges when worth it, and
-        in pieces of at most ``caps.unit_edges`` edges (one shard at least)."""
-        limit, k = self.caps.unit_edges, self.caps.workers
+        in pieces of at most ``caps.batching.unit_edges`` edges (one shard at least)."""
+        limit, k = self.caps.batching.unit_edges, self.caps.workers
         if len(run) <= 1 or (limit is None and k <= 1):
             return [run]
         total = sum(self._edges[i] for i in run)
@@ -183,9 +185,8 @@ class UnitGrouping:
         if nbytes is None:
             nbytes = self._span_bytes(shards) if transfer == "load" else 0
         return Unit(shards=tuple(int(i) for i in shards), transfer=transfer,
-                    balance=balance.choose(self.caps.kind, facts, actives, self.spec, self.caps),
-                    slot=slot,
-                    source=source, active=int(sum(actives)), nbytes=int(nbytes))
+                    balance=tuple(self.policies.balance(facts, actives, self.spec, self.caps)),
+                    slot=slot, source=source, active=int(sum(actives)), nbytes=int(nbytes))
 
     def _span_bytes(self, group):
         """Bytes one copy of ``group`` moves: the pinned-cache span from its first shard's start to
@@ -199,7 +200,7 @@ class UnitGrouping:
     def _joins(self, unit, j):
         """Streamed shard ``j`` can share ``unit``'s copy: both in the pinned cache, ``j`` right
         after the unit's last shard there, and the whole range fits one slot."""
-        if self.caps.batch_copies is False:
+        if not self.caps.batching.copies:
             return False
         offs, regions = self.memory.pinned_offsets, self.memory.regions
         last = unit[-1]

@@ -9,8 +9,10 @@ An executor runs a plan in this order (docs/ARCHITECTURE.md, grstream/engine/exe
 
     begin(plan)                                     # clear counters and the next frontier; hoist
     for unit, data in load(plan):                   # plan.units, in order, data moved per transfer
-        for phase in plan.phases:                   # per-unit phases, after phase elimination
-            gather / apply / activate / scatter (plan, unit, data)
+        for part in (shard_data(unit, data) if plan.phase_scope == "shard" else [data]):
+            for phase in plan.phases:               # per-unit phases, after phase elimination
+                gather / apply / activate / scatter (plan, unit, part)
+        done(plan, unit)
     if plan.apply_scope == "all": apply(plan, None, None)   # dense: one apply over every vertex
     publish(plan); reduce(plan); read_back(plan, stats)
 
@@ -19,7 +21,9 @@ float, ``local_fraction``, holds the engine's dyadic default or 0, exact too):
 
 direction
     ``"pull"``: every active vertex gathers over its own edges (``spec.gather_edges``) and writes
-    only itself. ``"push"``: active vertices' edges are walked from the source side.
+    only itself. ``"push"``: the changed vertices' edges are walked from the source side,
+    messages combined per receiver, one apply over the receivers (phases ("gather",), apply_scope "all"); the plan
+    records the changed set, not the pull frontier.
 transfer (per unit)
     ``"resident"``: the shards' data is already held by the executor (loaded by an earlier
     iteration or run of the same session); nothing moves. ``"load"``: the shards are resident but
@@ -33,7 +37,7 @@ transfer (per unit)
     None). ``"held"``: the shard is still in streaming slot ``slot``, where a "copy" unit of an
     earlier plan of the run put it and no unit has written since (with the arrays this plan
     reads: a push copy holds only the push arrays); nothing moves, later units may reuse the slot
-    (not under a forced transfer mode, ``Capabilities.transfer``). The planner chooses among
+    (not under a forced transfer mode, ``Capabilities.forced``). The planner chooses among
     them per streamed shard (grstream/engine/transfers.py, grstream/engine/costs.py); ``nbytes``
     is then its estimate of the bytes over the link. Skipped shards (no active vertex) are not
     in any unit; they are listed in ``plan.skipped``.
@@ -52,42 +56,38 @@ publish
     was applied, so the arrays trade places), ``"copy"`` (``cur[v] = nxt[v]`` for the applied
     vertices; ``nxt`` equals ``cur`` elsewhere), ``"unit"`` (each unit's apply ends by copying
     its intervals of ``nxt`` into ``cur``, so later units gather from the values just written:
-    Gauss-Seidel; nothing is left at the end), ``"none"`` (no unit ran).
+    Gauss-Seidel, for asynchronous programs on executors with ``Feature.PUBLISH_UNIT``; nothing
+    is left at the end), ``"none"`` (no unit ran).
 
-Fields added to the first contract have defaults that keep its behaviour:
-``IterationPlan.direction`` ("pull" | "push": a push plan's units walk the
-changed vertices' edges from the source side, phases ("gather",), apply_scope "all" = apply over
-the vertices that received a message, and it records the changed set, not the pull frontier),
-``IterationPlan.frontier_format`` ("bitmap" | "queue"), ``IterationPlan.activation`` ("" |
-"seed" | "changed": an activation-only plan over the seed or the previous iteration's changed
-set), transfers "compact" and "zerocopy", ``Readback.shard_changed`` and
-``Readback.changed_edges``. docs/ARCHITECTURE.md describes them.
-``IterationPlan.local_rounds`` (int, default 0): after a unit's
-first apply, the executor may run up to this many further gather+apply rounds over the unit's
-own vertices that a changed vertex of the unit activates, reading the values just written
-(asynchronous local rounds, Subway-async / Seraph); every vertex changed in any round counts as
-changed for activation. Set only for programs that declare ``asynchronous = True`` and have no
-scatter, edge state, aggregates or ``gather_from = "changed"``; docs/PROGRAMS.md.
-Publish ``"unit"`` (Gauss-Seidel pull iterations): planned for pull
-iterations of programs that declare ``asynchronous = True`` under the same conditions as
-``local_rounds``, that do not hoist their messages (hoisted messages are computed from ``cur``
-before the units) and whose plan has more than one unit, on executors with
-``Capabilities.publish_unit``; the same fixpoint is reached in fewer iterations when labels
-flow from earlier units to later ones within an iteration (connected components).
-``IterationPlan.local_fraction`` (float, default 0.0): a local round
-runs only while the unit's vertices it would gather are at most this fraction of the unit's
-vertex span, 0 meaning no limit; the planner sets it on plans with ``local_rounds`` from the
-engine default ``grstream.engine.rounds.LOCAL_FRACTION`` (1/8), 0.0 elsewhere; the executor
-applies it. A zero-copied pull unit's ``balance`` is the executor's zero-copy strategy
-(``Capabilities.zerocopy_balance``) unless the user forced one, a push unit's the executor's push
-walk (``Capabilities.push_balance``): the plan holds the strategy that runs.
-``IterationPlan.push_async`` (bool, default False; push plans
-only, for the programs local rounds are for, on executors with ``Capabilities.push_async``): the
-plan's phases are ("gather", "apply") per unit, apply_scope "unit", workers 1. Each unit sends
-from the vertices of its shards whose newest value has not been sent yet (the changed set at
-the start, plus those an earlier unit of the plan changed), applies its receivers at once and
-writes ``cur`` (later units read the new values: Gauss-Seidel); the changed set the plan
-records is the vertices whose new value no unit sent. Results equal the synchronous plans'.
+phase_scope
+    ``"unit"``: each phase runs over the whole unit; ``"shard"``: a unit of several shards runs
+    every phase on its first shard, then on the next (the engine hands the executor one shard's
+    data at a time, ``Executor.shard_data``). The planner makes pull plans with multi-shard units
+    "shard" for executors whose per-unit state holds one interval (``Batching.shard_phases``).
+next_queue
+    The next frontier a plan with ``frontier_format == "queue"`` builds stays a list of ids while
+    a unit's newly activated vertices are at most this many, and goes into the bitmap beyond
+    (0: the bitmap always); the planner sets it (direction.py ``next_queue``).
+local_rounds, local_fraction
+    After a unit's first apply the executor may run up to ``local_rounds`` further gather+apply
+    rounds over the unit's own vertices that a changed vertex of the unit activates, reading
+    the values just written (asynchronous local rounds, Subway-async / Seraph), each only while
+    the vertices it would gather are at most ``local_fraction`` of the unit's vertex span (0:
+    no limit); every vertex changed in any round counts as changed for activation. Set only for
+    programs that declare ``asynchronous = True`` and have no scatter, edge state, aggregates or
+    ``gather_from = "changed"`` (grstream/engine/rounds.py).
+push_async
+    Push plans only, for the programs local rounds are for, on executors with
+    ``PushFacts.asynchronous``: phases ("gather", "apply") per unit, apply_scope "unit", workers
+    1. Each unit sends from the vertices of its shards whose newest value has not been sent yet
+    (the changed set at the start, plus those an earlier unit of the plan changed), applies its
+    receivers at once and writes ``cur`` (later units read the new values: Gauss-Seidel); the
+    changed set the plan records is the vertices whose new value no unit sent. Results equal the
+    synchronous plans'.
+activation
+    ``""``: a computing plan; ``"seed"``: the seeding pass over the seed; ``"changed"``: an
+    activation-only plan over the previous (push) iteration's changed set, the pull frontier of
+    the pull plan that follows.
 """
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
@@ -98,6 +98,7 @@ ACTIVATIONS = ("", "seed", "changed")
 TRANSFERS = ("resident", "load", "copy", "compact", "zerocopy", "held")
 PHASES = ("gather", "apply", "activate", "scatter")
 PUBLISH = ("swap", "copy", "unit", "none")
+PHASE_SCOPES = ("unit", "shard")
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,8 @@ class IterationPlan:
     local_rounds: int = 0                 # further in-unit rounds after a unit's apply (async)
     local_fraction: float = 0.0           # a local round's in-unit frontier limit (0: none)
     push_async: bool = False              # push units apply at once, in order (Gauss-Seidel)
+    phase_scope: str = "unit"             # see PHASE_SCOPES: a unit's phases over it, or per shard
+    next_queue: int = 0                   # a unit's next-frontier ids stay a queue up to this many
 
     @property
     def shards(self):
@@ -182,6 +185,7 @@ class IterationPlan:
                 "plan_direction": self.direction, "frontier_format": self.frontier_format,
                 "activation": self.activation, "local_rounds": self.local_rounds,
                 "local_fraction": self.local_fraction, "push_async": self.push_async,
+                "phase_scope": self.phase_scope, "next_queue": self.next_queue,
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
                                 if u.transfer in ("copy", "compact", "zerocopy", "held")}}
 
@@ -193,7 +197,9 @@ class IterationPlan:
                 + f"; publish {self.publish}"
                 + (f" {','.join(self.publish_fields)}" if self.publish_fields else "")
                 + ("; dense" if self.dense else "") + ("; all active" if self.all_active else "")
-                + ("; hoist" if self.hoist else "") + ("; push async" if self.push_async else "") + (f"; {self.workers} workers" if self.workers > 1 else "")
+                + ("; hoist" if self.hoist else "") + ("; push async" if self.push_async else "")
+                + ("; phases per shard" if self.phase_scope == "shard" else "")
+                + (f"; {self.workers} workers" if self.workers > 1 else "")
                 + f"; device {self.bytes_device}B (scratch {self.bytes_scratch}B), "
                   f"pinned {self.bytes_pinned}B, moves {self.bytes_copy}B")
         return "\n".join([head] + [f"  {u}" for u in self.units])

@@ -28,22 +28,17 @@ import numpy as np
 
 from . import balance
 from .direction import (DirectionRule, asynchronous, asynchronous_push, choose_direction,
-                        choose_format, gauss_seidel, hoistable, shard_edges, push_allowed,
+                        choose_format, gauss_seidel, next_queue, shard_edges, push_allowed,
                         threshold)
+from .capabilities import Capabilities, Feature, Policies
 from .rounds import allows_local_rounds, local_fraction
 from ..program.push import seed_is_silent
 from .grouping import PARALLEL_EDGES, UnitGrouping
 from .memory import MemoryModel
 from .plan import IterationPlan
-from .schedule import needed_arrays
-from ..errors import UsageError
+from .schedule import gather_directions, hoistable, is_dense, needed_arrays  # noqa: F401  (re-exported)
+from ..errors import InternalError
 from .transfers import TransferPolicy
-
-
-def is_dense(spec):
-    """One message per vertex and a single apply after every unit: every vertex is active every
-    iteration, gather exists and no edge state is written between a unit's gather and the next."""
-    return spec.activate == "all" and spec.has_gather and not spec.edge_state
 
 
 def phases_of(spec, dense):
@@ -57,12 +52,6 @@ def phases_of(spec, dense):
     if spec.has_scatter:
         out.append("scatter")
     return tuple(out)
-
-
-def gather_directions(spec):
-    if not spec.has_gather:
-        return ()
-    return ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
 
 
 def shard_facts(store, spec):
@@ -80,20 +69,22 @@ def shard_facts(store, spec):
 
 
 class Planner(UnitGrouping):
-    """Plans for one program spec over one memory model.
+    """Plans for one program spec over one memory model, for an executor with capabilities
+    ``caps`` whose class hands over ``policies`` (load balance, calibration).
 
     ``loaded(shard) -> bool`` tells whether a resident shard's data is already in the executor's
     memory (a session shares that across runs); the planner reports shards it schedules for loading
     through ``mark_loaded(shard)``.
     """
 
-    def __init__(self, spec, store, memory: MemoryModel, caps, facts=None,
+    def __init__(self, spec, store, memory: MemoryModel, caps: Capabilities, policies: Policies,
+                 facts=None,
                  loaded: Optional[Callable] = None, mark_loaded: Optional[Callable] = None,
                  rule: Optional[DirectionRule] = None, lanes: bool = False, push_room=True,
                  local_rounds: int = 0, push_async: bool = True):
-        self.spec, self.memory, self.caps = spec, memory, caps
+        self.spec, self.memory, self.caps, self.policies = spec, memory, caps, policies
         self.local_rounds = int(local_rounds) if allows_local_rounds(spec, caps) else 0
-        self.push_async = bool(push_async and getattr(caps, "push_async", False)
+        self.push_async = bool(push_async and caps.push is not None and caps.push.asynchronous
                                and asynchronous(spec))
         self.S = int(store.num_shards)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
@@ -119,7 +110,7 @@ class Planner(UnitGrouping):
             [(info.num_in_edges if "in" in read else 0) + (info.num_out_edges if "out" in read else 0)
              for info in (store.shard_info(i) for i in range(self.S))], dtype=np.int64)
         self._edges = [int(e) for e in self.unit_edges]
-        self.transfers = TransferPolicy(spec, memory, caps, self.facts)
+        self.transfers = TransferPolicy(spec, memory, caps, self.facts, policies.calibration)
         # a push-only memory model (direction.push_only) holds no pull arrays: such runs push
         self.pull_room = set(needed_arrays(spec)) <= set(memory.names)
         # publish "unit" on pull plans (push and activation plans replace the publish rule)
@@ -147,8 +138,8 @@ class Planner(UnitGrouping):
         """The plan of ``iteration`` given active vertices per shard (``counts``)."""
         if self.spec.activate == "all":
             counts, all_active = self.sizes, True
-        if not self.pull_room:
-            raise UsageError(f"{self.spec.name}: a pull plan on a memory model without the pull arrays")
+        if not self.pull_room:   # the session gives runs that pull a model with the pull arrays
+            raise InternalError(f"{self.spec.name}: a pull plan on a memory model without the pull arrays")
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
         plan = self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
@@ -238,8 +229,8 @@ class Planner(UnitGrouping):
                                                  hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts)))))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
-        plan = replace(plan, direction="push", hoist=False, dense=False,
-                       workers=min(plan.workers, self.caps.push_workers or plan.workers))
+        plan = replace(plan, direction="push", hoist=False, dense=False, phase_scope="unit",
+                       workers=min(plan.workers, self.caps.push.workers or plan.workers))
         if asynchronous and units:
             plan = replace(plan, push_async=True, phases=("gather", "apply"), workers=1)
         return self._with_format(replace(plan, apply_scope="all" if units and not
@@ -259,7 +250,7 @@ class Planner(UnitGrouping):
     def _with_format(self, plan, counts):
         active = self.n if plan.all_active else int(np.sum(counts))
         fmt = choose_format(self.rule, self.caps, active, self.n)
-        return plan if fmt == plan.frontier_format else replace(plan, frontier_format=fmt)
+        return replace(plan, frontier_format=fmt, next_queue=next_queue(fmt, self.n))
 
     def observe(self, plan, stats):
         """After ``plan`` ran: its measured statistics refine the transfer cost model."""
@@ -308,10 +299,16 @@ class Planner(UnitGrouping):
         if publish == "copy" and per_unit and self._unit_publish and len(units) > 1 and not hoist:
             # Gauss-Seidel: a later unit's gather reads what an earlier unit applied (plan.py)
             publish = "unit"
+        dense = self.dense and not seed
+        # an executor whose per-unit state holds one interval runs a multi-shard unit shard by
+        # shard (push plans, which combine per receiver, set "unit" again)
+        scope = ("shard" if self.caps.batching.shard_phases and not dense
+                 and any(len(u.shards) > 1 for u in units) else "unit")
         return IterationPlan(
             iteration=iteration, units=tuple(units), skipped=skipped, phases=phases,
-            apply_scope="all" if (self.dense and not seed and ran) else "unit",
-            all_active=bool(all_active), dense=self.dense and not seed,
+            phase_scope=scope,
+            apply_scope="all" if (dense and ran) else "unit",
+            all_active=bool(all_active), dense=dense,
             hoist=hoist,
             frontier=(spec.activate != "all") if frontier is None else (frontier and spec.activate != "all"),
             publish=publish, publish_fields=fields,
@@ -323,8 +320,8 @@ class Planner(UnitGrouping):
 
     def _hoist_pays(self, shards, counts):
         """Hoisting computes one message per vertex of the graph: an executor that may skip it
-        (``caps.adaptive_hoist``) does when the frontier's edges are fewer than the vertices."""
-        if not self.caps.adaptive_hoist:
+        (``Feature.ADAPTIVE_HOIST``) does when the frontier's edges are fewer than the vertices."""
+        if not self.caps.has(Feature.ADAPTIVE_HOIST):
             return True
         work = sum(self._edges[i] * int(counts[i]) / max(int(self.sizes[i]), 1) for i in shards)
         return work >= self.n

@@ -1,6 +1,7 @@
 """Asynchronous local rounds (IterationPlan ``local_rounds`` and ``local_fraction``): which plans
 get them and how sparse a unit's in-unit frontier must be for a round to run. The planner decides
 both; an executor runs the rounds within the plan's limits (grstream/backends/cpu/local.py)."""
+from .capabilities import Feature
 from .direction import asynchronous
 
 #: IterationPlan.local_fraction of plans with local rounds: a round runs only while the unit's
@@ -14,7 +15,7 @@ LOCAL_FRACTION = 1 / 8
 def allows_local_rounds(spec, caps):
     """Asynchronous local rounds (IterationPlan.local_rounds) keep the result only for programs
     that promise it (``asynchronous``) and whose state is the vertex fields alone."""
-    return bool(getattr(caps, "local_rounds", False) and asynchronous(spec))
+    return bool(caps.has(Feature.LOCAL_ROUNDS) and asynchronous(spec))
 
 
 def local_fraction(rounds):

@@ -1,10 +1,30 @@
-"""Which shard arrays a program needs (phase elimination) and their dtypes and bytes.
+"""Facts of a program the engine derives once: which shard arrays it needs (phase
+elimination), their dtypes and bytes, its gather directions, dense and hoisted shapes.
 
-``needed_arrays`` and friends feed the memory model (engine/memory.py).
+``needed_arrays`` and friends feed the memory model (engine/memory.py); executors size their
+buffers by the same facts (grstream/engine/contract.py).
 """
 from typing import List
 
 import numpy as np
+
+
+def is_dense(spec):
+    """One message per vertex and a single apply after every unit: every vertex is active every
+    iteration, gather exists and no edge state is written between a unit's gather and the next."""
+    return spec.activate == "all" and spec.has_gather and not spec.edge_state
+
+
+def gather_directions(spec):
+    """The edge directions gather walks: ("in",), ("out",), both, or () without gather."""
+    if not spec.has_gather:
+        return ()
+    return ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
+
+
+def hoistable(spec):
+    """gather_map reads only ``src``: compute it once per vertex instead of once per edge."""
+    return bool(spec.has_gather and spec.analysis.gather_uses <= {"src"})
 
 
 def dataset_dtype(store, name):

@@ -17,7 +17,8 @@ from ..errors import MemoryBudgetError, UsageError
 from . import entry
 from .backend import IterationStats, check_edge_props
 from .direction import DirectionRule, executor_rule, memory_arrays, next_active, push_allowed, push_only
-from .executor import Executor
+from .capabilities import Feature
+from .executor import Executor, phase_parts
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
@@ -27,7 +28,6 @@ from .result import Result
 
 if TYPE_CHECKING:  # names for the annotations only
     import os
-
     from ..program import GASProgram
     from ..store import ShardStore
 
@@ -54,14 +54,15 @@ class Session:
         1 GiB on the GPU.
     pinned_budget : int or str, optional
         Pinned host bytes for the GPU's staging buffers and cache of streamed shards (default:
-        min(memory budget, 8 GiB); see grstream/engine/memory.py).
+        min(memory budget, 8 GiB); see grstream/engine/memory.py); refused on the CPU.
     progress : bool
         Default of :meth:`run`'s ``progress``.
     direction, push_threshold, queue_fraction
         "auto" | "push" | "pull", and the fractions of |E| and n of the push and queue rules
         (default: the executor's, else 1/20 and 1/64): see grstream/engine/direction.py.
     **options
-        Executor options (CPU: ``threads``; CUDA: ``load_balance``, ``streams``, ``slots``, ...),
+        Executor options, checked by its typed ``Options`` (CPU: ``threads``; CUDA:
+        ``load_balance``, ``streams``, ``slots``, ...; an unknown key is a UsageError),
         and ``local_rounds`` (int, default 0): asynchronous rounds over a loaded unit for
         programs declaring ``asynchronous = True`` (docs/PROGRAMS.md); ``push_async`` (bool,
         default True): such programs' push iterations run asynchronously where the executor
@@ -92,6 +93,10 @@ class Session:
         # asynchronous local rounds and push plans: the engine's options, not the executor's
         self.local_rounds = entry.count("local_rounds", options.pop("local_rounds", 0), allow_none=False)
         self.push_async = entry.flag("push_async", options.pop("push_async", True))
+        if self.pinned_budget is not None and not self.cls.pinned:   # (the CPU: memory_budget)
+            raise UsageError(f"pinned_budget: the {self.cls.name} executor has no pinned host memory")
+        # the executor's typed options: a key it does not know is a UsageError naming it
+        options = self.cls.Options.of(options)
         self.store, self._own_store = entry.open_store(store)
         self._serial, self.closed = entry.OneAtATime(), False   # runs take turns (class docstring)
         self.options = options
@@ -111,10 +116,10 @@ class Session:
         store, spec = self.store, cls.spec
         check_edge_props(store, spec)
         ex_cls = self.cls
-        options = dict(self.options, **({"lanes": lanes} if lanes else {}))
-        opts = dict(options, memory_budget=self.memory_budget, store=store)
-        caps = ex_cls.capabilities(opts)
-        if spec.gather_from == "changed" and not caps.gather_changed:
+        setup = ex_cls.make_setup(store, self.options, memory_budget=self.memory_budget,
+                                  lanes=lanes or None)
+        caps, policies = ex_cls.capabilities(setup), ex_cls.policies(setup)
+        if spec.gather_from == "changed" and not caps.has(Feature.GATHER_CHANGED):
             raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
                              f"'changed'), which the {ex_cls.name} executor does not run")
         rule = executor_rule(self.rule, caps, *self._given)
@@ -127,7 +132,7 @@ class Session:
         if "in/eid" in needed_arrays(spec) and store.num_shards and "in/eid" not in store.dataset_names(0):
             raise UsageError(f"{spec.name} gathers mutable edge state over in-edges, which needs "
                              f"edge ids in the store: rebuild it with --edge-ids")
-        budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(opts)
+        budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(setup)
         held = sum(p.model.device_bytes for p in self._prepared.values())
         # push-only memory, then with push, then without; then the same after closing the
         # session's other executors
@@ -135,26 +140,26 @@ class Session:
                                    for push in ("only" if only else "push" if pushing else "",
                                                 "push" if pushing else "", "")))
         for k, (pushing, evict) in enumerate(tries):
-            o, names = dict(opts, push=True) if pushing else opts, memory_arrays(spec, pushing)
+            o, names = setup.with_push(bool(pushing)), memory_arrays(spec, pushing)
             try:
                 if evict:
                     self._evict()
                 left = None if budget is None else int(budget) - (0 if evict else held)
                 if left is not None and left < 0:
                     raise MemoryBudgetError("no room left", minimum=held)
-                model = plan_memory(store, names, ex_cls.footprint(store, spec, is_dense(spec), o), left,
+                model = plan_memory(store, names, ex_cls.footprint(spec, is_dense(spec), o), left,
                                     self.pinned_budget, pinned=ex_cls.pinned, **ex_cls.memory_options(spec, o))
                 break
             except MemoryBudgetError:
                 if k == len(tries) - 1:
                     raise
         ledger = Ledger(model)
-        executor = ex_cls(store, spec, model, ledger, self.shared, **options)
+        executor = ex_cls(store, spec, model, ledger, self.shared, o)
         dirs = gather_directions(spec)
         if dirs not in self._facts:
             self._facts[dirs] = shard_facts(store, spec)
         keys = [[residency_key(model, i, n) for n in model.names] for i in range(store.num_shards)]
-        planner = Planner(spec, store, model, caps, facts=self._facts[dirs],
+        planner = Planner(spec, store, model, caps, policies, facts=self._facts[dirs],
                           loaded=lambda i: all(k in self.loaded for k in keys[i]),
                           mark_loaded=lambda i: self.loaded.update(keys[i]),
                           rule=rule, lanes=bool(lanes), push_room=bool(pushing),
@@ -168,9 +173,7 @@ class Session:
         for prep in self._prepared.values():
             prep.executor.close()
         self._prepared = {}
-        release = getattr(self.cls, "release_shared", None)   # executors that share nothing have none
-        if release is not None:
-            release(self.shared)
+        self.cls.release_shared(self.shared)
         self.loaded.clear()
 
     # ------------------------------------------------------------------ one run
@@ -296,7 +299,7 @@ class Session:
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
-        return bool(getattr(self.cls, "lanes", False) and not spec.aggregates and not spec.edge_state
+        return bool(self.cls.lanes and not spec.aggregates and not spec.edge_state
                     and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
@@ -333,15 +336,20 @@ class Session:
         """Run one plan on ``ex`` (the order of grstream/engine/executor.py)."""
         ex.begin(plan)
         phases = [getattr(ex, p) for p in plan.phases]
+
+        def work(unit, data):   # a unit's phases, over its data or shard by shard (any thread)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                for part in phase_parts(ex, plan, unit, data):
+                    for phase in phases:
+                        phase(plan, unit, part)
+            ex.done(plan, unit)
         items = ex.load(plan)
         try:
             if plan.workers <= 1:
                 for unit, data in items:
-                    for phase in phases:
-                        phase(plan, unit, data)
-                    ex.done(plan, unit)
+                    work(unit, data)
             else:
-                self._parallel(ex, plan, phases, items)
+                self._parallel(plan.workers, work, items)
         finally:
             items.close()
         if plan.apply_scope == "all":
@@ -350,22 +358,15 @@ class Session:
         ex.reduce(plan)
         return ex.read_back(plan, st)
 
-    def _parallel(self, ex, plan, phases, items):
-        """Units on worker threads, at most ``plan.workers`` at once, finished in plan order."""
+    def _parallel(self, workers, work, items):
+        """Units on worker threads, at most ``workers`` at once, finished in plan order."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(plan.workers, thread_name_prefix="grstream-unit")
-
-        def work(unit, data):
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                for phase in phases:
-                    phase(plan, unit, data)
-            ex.done(plan, unit)
-
+            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="grstream-unit")
         pending = []
         try:
             for unit, data in items:
                 pending.append(self._pool.submit(work, unit, data))
-                while len(pending) >= plan.workers:
+                while len(pending) >= workers:
                     pending.pop(0).result()
             while pending:
                 pending.pop(0).result()

@@ -16,9 +16,9 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
   into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
   out of its slot).
 
-Among the allowed modes a forced one (``Capabilities.transfer``) is taken; else the cost model
+Among the allowed modes a forced one (``Capabilities.forced.transfer``) is taken; else the cost model
 (:mod:`.costs`) chooses, from the figures the executor measured at the start
-(``Capabilities.calibration``) refined by each iteration's timings, and the degree skew of the
+(the executor class's ``Policies.calibration``) refined by each iteration's timings, and the degree skew of the
 frontier (gathered edges per active vertex over the graph's mean degree): the one measured at
 the same iteration of the previous run of the session (runs of one program repeat the shape of
 their frontiers: BFS's first frontier holds a hub's neighbours, hubs themselves), else the last
@@ -30,15 +30,18 @@ of the edge estimate.
 from dataclasses import replace
 
 from . import costs as cm
+from .capabilities import BatchResident
 from .schedule import push_arrays
 
 
 class TransferPolicy:
-    def __init__(self, spec, memory, caps, facts=()):
-        self.caps, self.memory = caps, memory
-        offered = set(getattr(caps, "transfers", ())) & {"compact", "zerocopy"}
+    """``calibration``: the executor class's (``Policies.calibration``), or None."""
+
+    def __init__(self, spec, memory, caps, facts=(), calibration=None):
+        self.caps, self.memory, self.calibration = caps, memory, calibration
+        offered = caps.transfers & {"compact", "zerocopy"}
         self.offered = () if spec.edge_state else tuple(m for m in cm.MODES if m in offered)
-        self.forced = getattr(caps, "transfer", "auto")
+        self.forced = caps.forced.transfer
         self.pinned = frozenset(memory.pinned)
         self.shapes = cm.shard_shapes(memory) if self.offered else ()
         # a push unit moves (copy) or reads (zerocopy) only its walk directions' arrays
@@ -61,8 +64,8 @@ class TransferPolicy:
 
     def _costs(self):
         if self.costs is None:
-            cal = getattr(self.caps, "calibration", None)
-            self.base = self.costs = (cal() if callable(cal) else None) or cm.LinkCosts()
+            cal = self.calibration
+            self.base = self.costs = (cal() if cal is not None else None) or cm.LinkCosts()
         return self.costs
 
     def allowed(self, unit):
@@ -108,7 +111,7 @@ class TransferPolicy:
                 mode = cm.cheapest(est, allowed)
             b = est[mode][0]
             # the executor runs a push plan's zero-copied units as one launch (grouping.py)
-            batched = u.direction == "push" and getattr(self.caps, "batch_resident", None) == "dense_push"
+            batched = u.direction == "push" and self.caps.batching.resident is BatchResident.DENSE_PUSH
             chosen.append((mode, shape, int(counts[i]), fe, batched))
             if mode != "copy":   # a zero-copy unit holds no slot
                 u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)

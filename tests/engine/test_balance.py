@@ -1,11 +1,11 @@
 """engine/balance.py: the hub path of push units is the planner's per-iteration choice."""
 from grstream.engine.balance import HUB_MEAN_DIV, as_run, hub_walk
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import Capabilities, PushFacts
 from grstream.engine.plan import Unit
 
 
 def caps(hub_edges):
-    return Capabilities("cuda", push=True, push_balance="twc", push_hub_edges=hub_edges)
+    return Capabilities("cuda", push=PushFacts(balance="twc", hub_edges=hub_edges))
 
 
 def test_hub_walks_are_those_whose_changed_set_has_a_high_mean_degree():

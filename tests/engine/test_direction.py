@@ -8,7 +8,8 @@ from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
 from grstream.engine.direction import (DirectionRule, choose_direction, choose_format,
                                        estimate_edges, next_active, push_allowed, threshold)
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import Capabilities, PushFacts
+from .contract_helpers import policies_for
 from grstream.engine.memory import Footprint, plan_memory
 from grstream.engine.plan import Readback
 from grstream.engine.planner import Planner
@@ -17,7 +18,7 @@ from grstream.errors import UsageError
 
 from ..algorithms.conftest import build
 
-PUSHER = Capabilities("cpu", push=True, frontier_formats=("bitmap", "queue"))
+PUSHER = Capabilities("cpu", push=PushFacts(), frontier_formats=("bitmap", "queue"))
 PULLER = Capabilities("cpu")
 
 
@@ -32,7 +33,7 @@ def planner(store, program, caps=PUSHER, rule=None, lanes=False, budget=None):
     spec = type(program).spec
     fp = Footprint(static={"state": 100}, alignment=64)
     model = plan_memory(store, needed_arrays(spec, push=True), fp, budget, None, pinned=False)
-    return Planner(spec, store, model, caps, rule=rule, lanes=lanes)
+    return Planner(spec, store, model, caps, policies_for(caps), rule=rule, lanes=lanes)
 
 
 def rb(active, changed, edges=-1):
@@ -46,7 +47,7 @@ def test_rule_defaults_and_validation():
     assert (rule.mode, rule.push_threshold, rule.queue_fraction) == ("auto", None, 1 / 64)
     assert DirectionRule.of("pull", 0.1).push_threshold == 0.1
     # the threshold in force: the user's, else the executor's measured one, else Ligra's 1/20
-    measured = Capabilities("cpu", push=True, push_threshold=1.0)
+    measured = Capabilities("cpu", push=PushFacts(threshold=1.0))
     assert threshold(rule, PUSHER) == 1 / 20 and threshold(rule, measured) == 1.0
     assert threshold(DirectionRule.of(push_threshold=0.3), measured) == 0.3
     for bad in ({"direction": "sideways"}, {"push_threshold": 2}, {"queue_fraction": -0.5},

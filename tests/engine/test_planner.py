@@ -7,7 +7,8 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
 from grstream.engine import direction as direction_mod
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, PushFacts
+from .contract_helpers import policies_for
 from grstream.engine.memory import Footprint, plan_memory
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
@@ -27,7 +28,8 @@ def planner(store, program, budget=None, caps=None, pinned_budget=None, **mem):
     fp = Footprint(static={"state": 100}, alignment=64)
     model = plan_memory(store, needed_arrays(spec), fp, budget, pinned_budget,
                         pinned=caps is not None and caps.kind == "cuda", **mem)
-    return Planner(spec, store, model, caps or Capabilities("cpu")), model
+    caps = caps or Capabilities("cpu")
+    return Planner(spec, store, model, caps, policies_for(caps)), model
 
 
 def test_frontier_plan_touches_only_active_shards_and_loads_once(chain):
@@ -46,7 +48,7 @@ def test_frontier_plan_touches_only_active_shards_and_loads_once(chain):
     later = p.plan(2, np.array([1, 1, 0, 0]), all_active=False)
     assert [(u.shards, u.transfer) for u in later.units] == [((0,), "resident"), ((1,), "load")]
     # equal inputs give equal plans; plans print
-    again = Planner(p.spec, chain, p.memory, p.caps)
+    again = Planner(p.spec, chain, p.memory, p.caps, p.policies)
     assert again.seed(counts) == seed
     assert "iteration 2" in str(later) and "[1] pull load" in str(later)
 
@@ -79,13 +81,10 @@ def test_budget_streams_through_slots_in_turn(chain):
     assert plan.bytes_device == model.device_bytes <= 100 + 2 * region
 
 
-def test_gpu_caps_group_adjacent_pinned_copies(tmp_path, monkeypatch):
-    from grstream.engine import balance
-    # the CUDA package registers a "cuda" policy when imported; this test wants none
-    monkeypatch.delitem(balance.POLICIES, "cuda", raising=False)
+def test_gpu_caps_group_adjacent_pinned_copies(tmp_path):
     src = np.arange(79)
     chain = build(tmp_path, 80, src, src + 1, num_shards=8)
-    caps = Capabilities("cuda", batch_resident="dense")
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE))
     region = max(plan_memory(chain, needed_arrays(PageRank.spec), Footprint({"state": 100},
                                                                             alignment=64)).regions)
     # just short of in-memory: slots grow towards slot_bytes, the rest is cached pinned
@@ -102,8 +101,8 @@ def test_gpu_caps_group_adjacent_pinned_copies(tmp_path, monkeypatch):
     assert len(copies) < len(streamed)   # adjacent in the pinned cache and within a slot: one copy
     second = p.plan(2, np.zeros(8, np.int64), all_active=True)
     assert second.bytes_store == 0 and first.bytes_store > 0   # the cache was filled once
-    # balance of a kind with no registered policy is left to the executor
-    assert {b for u in first.units for b in u.balance} == {"auto"}
+    # the executor class's policy chose every shard's strategy: none is left to the executor
+    assert {b for u in first.units for b in u.balance} <= {"twc", "merge"}
 
 
 def test_workers_split_large_resident_runs(tmp_path):
@@ -148,7 +147,7 @@ def test_asynchronous_push_plans(chain, monkeypatch):
     assert not rule(True, 99, 100, 4 * 2**14, 4)       # every vertex changed once at most
     assert not rule(True, 100, 100, 4 * 2**14 - 1, 4)  # too few edges a shard
     monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (a small graph)
-    caps = Capabilities("cpu", workers=2, push=True, push_async=True)
+    caps = Capabilities("cpu", workers=2, push=PushFacts(asynchronous=True))
     p, _ = planner(chain, ConnectedComponents(), caps=caps)
     p.seed(np.array([10, 10, 10, 10]), seeded=False)
     first = p.push(1, np.array([10, 10, 10, 10]))
@@ -162,14 +161,14 @@ def test_asynchronous_push_plans(chain, monkeypatch):
     assert [u.shards for u in plan.units] == [(1,), (2,), (3,)]
     assert "push async" in str(plan) and plan.summary()["push_async"]
     # programs that do not declare asynchronous = True, executors without it: synchronous
-    for program, c in ((PageRank(), caps), (ConnectedComponents(), Capabilities("cpu", push=True))):
+    for program, c in ((PageRank(), caps), (ConnectedComponents(), Capabilities("cpu", push=PushFacts()))):
         q, _ = planner(chain, program, caps=c)
         assert not q.push_async
 
 
 def test_hoisting_follows_the_frontier_where_the_executor_allows(chain):
     fixed, _ = planner(chain, BFS(source=0))
-    adaptive, _ = planner(chain, BFS(source=0), caps=Capabilities("cpu", adaptive_hoist=True))
+    adaptive, _ = planner(chain, BFS(source=0), caps=Capabilities("cpu", features={Feature.ADAPTIVE_HOIST}))
     one, every = np.array([1, 0, 0, 0]), np.array([10, 10, 10, 10])
     assert fixed.plan(1, one, all_active=False).hoist        # GPU-like: kernels are hoisted
     assert not adaptive.plan(1, one, all_active=False).hoist  # one vertex: per-edge messages

@@ -9,14 +9,15 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
 from grstream.algorithms.sssp import SSSP
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, PushFacts
 from grstream.engine.direction import DirectionRule
 from grstream.engine.plan import Readback
 from grstream.engine.planner import Planner
 
 from .test_planner import chain, planner  # noqa: F401  (chain is a fixture)
 
-GPU_LIKE = dict(batch_resident="dense", push=True, push_threshold=1.0, publish_unit=True)
+GPU_LIKE = dict(batching=Batching(BatchResident.DENSE), push=PushFacts(threshold=1.0),
+                features={Feature.PUBLISH_UNIT})
 
 
 def caps(**kw):
@@ -38,14 +39,14 @@ def test_asynchronous_pull_plans_of_several_units_publish_per_unit(chain):  # no
 def test_push_activation_seed_and_executors_without_it_keep_their_publish(chain):  # noqa: F811
     counts = np.array([10, 10, 10, 10])
     q, _ = planner(chain, ConnectedComponents(), caps=caps())
-    p = Planner(q.spec, chain, q.memory, q.caps, rule=DirectionRule(mode="push"))
+    p = Planner(q.spec, chain, q.memory, q.caps, q.policies, rule=DirectionRule(mode="push"))
     p.seed(counts, seeded=False)
     pushed = p.iteration(1, Readback(shard_active=counts, shard_changed=counts, changed_edges=10), False)
     assert pushed.direction == "push" and pushed.publish == "copy"
     back = p.activation(2, counts)
     assert back.publish == "none"
     assert p.seed(counts).publish == "none"
-    for off in (caps(publish_unit=False), Capabilities("cpu")):
+    for off in (caps(features=()), Capabilities("cpu")):
         q, _ = planner(chain, ConnectedComponents(), caps=off)
         assert q.plan(1, counts, all_active=True).publish == "copy"
 
@@ -73,7 +74,7 @@ def test_auto_pulls_where_a_push_saves_no_bytes_and_pulls_publish_per_unit(chain
     assert not p.push_ok and "Gauss-Seidel" in p.push_reason
     p.seed(counts, seeded=False)
     assert p.iteration(1, rb, True).direction == "pull"
-    q, _ = planner(chain, ConnectedComponents(), caps=caps(publish_unit=False))
+    q, _ = planner(chain, ConnectedComponents(), caps=caps(features=()))
     q.seed(counts, seeded=False)
     assert q.push_ok and q.iteration(1, rb, True).direction == "push"
     # BFS pushes over the CSR only (half of pull's bytes): publish "unit" leaves it pushing

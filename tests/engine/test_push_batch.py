@@ -5,14 +5,15 @@ while it runs, and the push units read in place (zerocopy) are one unit too; pul
 import numpy as np
 
 from grstream.algorithms.bfs import BFS
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, PushFacts
+from .contract_helpers import policies_for
 
 from ..algorithms.conftest import build
 from .test_planner import chain, planner  # noqa: F401  (chain is a fixture)
 
 
 def caps(batch):
-    return Capabilities("cuda", batch_resident=batch, push=True, push_threshold=1.0)
+    return Capabilities("cuda", batching=Batching(BatchResident(batch)), push=PushFacts(threshold=1.0))
 
 
 def test_push_plans_of_loaded_resident_shards_are_one_unit(chain):  # noqa: F811
@@ -68,9 +69,9 @@ def test_push_units_read_in_place_are_one_unit(tmp_path):
     model = plan_memory(store, names, fp, 100 + 2 * max(full.regions), sum(full.regions) + 3 * max(full.regions) - 1,
                         pinned=True, slots=2)
     for batch, units in (("dense_push", 1), ("dense", 3)):
-        c = Capabilities("cuda", batch_resident=batch, transfers=("resident", "load", "copy", "zerocopy"),
-                         calibration=lambda: slow, push=True, push_threshold=1.0)
-        p = Planner(BFS.spec, store, model, c)
+        c = Capabilities("cuda", batching=Batching(BatchResident(batch)),
+                         transfers=("resident", "load", "copy", "zerocopy"), push=PushFacts(threshold=1.0))
+        p = Planner(BFS.spec, store, model, c, policies_for(c, lambda: slow))
         plan = p.push(1, np.array([3, 3, 3, 0]), edges=30)   # shard 3 lies outside the pinned cache
         assert [u.transfer for u in plan.units] == ["zerocopy"] * units
         assert sorted(i for u in plan.units for i in u.shards) == [0, 1, 2]

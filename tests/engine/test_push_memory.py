@@ -5,6 +5,8 @@ resident; a run whose seed is not silent (it must pull) gets a model with the pu
 The CPU executor runs push plans and the activation of the seed over the same out-edges, so it
 stands in for the GPU here with the capability switched on (the GPU runs the same plans in
 tests/backends/cuda/test_push_memory.py)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ from grstream.algorithms.bfs import BFS, UNREACHED
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.backends.cpu.executor import CpuExecutor
 from grstream.engine.direction import DirectionRule, memory_arrays, push_only
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import Capabilities, PushFacts
 
 from ..algorithms.conftest import build
 
@@ -31,10 +33,9 @@ class OtherZero(BFS):
 def offered(monkeypatch):
     real = CpuExecutor.capabilities.__func__
 
-    def caps(cls, options):
-        c = real(cls, options)
-        c.push_memory = True
-        return c
+    def caps(cls, setup):
+        c = real(cls, setup)
+        return replace(c, push=replace(c.push, memory=True))
     monkeypatch.setattr(CpuExecutor, "capabilities", classmethod(caps))
 
 
@@ -47,7 +48,7 @@ def graph(tmp_path):
 
 
 def test_push_only_needs_every_plan_to_push():
-    gpu = Capabilities("cuda", push=True, push_threshold=1.0, push_memory=True)
+    gpu = Capabilities("cuda", push=PushFacts(threshold=1.0, memory=True))
     auto = DirectionRule()
     assert push_only(BFS.spec, gpu, auto)
     assert memory_arrays(BFS.spec, "only") == ["out/indptr", "out/dst"]
@@ -55,7 +56,7 @@ def test_push_only_needs_every_plan_to_push():
     assert not push_only(BFS.spec, gpu, DirectionRule(mode="pull"))
     assert not push_only(BFS.spec, gpu, DirectionRule(push_threshold=0.5))   # some plans pull
     assert push_only(BFS.spec, gpu, DirectionRule(mode="push", push_threshold=0.5))
-    assert not push_only(BFS.spec, Capabilities("cuda", push=True, push_threshold=1.0), auto)
+    assert not push_only(BFS.spec, Capabilities("cuda", push=PushFacts(threshold=1.0)), auto)
     assert not push_only(BFS.spec, gpu, auto, lanes=True)
 
 
@@ -65,7 +66,7 @@ def test_push_only_memory_keeps_more_shards_resident_with_equal_results(graph, o
     runs = {}
     for offer in (True, False):
         budget = _quarter(store)
-        with gr.Session(store, memory_budget=budget, pinned_budget=0) as s:
+        with gr.Session(store, memory_budget=budget) as s:
             if not offer:
                 s.cls = _without_push_memory()
             r = s.run(BFS(source=0))
@@ -80,7 +81,7 @@ def test_push_only_memory_keeps_more_shards_resident_with_equal_results(graph, o
 
 def test_a_run_that_must_pull_gets_the_pull_arrays(graph, offered):
     n, src, dst, store = graph
-    with gr.Session(store, memory_budget=_quarter(store), pinned_budget=0) as s:
+    with gr.Session(store, memory_budget=_quarter(store)) as s:
         first = s.run(BFS(source=0))
         assert first.info["arrays"] == ["out/indptr", "out/dst"]
         other = s.run(OtherZero(source=0))
@@ -95,7 +96,7 @@ def test_a_run_that_must_pull_gets_the_pull_arrays(graph, offered):
 def test_cc_keeps_the_pull_arrays(graph, offered):
     """CC pushes over both directions: its push arrays are the pull arrays."""
     n, src, dst, store = graph
-    r = gr.run(ConnectedComponents(), store, memory_budget=_quarter(store), pinned_budget=0)
+    r = gr.run(ConnectedComponents(), store, memory_budget=_quarter(store))
     assert set(r.info["arrays"]) == {"in/indptr", "in/src", "out/indptr", "out/dst"}
 
 
@@ -109,15 +110,14 @@ def _quarter(store):
             s.cls = _without_push_memory()
             s.run(BFS(source=0))
     regions = plan_memory(store, memory_arrays(BFS.spec, "push"), CpuExecutor.footprint(
-        store, BFS.spec, False, {"push": True}), pinned=False).regions
+        BFS.spec, False, CpuExecutor.make_setup(store, push=True)), pinned=False).regions
     return err.value.minimum + sum(regions) // 4
 
 
 def _without_push_memory():
     class Plain(CpuExecutor):
         @classmethod
-        def capabilities(cls, options):
-            c = CpuExecutor.capabilities(options)
-            c.push_memory = False
-            return c
+        def capabilities(cls, setup):
+            c = CpuExecutor.capabilities(setup)
+            return replace(c, push=replace(c.push, memory=False))
     return Plain

@@ -7,7 +7,8 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.pagerank import PageRank
 from grstream.engine import costs as cm
 from grstream.engine.backend import IterationStats
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Forced, PushFacts
+from .contract_helpers import policies_for
 from grstream.engine.memory import Footprint, plan_memory
 from grstream.engine.plan import Readback
 from grstream.engine.planner import Planner
@@ -41,9 +42,9 @@ def streaming(store, program, transfer="auto", transfers=ALL, calibration=lambda
     # cache of every shard would leave no staging buffer to pack into); else staging buffers only
     pinned_budget = sum(full.regions) + 3 * max(full.regions) - 1 if pinned else max(full.regions)
     model = plan_memory(store, names, fp, budget, pinned_budget, pinned=True, slots=2)
-    caps = Capabilities("cuda", batch_resident="dense", transfers=transfers, transfer=transfer,
-                        calibration=calibration, push=push)
-    return Planner(spec, store, model, caps), model
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE), transfers=transfers,
+                        forced=Forced(transfer=transfer), push=PushFacts() if push else None)
+    return Planner(spec, store, model, caps, policies_for(caps, calibration)), model
 
 
 def test_sparse_shards_are_zero_copied_dense_ones_copied(store):
@@ -88,8 +89,8 @@ def test_forced_modes_and_what_cannot_take_them(store):
     model = plan_memory(store, needed_arrays(spec), fp, 100 + 2 * max(full.regions),
                         10 * sum(full.regions), slots=2)
     assert model.staging == 0 and len(model.pinned) == 4
-    caps = Capabilities("cuda", batch_resident="dense", transfers=ALL, transfer="compact")
-    assert {u.transfer for u in Planner(spec, store, model, caps).plan(1, counts, False).units} == {"copy"}
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE), transfers=ALL, forced=Forced(transfer="compact"))
+    assert {u.transfer for u in Planner(spec, store, model, caps, policies_for(caps)).plan(1, counts, False).units} == {"copy"}
 
 
 def test_the_seed_row_is_read_in_place_not_its_shard_copied(store):
@@ -111,8 +112,8 @@ def test_grouped_copies_stay_copies(tmp_path):
     region = max(plan_memory(chain, needed_arrays(spec), fp).regions)
     model = plan_memory(chain, needed_arrays(spec), fp, 100 + 8 * region - 1, 10_000,
                         slots=2, slot_bytes=10_000)
-    caps = Capabilities("cuda", batch_resident="dense", transfers=ALL, transfer="zerocopy")
-    plan = Planner(spec, chain, model, caps).plan(1, np.zeros(8, np.int64), all_active=True)
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE), transfers=ALL, forced=Forced(transfer="zerocopy"))
+    plan = Planner(spec, chain, model, caps, policies_for(caps)).plan(1, np.zeros(8, np.int64), all_active=True)
     moved = [u for u in plan.units if u.transfer not in ("resident", "load")]
     assert any(len(u.shards) > 1 for u in moved)
     assert all((u.transfer == "copy") == (len(u.shards) > 1) for u in moved)
@@ -125,7 +126,7 @@ def test_push_units_are_never_compacted_and_zero_copied_when_forced(store):
     # a push unit is never compacted (its changed set is known only on the device)
     assert "compact" not in p.transfers.allowed(replace(unit, transfer="copy", direction="push"))
     # a forced zero-copy reaches push units too
-    p, _ = streaming(store, BFS(source=0), transfer="zerocopy")
+    p, _ = streaming(store, BFS(source=0), transfer="zerocopy", push=True)
     assert p.transfers.allowed(replace(unit, transfer="copy", direction="push")) == ("copy", "zerocopy")
     plan = p.push(1, np.array([5, 5, 5, 0]))
     assert plan.direction == "push" and {u.transfer for u in plan.units} == {"zerocopy"}

@@ -10,9 +10,7 @@ import time
 
 import numpy as np
 
-from ...engine.executor import Executor
-from ...engine.plan import Readback
-from ...engine.schedule import dataset_dtype
+from ...engine.contract import Executor, Readback, dataset_dtype
 from ...readahead import BufferPool, read_ahead
 from . import changes, kernels
 from .pieces import ResidentRuns, Slots
@@ -29,12 +27,12 @@ class CpuExecutor(CpuFacts, Executor):
     lanes = True
 
     # ------------------------------------------------------------------ setup
-    def __init__(self, store, spec, memory, ledger, shared, **options):
-        super().__init__(store, spec, memory, ledger, shared)
-        self.threads = self._threads(options)
+    def __init__(self, store, spec, memory, ledger, shared, setup):
+        super().__init__(store, spec, memory, ledger, shared, setup)
+        self.threads = self._threads(setup.options)
         n = self.n = int(store.num_vertices)
         # lanes: several runs of one program class at once, every vertex field (n, lanes)
-        L = self.L = options.get("lanes")
+        L = self.L = setup.lanes
         shape = (n,) if L is None else (n * L,)   # lanes: flat, viewed as (n, lanes in use)
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         # the store's degrees (views of its arrays, counted once as "store")

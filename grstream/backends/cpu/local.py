@@ -29,11 +29,9 @@ def rounds(ex, plan, unit, piece, changed, written):
         if inside is not None:
             k = np.searchsorted(inside[:, 0], rows, side="right") - 1
             rows = rows[rows < inside[k, 1]]
-        if not len(rows) or len(rows) > 4 * limit:
-            break       # (before the unique, duplicates count: a cheap first test)
         rows = np.unique(rows)
-        if len(rows) > limit:
-            break
+        if not len(rows) or len(rows) > limit:
+            break       # the plan's limit, on the vertices the round would gather
         count += 1
         # messages from the values just written, not the ones hoisted before the units
         acc, edges = ex.kern.gather(piece, lo, hi, rows, "select", fresh=True)

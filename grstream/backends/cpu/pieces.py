@@ -10,24 +10,7 @@ import time
 
 import numpy as np
 
-from ...engine import compaction
-from ...engine.memory import resident_runs
-from ...errors import UsageError
-
-#: the CPU executor's ``transfer`` option: "copy" (default) or "compact", which packs each
-#: streamed shard's active rows after reading it (the reference of the CUDA executor's
-#: compaction; on the CPU it never pays, the store read is the cost, so "auto" means "copy")
-CPU_TRANSFERS = ("auto", "copy", "compact")
-
-
-def cpu_transfers(options):
-    """Capabilities keywords of the CPU executor's ``transfer`` option."""
-    mode = options.get("transfer", "auto")
-    if mode not in CPU_TRANSFERS:
-        raise UsageError(f"transfer must be one of {', '.join(CPU_TRANSFERS)} on the CPU, not {mode!r}")
-    if mode != "compact" or options.get("lanes"):
-        return {}
-    return {"transfers": ("resident", "load", "copy", "compact"), "transfer": "compact"}
+from ...engine.contract import compaction, resident_runs
 
 
 class Piece:

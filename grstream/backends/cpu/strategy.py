@@ -65,13 +65,14 @@ class Frontier:
         self._next, self._queued, self._mask_used = [], 0, False
         self._lock = threading.Lock()
 
-    def add(self, targets, bitmap):
+    def add(self, targets, limit):
         """Units found ``targets`` (duplicates possible) for the next frontier. Once the ids
-        collected reach n/16 (or in a ``bitmap`` plan) they are marked in the mask instead, so
-        the ids held stay under n/16 whatever the edges walked."""
-        if not bitmap and not self._mask_used:
+        collected would exceed the plan's ``limit`` (IterationPlan.next_queue; 0 in a bitmap
+        plan) they are marked in the mask instead, so the ids held stay within it whatever the
+        edges walked."""
+        if limit > 0 and not self._mask_used:
             with self._lock:
-                if self._queued + len(targets) < self.n / 16:
+                if self._queued + len(targets) <= limit:
                     self._next.append(targets)
                     self._queued += len(targets)
                     return
@@ -81,14 +82,14 @@ class Frontier:
         self.mask[targets] = True   # (workers only ever set flags: no lock needed)
         self._mask_used = True
 
-    def merge(self):
+    def merge(self, limit):
         """The next frontier collected since :meth:`begin`, as sorted unique ids (through the
-        mask when it is large)."""
+        mask beyond the plan's ``limit``, IterationPlan.next_queue)."""
         parts = self._next
         if not parts and not self._mask_used:
             return np.zeros(0, dtype=np.int64)
         total = sum(len(p) for p in parts)
-        if not self._mask_used and total * 16 < self.n:   # (always, while it holds ids)
+        if not self._mask_used and total <= limit:   # (always, while it holds ids)
             return np.unique(np.concatenate(parts) if len(parts) > 1 else parts[0])
         mask = self.mask
         for p in parts:

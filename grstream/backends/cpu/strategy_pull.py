@@ -97,7 +97,7 @@ class Pull(Strategy):
             changed = self.ctx[unit]["changed"]
         if len(changed):
             for targets in ex.kern.activate_chunks(piece, changed, unit_spans(ex.intervals, unit.shards)):
-                frontier.add(targets, plan.frontier_format == "bitmap")
+                frontier.add(targets, plan.next_queue)
         ex.tally.timed("activate", t0)
 
     def scatter(self, plan, unit, piece):
@@ -116,7 +116,7 @@ class Pull(Strategy):
         if not plan.frontier:
             frontier.ids = None
             return
-        frontier.ids = frontier.merge()
+        frontier.ids = frontier.merge(plan.next_queue)
         if ex.push is not None and not plan.seed and not plan.activation:
             parts = self.changed_parts
             frontier.changed = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)

@@ -4,10 +4,12 @@ Importing this package never imports PyCUDA; :func:`available` says whether the 
 here and :func:`require` raises :class:`~grstream.errors.DeviceError` naming what is missing.
 
 Modules: ``kernelargs`` (typed kernel argument lists), ``skeletons`` (kernel templates),
-``codegen`` (source generation), ``compile`` (translation + compile + caches), ``loadbalance``
-(the planner's gather policy), ``schedule`` (static device bytes; no CUDA calls), ``streams``
-(copy and compute streams, events), ``movement`` (each plan unit's data on the device),
-``device`` (context, module, static buffers, readback), ``gathers`` (gather launches) and
+``codegen`` (source generation), ``compile`` (translation + compile + caches), ``options`` (the
+executor's typed options), ``facts`` (its footprint, capabilities and policies), ``loadbalance``
+(its gather policy), ``buffers`` (static device buffers and their bytes; no CUDA calls),
+``streams`` (copy and compute streams, events), ``movement`` (each plan unit's data on the
+device), ``transfer`` / ``compact`` / ``zerocopy`` (transfer modes), ``device`` (context, module,
+static buffers, readback), ``gathers`` and ``pushes`` (gather and push launches) and
 ``executor`` (:class:`CudaExecutor`, the engine's executor of plans on the GPU).
 """
 

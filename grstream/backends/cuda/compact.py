@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ...engine import compaction
+from ...engine.contract import compaction
 
 
 class Packer:

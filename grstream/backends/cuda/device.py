@@ -1,7 +1,7 @@
 """The GPU executor's device state: context, compiled module, static buffers, readback block.
 
 Everything here is allocated once per executor, through the executor's ledger under the names of
-:func:`.schedule.static_buffers` (the memory model's ``static`` and ``scratch``); kernels are
+:func:`.buffers.static_buffers` (the memory model's ``static`` and ``scratch``); kernels are
 launched through their typed argument lists (:mod:`.kernelargs`).
 """
 import numpy as np
@@ -10,7 +10,7 @@ from ...errors import DeviceError, UsageError
 from .compile import load_module
 from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
-from .pipes import Streams
+from .streams import Streams
 
 #: readback words: changed vertices, gathered edges, edges a push from the changed set walks; then
 #: aggregates, the active vertices per shard, the changed vertices per shard
@@ -55,7 +55,7 @@ class DeviceState:
     store, spec : the store and the program spec
     ks : KernelSource
     buffers : dict
-        name -> bytes of every static and scratch buffer (:func:`.schedule.static_buffers`).
+        name -> bytes of every static and scratch buffer (:func:`.buffers.static_buffers`).
     scratch : set of str
         Names among ``buffers`` the ledger counts as scratch.
     ledger : Ledger

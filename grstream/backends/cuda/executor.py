@@ -7,241 +7,43 @@ It executes them on the device: :mod:`.movement` delivers each unit's arrays, :m
 and :class:`.device.DeviceState` launch the kernels, one readback per iteration reports the
 counters, aggregates and the next frontier's active vertices per shard.
 
-Options (``gr.run(..., backend_options=...)`` / ``gr.Session(..., **options)``):
-
-load_balance : {"auto", "twc", "merge"}
-    The planner's gather policy (:func:`.loadbalance.policy`): ``auto`` chooses per shard.
-deterministic : bool
-    Gather without floating-point atomics (TWC only: one owner per destination, reductions in a
-    fixed tree order): results are bit-identical from run to run and under every budget.
-    Default False: the merge split combines the parts of a vertex cut by a thread boundary with
-    atomics, whose order varies in the last bits (docs/GPU.md).
-streams : int
-    Copy streams a unit's arrays are sprayed over (default 4).
-slots, slot_bytes
-    Streaming slots and their target size (:meth:`CudaExecutor.memory_options`).
-merge_items : int
-    Edges per thread of the merge-path gather.
-transfer : {"auto", "copy", "compact", "zerocopy"}
-    How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
-    iteration, with shards a slot still holds from the iteration before reused in place ("held"),
-    or one mode forced wherever a shard can take it (no shard held: every one moves that way).
-hold_slots : bool
-    Offer transfer "held" (default True): a streamed shard a slot still holds from an earlier
-    iteration of the run is not copied again. False: every streamed shard moves, for comparison.
-publish_unit : bool
-    Offer Gauss-Seidel pull iterations (``Capabilities.publish_unit``; default True): the planner
-    then publishes each unit's vertices right after its apply for programs declaring
-    ``asynchronous = True``, so later units gather the values just written. False: every pull
-    iteration publishes after all its units (Jacobi), for comparison.
-push_memory : bool
-    Offer push-only memory models (``Capabilities.push_memory``; default True): where every plan
-    of a run pushes (BFS under the GPU's threshold of 1), the budget's resident shards and slots
-    hold the CSR alone. False: the regions hold the pull arrays too, for comparison.
-push_hub_edges : int
-    Rows with at least this many edges in a push's walk direction are walked by the whole GPU
-    (push_kernels.py, ``push_hubs``) instead of by one block each; 0 turns the hub path off.
-    Default ``pushes.HUB_EDGES`` (8192).
+Its options are :class:`.options.CudaOptions`; its class-level facts (footprint, capabilities,
+policies) are in :mod:`.facts`.
 """
 import time
 
 import numpy as np
 
-from ...engine.executor import Capabilities, Executor
-from ...engine.memory import Footprint
-from ...engine.plan import Readback
-from ...engine.planner import gather_directions, is_dense
-from ...engine.state import seed_ids
-from ...engine.schedule import activation_arrays, needed_arrays, push_arrays
-from ...errors import DeviceError, UsageError
+from ...engine.contract import (Executor, Readback, activation_arrays, gather_directions, is_dense,
+                                push_arrays, seed_ids)
+from ...errors import InternalError
 from . import loadbalance, transfer
 from .compact import Packer
-from .zerocopy import ZeroCopyKernels
-from .compile import module_source
-from .device import DeviceState, ensure_context, release_context
+from .device import DeviceState
+from .facts import CudaFacts
 from .gathers import Gathers
-from .movement import Mover, release_shared
-from .pushes import HUB_EDGES, PUSH_TABLES, Pushes
-from .schedule import ALIGN, DEFAULT_MARGIN, align, static_buffers
-from .skeletons import MERGE_PER_THREAD, tab_width
+from .movement import Mover
+from .pushes import Pushes
+from .zerocopy import ZeroCopyKernels
 
-#: default slot target of dense programs (or two of the largest shards, when larger): consecutive
-#: streamed shards travel as one copy (each copy step costs a fixed gap of event hops and host
-#: work; grouping brings a dense PageRank closer to the link's speed:
-#: docs/BENCHMARKS.md, "Measured constants");
-#: frontier programs keep one shard per slot (0)
-DENSE_SLOT_BYTES = 64 << 20
 #: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
 SEED_LIST = 64
-#: the direction switch of the GPU (Capabilities.push_threshold, the default of the engine's rule
-#: on this executor): push while the edges a push from the changed set walks are at most this
-#: fraction of all edges, i.e. whenever the program may push. Ligra's 1/20 is a CPU figure. On
-#: the GPU a BFS push loses little per iteration to the pull it replaces in GPU memory, a switch
-#: back to pull costs an activation pass, and a streamed push moves half of pull's bytes (the CSR
-#: only), so pushing throughout is fastest for BFS and SSSP. CC, which walks both directions and
-#: so moves everything either way, is slower pushed: under "auto" it pulls with per-unit
-#: publishing (Gauss-Seidel, engine/direction.py) in fewer iterations
-#: (docs/BENCHMARKS.md, "Measured constants").
-PUSH_THRESHOLD = 1.0
-#: Capabilities.queue_fraction: the compacted queue costs two launches and gained nothing over
-#: the bitmap kernel (a thread per vertex of an interval that mostly exits), nor for the sparse
-#: levels alone (docs/BENCHMARKS.md, "Measured constants"):
-#: bitmap unless the user asks for queue_fraction
-QUEUE_FRACTION = 0.0
-#: Capabilities.zerocopy_balance: the zero-copy kernels' warps read mapped host rows merged and
-#: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
-#: Capabilities.push_balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
-ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
-OPTIONS = ("load_balance", "deterministic", "streams", "slots", "slot_bytes", "merge_items", "transfer",
-           "publish_unit", "push_memory", "push_hub_edges", "hold_slots")
-_SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
-def kernel_source(store, spec):
-    key = (id(spec), str(store.id_dtype), tuple(sorted((k, str(v)) for k, v in store.edge_props.items())))
-    hit = _SOURCES.get(key)
-    if hit is None or hit[0] is not spec:
-        hit = _SOURCES[key] = (spec, module_source(spec, store.id_dtype, store.edge_props))
-    return hit[1]
-
-
-def _largest_region(store, spec):
-    """Bytes of the largest shard's arrays ``spec`` reads (0 without a store)."""
-    if store is None or not store.num_shards:
-        return 0
-    names = needed_arrays(spec)
-    return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
-               for i in range(store.num_shards))
-
-
-def _check(options):
-    unknown = set(options) - set(OPTIONS) - {"memory_budget", "store"}
-    if "host_cache" in unknown:
-        raise UsageError("host_cache is gone: the pinned host cache is bounded by pinned_budget "
-                         "(gr.run / gr.Session argument, --pinned-budget)")
-    if unknown:
-        raise UsageError(f"unknown CUDA option(s) {', '.join(sorted(unknown))}; "
-                         f"choose from {', '.join(OPTIONS)}")
-    if not isinstance(options.get("hold_slots", True), (bool, np.bool_)):
-        raise UsageError(f"hold_slots must be True or False, not {options['hold_slots']!r}")
-    hub_edges = options.get("push_hub_edges", HUB_EDGES)
-    if isinstance(hub_edges, bool) or not isinstance(hub_edges, (int, np.integer)) or hub_edges < 0:
-        raise UsageError(f"push_hub_edges must be an integer >= 0 (0: off), not {hub_edges!r}")
-
-
-class CudaExecutor(Executor):
+class CudaExecutor(CudaFacts, Executor):
     """GAS plans on an NVIDIA GPU through PyCUDA (see the module docstring for the options)."""
 
     name = "cuda"
     pinned = True
 
-    # ------------------------------------------------------------------ class-level facts
-    @classmethod
-    def _buffers(cls, store, spec, dense, push=False):
-        """(kernel source, static and scratch bytes); ``push``: the session may plan push
-        iterations, so the push buffers are held too (when the kernels can push the program)."""
-        ks = kernel_source(store, spec)
-        n, S = int(store.num_vertices), int(store.num_shards)
-        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
-        dirs = gather_directions(spec)
-        estate = dict(spec.edge_state)
-        permuted = [p for p in ks.gather_props if p in estate] if "in" in dirs else []
-        max_in = max((store.shard_info(i).num_in_edges for i in range(S)), default=0)
-        # multi-shard gather tables: a row per resident shard and direction (dense plans only);
-        # push plans' tables (a unit of resident shards, one of shards read in place) room for
-        # PUSH_TABLES of every shard per walk direction (Gathers.table starts over when full)
-        tables = 8 * tab_width(len(ks.gather_props)) * S * len(dirs) if dense else 0
-        if push and ks.push_dirs:
-            tables += 8 * tab_width(len(ks.gather_props)) * S * len(ks.push_dirs) * PUSH_TABLES
-        degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
-        static = static_buffers(n, dict(spec.vertex_fields), degrees, ks.msg_dtype.itemsize,
-                                int(sizes.max()) if S else 0, S, ks.hoisted,
-                                [dt.itemsize for dt in ks.aggregates.values()],
-                                acc_vertices=n if dense else None, edge_state=estate,
-                                num_edges=int(store.num_edges), permuted=permuted, max_in=max_in,
-                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if push and ks.push_dirs else 0)
-        static = {k: align(max(v, 1)) for k, v in static.items()}
-        scratch = {"shard tables": align(tables)} if tables else {}
-        return ks, static, scratch
-
-    @classmethod
-    def footprint(cls, store, spec, dense, options):
-        _, static, scratch = cls._buffers(store, spec, dense, bool(options.get("push")))
-        host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
-        return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state)
-
-    @classmethod
-    def default_budget(cls, options):
-        cuda = ensure_context()
-        try:
-            free, _ = cuda.mem_get_info()
-        finally:
-            release_context()
-        return max(free - DEFAULT_MARGIN, 0)
-
-    @classmethod
-    def memory_options(cls, spec, options):
-        slot_bytes = options.get("slot_bytes")
-        if slot_bytes is None:
-            slot_bytes = 0
-            if is_dense(spec):
-                # at least two of the largest shards per copy, whatever the shard count
-                slot_bytes = max(DENSE_SLOT_BYTES, 2 * _largest_region(options.get("store"), spec) + ALIGN)
-        if int(slot_bytes) < 0:
-            raise UsageError(f"slot_bytes must be >= 0, not {slot_bytes}")
-        slots = options.get("slots")
-        if slots is None:
-            # grouped copies keep two slots busy; one-shard units take a third so that a copy can
-            # start while two shards' kernels are still queued
-            slots = 2 if slot_bytes else 3
-        if int(slots) < 1:
-            raise UsageError(f"slots must be >= 1, not {slots}")
-        return {"slots": int(slots), "slot_bytes": int(slot_bytes), "staging": 3}
-
-    @classmethod
-    def capabilities(cls, options):
-        _check(options)
-        forced = loadbalance.forced_strategy(options.get("load_balance", "auto"), bool(options.get("deterministic")))
-        # kernels are generated hoisted or not: every plan with a gather hoists (adaptive_hoist off).
-        # Push plans run for programs the kernels can push (codegen.push_walks: a
-        # frontier program whose monoid has an atomic, no edge state); the switch threshold of
-        # the GPU is its own (push_threshold: see PUSH_THRESHOLD)
-        # resident shards share a unit in dense plans (one multi-shard gather) and in push plans
-        # (one push launch over a table of them), as do push units read in place
-        return Capabilities("cuda", workers=1, batch_resident="dense_push", batch_copies=True, balance=forced,
-                            adaptive_hoist=False, push=True, frontier_formats=("bitmap", "queue"),
-                            push_threshold=PUSH_THRESHOLD, queue_fraction=QUEUE_FRACTION,
-                            publish_unit=bool(options.get("publish_unit", True)),
-                            push_memory=bool(options.get("push_memory", True)),
-                            zerocopy_balance=ZEROCOPY_BALANCE, push_balance=PUSH_BALANCE,
-                            push_hub_edges=int(options.get("push_hub_edges", HUB_EDGES)),
-                            **transfer.capabilities(options))
-
-    @classmethod
-    def release_shared(cls, shared):
-        if not shared:
-            return
-        ensure_context()
-        try:
-            release_shared(shared, lambda mem: mem.free())
-        finally:
-            release_context()
-
     # ------------------------------------------------------------------ setup
-    def __init__(self, store, spec, memory, ledger, shared, **options):
-        super().__init__(store, spec, memory, ledger, shared)
-        _check(options)
-        self.load_balance = options.get("load_balance", "auto")
-        self.deterministic = bool(options.get("deterministic", False))
-        loadbalance.forced_strategy(self.load_balance, self.deterministic)
-        merge_items = int(options.get("merge_items", MERGE_PER_THREAD))
-        if merge_items < 1:
-            raise UsageError(f"merge_items must be >= 1, not {merge_items}")
-        self.streams = int(options.get("streams", 4))
-        hub_edges = int(options.get("push_hub_edges", HUB_EDGES))
-        dense = is_dense(spec)
-        # the push buffers exist when the session planned memory for push (footprint option "push")
-        ks, static, scratch = self._buffers(store, spec, dense, "push accumulator" in memory.static)
+    def __init__(self, store, spec, memory, ledger, shared, setup):
+        super().__init__(store, spec, memory, ledger, shared, setup)
+        options = setup.options
+        self.load_balance, self.deterministic = options.load_balance, options.deterministic
+        merge_items, self.streams, hub_edges = options.merge_items, options.streams, options.push_hub_edges
+        # the push buffers exist when the session planned memory for push (Setup.push)
+        ks, static, scratch = self._buffers(store, spec, is_dense(spec), "push accumulator" in memory.static)
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
         self.dev = self.mover = self.packer = self.zc = None
@@ -320,10 +122,10 @@ class CudaExecutor(Executor):
         self._t0 = time.perf_counter()
         push = plan.direction == "push"
         if push and not self.pushes.available:
-            raise DeviceError(f"{self.spec.name}: the CUDA kernels cannot push this program "
-                              f"(no atomic for its monoid, edge state or scatter); plan pull")
+            raise InternalError(f"{self.spec.name}: a push plan for CUDA kernels that cannot push "
+                                f"this program (no atomic for its monoid, edge state or scatter)")
         if plan.frontier_format not in ("bitmap", "queue"):
-            raise DeviceError(f"frontier format {plan.frontier_format!r} is not one of bitmap, queue")
+            raise InternalError(f"frontier format {plan.frontier_format!r} is not one of bitmap, queue")
         # a computing iteration (not a seeding or activation-only plan) writes a new changed set
         self._computing = not plan.seed and not plan.activation
         self._origin = cuda.Event()
@@ -340,11 +142,11 @@ class CudaExecutor(Executor):
         # vertex would cost O(n) for a sparse changed set, and no pull reads it this time
         if plan.hoist and not push:
             if not self.ks.hoisted:   # the planner and the code generator agree on hoisting
-                raise DeviceError(f"{self.spec.name}: the plan hoists but the kernels read per edge")
+                raise InternalError(f"{self.spec.name}: the plan hoists but the kernels read per edge")
             dev.launch("hoist", dev.n, dev.n, dev.hmsg)
         elif self.ks.hoisted and plan.units and "gather" in plan.phases and not push:
-            raise DeviceError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
-                              f"does not hoist them")
+            raise InternalError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
+                                f"does not hoist them")
         if plan.dense and not push:
             dev.launch("fill", dev.n, dev.acc, dev.n)
         self._front = 0 if plan.all_active else int(dev.front[0])
@@ -373,18 +175,11 @@ class CudaExecutor(Executor):
         self.mode_times.done(self.dev.ex, unit)
         self.dev.ex.shard_done(unit.slot if unit.transfer in ("copy", "compact", "held") else None)
 
-    def _fused(self, plan, unit, data, phase):
-        """Whether ``phase`` of ``unit`` is already done. The accumulator and the changed flags hold
-        one interval, so a frontier plan's unit of several shards (streamed shards sharing a copy)
-        runs every phase shard by shard, all at its first phase; its later phases are done."""
-        if plan.dense or len(data) <= 1:
-            return False
-        if phase != plan.phases[0]:
-            return True
-        for arrays in data:
-            for name in plan.phases:
-                getattr(self, "_" + name)(plan, unit, [arrays])
-        return True
+    def shard_data(self, unit, data):
+        """One shard's arrays at a time (``Batching.shard_phases``: the accumulator and the
+        changed flags hold one interval, so the planner makes a pull unit of several shards --
+        streamed shards sharing a copy -- run its phases shard by shard)."""
+        return [[arrays] for arrays in data]
 
     def gather(self, plan, unit, data):
         if plan.direction == "push" or unit.direction == "push":
@@ -394,23 +189,19 @@ class CudaExecutor(Executor):
             for arrays, strategy in zip(data, unit.balance):
                 self.pushes.shard(plan, arrays, self.gathers.edge_prop, hubs=strategy == "hubs")
             return
-        if not self._fused(plan, unit, data, "gather"):
-            self._gather(plan, unit, data)
+        self._gather(plan, unit, data)
 
     def apply(self, plan, unit, data):
         if unit is None and plan.direction == "push":
             self.pushes.apply(plan)
             return
-        if unit is None or not self._fused(plan, unit, data, "apply"):
-            self._apply(plan, unit, data)
+        self._apply(plan, unit, data)
 
     def activate(self, plan, unit, data):
-        if plan.seed or not self._fused(plan, unit, data, "activate"):
-            self._activate(plan, unit, data)
+        self._activate(plan, unit, data)
 
     def scatter(self, plan, unit, data):
-        if not self._fused(plan, unit, data, "scatter"):
-            self._scatter(plan, unit, data)
+        self._scatter(plan, unit, data)
 
     def _gather(self, plan, unit, data):
         if plan.dense and unit.transfer == "resident" and len(data) > 1:
@@ -418,8 +209,9 @@ class CudaExecutor(Executor):
             # (grouped streamed shards land in a different slot each time: one launch per shard)
             self.gathers.resident(data, unit.balance, self._hmsg)
             return
-        for arrays, wanted in zip(data, unit.balance):
-            self.gathers.shard(arrays, wanted, self._front, self._hmsg, plan.dense)
+        strategy = dict(zip(unit.shards, unit.balance))   # data may be one shard of the unit
+        for arrays in data:
+            self.gathers.shard(arrays, strategy[arrays.shard], self._front, self._hmsg, plan.dense)
 
     def _apply(self, plan, unit, data):
         dev, spec = self.dev, self.spec

@@ -1,11 +1,13 @@
 """Gather launches of the GPU executor: one shard at a time, or several resident shards at once.
 
 The strategy of each shard's gather comes from the plan (``unit.balance``: ``"twc"`` or
-``"merge"``, chosen by :func:`.loadbalance.policy`); a program whose gather monoid has no atomic
-for its message dtype cannot run the merge split and takes TWC instead (a capability, not a
-choice).
+``"merge"``, chosen by the executor's policy, :func:`.loadbalance.cuda_policy`, which gives the
+merge split only where the generated kernels have it): a plan asking for a strategy the kernels
+do not run is an internal error, never a silent change of strategy.
 """
 import numpy as np
+
+from ...errors import InternalError
 
 from .skeletons import BLOCK, tab_width
 
@@ -30,7 +32,11 @@ class Gathers:
         self.counts = {"twc": 0, "merge": 0, "batched": 0}
 
     def strategy(self, wanted):
-        return "merge" if wanted == "merge" and self.ks.merge_ok else "twc"
+        """``wanted`` (the plan's strategy) when these kernels run it."""
+        if wanted == "twc" or (wanted == "merge" and self.ks.merge_ok):
+            return wanted
+        raise InternalError(f"{self.spec.name}: the plan gathers with {wanted!r}, which the "
+                            f"generated kernels do not run (merge split: {self.ks.merge_ok})")
 
     def edge_prop(self, arrays, d, p, i, ne):
         """Device address of edge property ``p`` of shard ``i``'s ``d``-edges, in their order.

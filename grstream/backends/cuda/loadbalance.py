@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.balance import register
 from ...errors import UsageError
 from .skeletons import BLOCK_MIN
 
@@ -95,15 +94,17 @@ def merge_available(spec):
 _MEMO = {}
 
 
-def cuda_policy(facts, actives, spec=None, caps=None):
-    """The planner's load-balance policy for CUDA units (grstream/engine/balance.py): one strategy
-    per shard of a unit, :func:`choose` per gather direction over the shard's degree facts (a
-    shard takes the merge split when any direction needs it and the monoid has an atomic);
-    ``caps.balance`` forces one (``deterministic`` forces ``"twc"``)."""
-    forced = getattr(caps, "balance", "auto") or "auto"
+def cuda_policy(facts, actives, spec, caps, merge_ok=None):
+    """The CUDA executor's load-balance policy (its ``Policies.balance``, which the planner
+    consults): one strategy per shard of a unit, :func:`choose` per gather direction over the
+    shard's degree facts (a shard takes the merge split when any direction needs it and the
+    monoid has an atomic); ``caps.forced.balance`` forces one (``deterministic`` forces
+    ``"twc"``). ``merge_ok``: whether the generated kernels have the merge split (None: whether
+    the monoid has an atomic, :func:`merge_available`)."""
+    forced = caps.forced.balance
     if forced != "auto":
         return (forced,) * len(facts)
-    if not merge_available(spec):
+    if not (merge_available(spec) if merge_ok is None else merge_ok):
         return ("twc",) * len(facts)
     key = (tuple(facts), tuple(int(a) for a in actives))
     if key not in _MEMO:
@@ -133,7 +134,7 @@ def _auto(facts, actives):
 
 
 def forced_strategy(load_balance="auto", deterministic=False):
-    """The strategy the executor options force on the planner (``Capabilities.balance``):
+    """The strategy the executor options force on the planner (``Capabilities.forced``):
     ``deterministic`` gathers without atomics, so TWC only."""
     if deterministic:
         if load_balance == "merge":
@@ -144,5 +145,3 @@ def forced_strategy(load_balance="auto", deterministic=False):
         raise UsageError(f"load_balance must be one of {', '.join(STRATEGIES)}, not {load_balance!r}")
     return load_balance
 
-
-register("cuda", cuda_policy)

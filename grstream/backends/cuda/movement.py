@@ -16,9 +16,8 @@ executor's :class:`~grstream.engine.memory.Ledger` under the memory model's name
 import time
 from collections import deque
 
-from ...engine.memory import residency_key
+from ...engine.contract import dataset_dtype, residency_key
 from ...errors import DeviceError
-from ...engine.schedule import dataset_dtype
 from ...readahead import BufferPool, read_ahead
 
 #: key prefix of the resident allocations a session's CUDA executors share (``shared`` dict)

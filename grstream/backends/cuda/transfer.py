@@ -17,34 +17,30 @@ copy-engine busy time of the "copy" and "compact" units' copies, kernel busy tim
 """
 import numpy as np
 
-from ...engine import costs
-from ...errors import UsageError
-from .pipes import busy_overlap
+from ...engine.contract import LinkCosts
+from .streams import busy_overlap
 
 TRANSFERS = ("auto", "copy", "compact", "zerocopy")
 CALIBRATE_BYTES = 16 << 20
 _CALIBRATION = {}   # device name -> LinkCosts (once per process)
 
 
-def check(options):
-    mode = options.get("transfer", "auto")
-    if mode not in TRANSFERS:
-        raise UsageError(f"transfer must be one of {', '.join(TRANSFERS)}, not {mode!r}")
-    return mode
+def transfers(options):
+    """The ``Unit.transfer`` values the executor offers under ``options`` (CudaOptions): every
+    mode, and "held" unless ``hold_slots`` is off."""
+    return frozenset({"resident", "load", "copy", "compact", "zerocopy"}
+                     | ({"held"} if options.hold_slots else set()))
 
 
-def capabilities(options):
-    """Capabilities keywords of the ``transfer`` option (a forced mode needs no calibration:
-    the cost model then only counts bytes)."""
-    mode = check(options)
-    held = ("held",) if options.get("hold_slots", True) else ()
-    return {"transfers": ("resident", "load", "copy", "compact", "zerocopy") + held, "transfer": mode,
-            "calibration": calibrate if mode == "auto" else None}
+def calibration(options):
+    """The executor's calibration policy: :func:`calibrate` when the cost model chooses the
+    modes (``transfer="auto"``); a forced mode needs none (the model then only counts bytes)."""
+    return calibrate if options.transfer == "auto" else None
 
 
 def mapped(options):
     """Whether the pinned cache must be mapped (zero-copy may be chosen)."""
-    return check(options) in ("auto", "zerocopy")
+    return options.transfer in ("auto", "zerocopy")
 
 
 def calibrate():
@@ -54,7 +50,7 @@ def calibrate():
     try:
         name = cuda.Context.get_device().name()
         if name not in _CALIBRATION:
-            _CALIBRATION[name] = costs.LinkCosts(bandwidth=_bandwidth(cuda), compact_rate=_pack_rate())
+            _CALIBRATION[name] = LinkCosts(bandwidth=_bandwidth(cuda), compact_rate=_pack_rate())
         return _CALIBRATION[name]
     finally:
         release_context()

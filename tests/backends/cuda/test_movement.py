@@ -11,9 +11,10 @@ import grstream as gr
 from grstream.backends.cuda import loadbalance
 from grstream.backends.cuda.executor import CudaExecutor
 from grstream.backends.cuda.movement import Mover
-from grstream.backends.cuda.schedule import ALIGN, vertex_state_bytes
+from grstream.backends.cuda.buffers import ALIGN, vertex_state_bytes
 from grstream.backends.cuda.streams import busy_overlap
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, PushFacts
+from ...engine.contract_helpers import policies_for
 from grstream.engine.memory import Footprint, Ledger, plan_memory
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
@@ -115,7 +116,7 @@ def model_for(store, names, budget_kind, pinned="all", slot_bytes=0, static=10_0
     return plan_memory(store, names, fp, budget, pinned_budget, slots=2, slot_bytes=slot_bytes)
 
 
-def setup(store, spec, budget_kind, pinned="all", executor=None, **caps):
+def setup(store, spec, budget_kind, pinned="all", executor=None, copies=True, **caps):
     """Mover, stand-in executor, memory model, planner and ledger; ``caps``: Capabilities keywords
     beyond the GPU's dense batching and grouped copies."""
     names = needed_arrays(spec)
@@ -123,8 +124,8 @@ def setup(store, spec, budget_kind, pinned="all", executor=None, **caps):
     ex = executor or SyncExecutor()
     ledger = Ledger(model)
     mover = Mover(store, model, ex, ledger, {})
-    planner = Planner(spec, store, model, Capabilities("cuda", **{"batch_resident": "dense", "batch_copies": True,
-                                                                  **caps}))
+    caps = Capabilities("cuda", **{"batching": Batching(BatchResident.DENSE, copies=copies), **caps})
+    planner = Planner(spec, store, model, caps, policies_for(caps))
     return mover, ex, model, planner, ledger
 
 
@@ -225,18 +226,18 @@ def test_store_failure_in_the_reader_reaches_the_caller(tmp_path, monkeypatch):
 def test_footprint_counts_the_static_buffers_and_tables(tmp_path):
     store = make_store(tmp_path)
     for cls, dense in ((gr.algorithms.pagerank.PageRank, True), (gr.algorithms.bfs.BFS, False)):
-        fp = CudaExecutor.footprint(store, cls.spec, dense, {})
+        fp = CudaExecutor.footprint(cls.spec, dense, CudaExecutor.make_setup(store))
         assert all(v % ALIGN == 0 and v > 0 for v in fp.static.values())
         assert ("shard tables" in fp.scratch) == dense
         assert fp.static["readback block"] >= 8 * (2 + store.num_shards)
-    opts = CudaExecutor.memory_options(gr.algorithms.pagerank.PageRank.spec, {})
+    opts = CudaExecutor.memory_options(gr.algorithms.pagerank.PageRank.spec, CudaExecutor.make_setup(store))
     assert opts["slots"] == 2 and opts["slot_bytes"] > 0
-    assert CudaExecutor.memory_options(gr.algorithms.bfs.BFS.spec, {})["slots"] == 3
+    assert CudaExecutor.memory_options(gr.algorithms.bfs.BFS.spec, CudaExecutor.make_setup(store))["slots"] == 3
     with pytest.raises(gr.errors.UsageError, match="pinned_budget"):
-        CudaExecutor.capabilities({"host_cache": 0})
-    assert CudaExecutor.capabilities({"deterministic": True}).balance == "twc"
+        CudaExecutor.capabilities(CudaExecutor.make_setup(options={"host_cache": 0}))
+    assert CudaExecutor.capabilities(CudaExecutor.make_setup(options={"deterministic": True})).forced.balance == "twc"
     with pytest.raises(gr.errors.UsageError, match="deterministic"):
-        CudaExecutor.capabilities({"deterministic": True, "load_balance": "merge"})
+        CudaExecutor.capabilities(CudaExecutor.make_setup(options={"deterministic": True, "load_balance": "merge"}))
 
 
 def test_busy_overlap():
@@ -284,17 +285,18 @@ def test_missing_pycuda_is_named(monkeypatch, tmp_path):
 
 def test_the_planner_takes_the_cuda_policy():
     from grstream.engine import balance
+    policy = CudaExecutor.policies(CudaExecutor.make_setup()).balance
     facts = [balance.ShardFacts(0, 10001, (("in", 300000),), (("in", 200000),)),
              balance.ShardFacts(1, 1000, (("in", 16000),), (("in", 16),))]
     pr = gr.algorithms.pagerank.PageRank.spec
-    caps = CudaExecutor.capabilities({})
-    assert balance.choose("cuda", facts, [10001, 1000], pr, caps) == ("merge", "twc")
-    assert balance.choose("cuda", facts, [100, 1000], pr, caps) == ("twc", "twc")   # sparse frontier
-    det = CudaExecutor.capabilities({"deterministic": True})
-    assert det.balance == "twc" and not det.adaptive_hoist
-    assert balance.choose("cuda", facts, [10001, 1000], pr, det) == ("twc", "twc")
-    forced = CudaExecutor.capabilities({"load_balance": "merge"})
-    assert balance.choose("cuda", facts, [1, 1], pr, forced) == ("merge", "merge")
+    caps = CudaExecutor.capabilities(CudaExecutor.make_setup(options={}))
+    assert policy(facts, [10001, 1000], pr, caps) == ("merge", "twc")
+    assert policy(facts, [100, 1000], pr, caps) == ("twc", "twc")   # sparse frontier
+    det = CudaExecutor.capabilities(CudaExecutor.make_setup(options={"deterministic": True}))
+    assert det.forced.balance == "twc" and not det.has(Feature.ADAPTIVE_HOIST)
+    assert policy(facts, [10001, 1000], pr, det) == ("twc", "twc")
+    forced = CudaExecutor.capabilities(CudaExecutor.make_setup(options={"load_balance": "merge"}))
+    assert policy(facts, [1, 1], pr, forced) == ("merge", "merge")
 
 
 def test_the_policy_knows_when_the_merge_split_exists():
@@ -348,7 +350,7 @@ def test_failed_launch_closes_the_stream(tmp_path):
 
 
 def test_static_buffers_count_each_buffer_once():
-    from grstream.backends.cuda.schedule import static_buffers
+    from grstream.backends.cuda.buffers import static_buffers
     from grstream.backends.cuda.skeletons import AGG_BLOCKS
     for S in (1, 4, 64):
         b = static_buffers(1000, {"x": np.float64}, ["in_degree"], 8, 100, S, False, [8, 4])
@@ -366,7 +368,7 @@ def test_static_buffers_count_each_buffer_once():
 
 
 def test_seed_ids_match_flatnonzero():
-    from grstream.backends.cuda.executor import seed_ids
+    from grstream.engine.contract import seed_ids
     rng = np.random.default_rng(5)
     for n in (0, 1, 7, 8, 9, 1000, 4099):
         for density in (0.0, 0.001, 0.05, 0.9):
@@ -394,7 +396,8 @@ def test_push_units_copy_only_the_walked_edges(tmp_path, budget_kind, pinned):
     model = model_for(store, names, budget_kind, pinned)
     ex, ledger = SyncExecutor(), Ledger(model)
     mover = Mover(store, model, ex, ledger, {}, push_names=walked)
-    planner = Planner(spec, store, model, Capabilities("cuda", batch_resident="dense", batch_copies=True))
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE, copies=True))
+    planner = Planner(spec, store, model, caps, policies_for(caps))
     sizes = np.diff(np.asarray(store.intervals))
     for it in range(1, 4):
         plan = planner.plan(it, sizes, False)
@@ -517,8 +520,9 @@ def test_push_copies_are_held_for_push_plans_only(tmp_path):
     store = make_store(tmp_path)
     spec = gr.algorithms.sssp.SSSP.spec
     model = model_for(store, needed_arrays(spec, push=True), "one-slot")
-    caps = Capabilities("cuda", batch_resident="dense", transfers=HOLDING, push=True, push_threshold=1.0)
-    planner = Planner(spec, store, model, caps)
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE), transfers=HOLDING,
+                        push=PushFacts(threshold=1.0))
+    planner = Planner(spec, store, model, caps, policies_for(caps))
     sizes = np.diff(np.asarray(store.intervals))
     streamed = [i for i in range(store.num_shards) if i not in model.resident]
     one = np.zeros(store.num_shards, np.int64)
@@ -542,14 +546,14 @@ def test_executors_without_held_slots_always_copy(tmp_path):
 
 
 def test_hold_slots_is_an_executor_option():
-    from grstream.backends.cuda.executor import OPTIONS, _check
+    from grstream.backends.cuda.options import CudaOptions
     from grstream.errors import UsageError
-    assert "hold_slots" in OPTIONS
-    assert "held" in CudaExecutor.capabilities({}).transfers
-    assert "held" not in CudaExecutor.capabilities({"hold_slots": False}).transfers
+    assert "hold_slots" in CudaOptions.names()
+    assert "held" in CudaExecutor.capabilities(CudaExecutor.make_setup(options={})).transfers
+    assert "held" not in CudaExecutor.capabilities(CudaExecutor.make_setup(options={"hold_slots": False})).transfers
     for bad in (0, "no", None):
         with pytest.raises(UsageError, match="hold_slots"):
-            _check({"hold_slots": bad})
+            CudaOptions.of({"hold_slots": bad})
 
 
 def test_dense_plans_keep_the_first_copys_slot_free(tmp_path):
@@ -557,7 +561,7 @@ def test_dense_plans_keep_the_first_copys_slot_free(tmp_path):
     so it starts with the iteration; each later copy into a held slot comes after its held unit."""
     store = make_store(tmp_path, shards=8)
     spec = gr.algorithms.pagerank.PageRank.spec
-    mover, ex, model, planner, _ = setup(store, spec, "partial", batch_copies=False, transfers=HOLDING)
+    mover, ex, model, planner, _ = setup(store, spec, "partial", copies=False, transfers=HOLDING)
     sizes = np.diff(np.asarray(store.intervals))
     assert model.slots == 2 and planner.dense
     held_seen = 0

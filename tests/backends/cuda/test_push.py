@@ -81,7 +81,7 @@ def push_model(program, store):
     from grstream.engine.memory import plan_memory
     from grstream.engine.schedule import needed_arrays
     spec = type(program).spec
-    fp = CudaExecutor.footprint(store, spec, False, {"push": True})
+    fp = CudaExecutor.footprint(spec, False, CudaExecutor.make_setup(store, push=True))
     return plan_memory(store, needed_arrays(spec, push=True), fp, pinned=False)
 
 
@@ -217,7 +217,7 @@ def test_engine_directions_equal_pull(gpu, stores, name, direction, queue, num_s
 
 
 def test_gpu_threshold_is_the_default(gpu, stores):
-    from grstream.backends.cuda.executor import PUSH_THRESHOLD, QUEUE_FRACTION
+    from grstream.backends.cuda.facts import PUSH_THRESHOLD, QUEUE_FRACTION
     (_, _, _, _), by_shards = stores
     res = gr.run(BFS(source=SOURCE), by_shards[4], device="cuda")
     rule = res.info["direction"]

@@ -152,16 +152,18 @@ def test_a_hub_shard_whose_plan_says_twc_launches_the_push_kernel_alone():
 
 
 def test_push_hub_edges_is_an_executor_option():
-    from grstream.backends.cuda.executor import HUB_EDGES, OPTIONS, CudaExecutor, _check
-    assert "push_hub_edges" in OPTIONS and HUB_EDGES == 8192
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.backends.cuda.options import CudaOptions
+    from grstream.backends.cuda.pushes import HUB_EDGES
+    assert "push_hub_edges" in CudaOptions.names() and HUB_EDGES == 8192
     # the planner reads it from the capabilities (engine/balance.py hub_walk)
-    assert CudaExecutor.capabilities({}).push_hub_edges == HUB_EDGES
-    assert CudaExecutor.capabilities({"push_hub_edges": 0}).push_hub_edges == 0
-    _check({"push_hub_edges": 16})
-    _check({"push_hub_edges": 0})   # the hub path off
+    assert CudaExecutor.capabilities(CudaExecutor.make_setup()).push.hub_edges == HUB_EDGES
+    assert CudaExecutor.capabilities(CudaExecutor.make_setup(options={"push_hub_edges": 0})).push.hub_edges == 0
+    CudaOptions.of({"push_hub_edges": 16})
+    CudaOptions.of({"push_hub_edges": 0})   # the hub path off
     for bad in (-1, 1.5, True, "8192"):
         with pytest.raises(UsageError, match="push_hub_edges"):
-            _check({"push_hub_edges": bad})
+            CudaOptions.of({"push_hub_edges": bad})
 
 
 # ---------------------------------------------------------------- on the GPU

@@ -10,7 +10,8 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 from grstream.backends.cuda.movement import Mover
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Forced, PushFacts
+from ...engine.contract_helpers import policies_for
 from grstream.engine.memory import Ledger
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays, push_arrays
@@ -30,8 +31,9 @@ def test_zero_copied_push_units_read_the_mapped_cache_without_a_copy(tmp_path, s
     model = model_for(store, names, "partial", "all")
     ex = MappedExecutor()
     mover = Mover(store, model, ex, Ledger(model), {}, push_names=push_arrays(spec), mapped=True)
-    caps = Capabilities("cuda", batch_resident="dense", transfers=ALL, transfer="zerocopy", push=True)
-    planner = Planner(spec, store, model, caps)
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE), transfers=ALL,
+                        forced=Forced(transfer="zerocopy"), push=PushFacts())
+    planner = Planner(spec, store, model, caps, policies_for(caps))
     counts = np.ones(store.num_shards, np.int64)
     plan = planner.push(1, counts, edges=store.num_shards)
     streamed = [u for u in plan.units if u.transfer not in ("resident", "load")]

@@ -11,7 +11,8 @@ from grstream.algorithms.pagerank import PageRank
 from grstream.algorithms.sssp import SSSP
 from grstream.backends.cuda.compact import Packer
 from grstream.backends.cuda.movement import Mover
-from grstream.engine.executor import Capabilities
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Forced
+from ...engine.contract_helpers import policies_for
 from grstream.engine.memory import Ledger
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
@@ -43,9 +44,9 @@ def setup(store, spec, transfer, frontier=None):
     packer = Packer(model, store.intervals, threads=2)
     packer.set_frontier(frontier)
     mover = Mover(store, model, ex, Ledger(model), {}, mapped=True, packer=packer)
-    caps = Capabilities("cuda", batch_resident="dense", transfers=("resident", "load", "copy", "compact",
-                                                                   "zerocopy"), transfer=transfer)
-    return mover, ex, model, Planner(spec, store, model, caps), packer
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE),
+                        transfers=("resident", "load", "copy", "compact", "zerocopy"), forced=Forced(transfer=transfer))
+    return mover, ex, model, Planner(spec, store, model, caps, policies_for(caps)), packer
 
 
 def bitmap(n, active):
@@ -114,14 +115,14 @@ def test_every_vertex_active_compacts_to_the_whole_shard(tmp_path):
 
 def test_transfer_option_and_capabilities():
     from grstream.backends.cuda.executor import CudaExecutor
-    caps = CudaExecutor.capabilities({"transfer": "compact"})
-    assert caps.transfer == "compact" and {"compact", "zerocopy"} <= set(caps.transfers)
+    caps = CudaExecutor.capabilities(CudaExecutor.make_setup(options={"transfer": "compact"}))
+    assert caps.forced.transfer == "compact" and {"compact", "zerocopy"} <= set(caps.transfers)
     # a forced mode is not chosen by the cost model: no calibration at start-up
-    assert caps.calibration is None
-    auto = CudaExecutor.capabilities({})
-    assert callable(auto.calibration) and auto.transfer == "auto"
+    assert CudaExecutor.policies(CudaExecutor.make_setup(options={"transfer": "compact"})).calibration is None
+    auto = CudaExecutor.capabilities(CudaExecutor.make_setup(options={}))
+    assert callable(CudaExecutor.policies(CudaExecutor.make_setup()).calibration) and auto.forced.transfer == "auto"
     with pytest.raises(gr.errors.UsageError, match="transfer"):
-        CudaExecutor.capabilities({"transfer": "teleport"})
+        CudaExecutor.capabilities(CudaExecutor.make_setup(options={"transfer": "teleport"}))
 
 
 # ---------------------------------------------------------------- on the device
@@ -134,7 +135,7 @@ def quarter_budget(store, program):
     from grstream.engine.memory import plan_memory
     from grstream.engine.planner import is_dense
     spec = type(program).spec
-    model = plan_memory(store, needed_arrays(spec), CudaExecutor.footprint(store, spec, is_dense(spec), {}))
+    model = plan_memory(store, needed_arrays(spec), CudaExecutor.footprint(spec, is_dense(spec), CudaExecutor.make_setup(store)))
     return model.static_bytes + model.scratch_bytes + max(sum(model.regions) // 4, max(model.regions))
 
 

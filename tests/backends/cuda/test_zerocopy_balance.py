@@ -1,6 +1,6 @@
 """The load balance of zero-copied pull units and push units is the plan's (issue 8: the engine
 decides): the planner gives them the executor's zero-copy strategy (Capabilities.zerocopy_balance)
-unless the user forced one, and push units the push kernels' (Capabilities.push_balance); the CUDA
+unless the user forced one, and push units the push kernels' (PushFacts.balance); the CUDA
 executor runs the units it is handed as they are (no GPU)."""
 from dataclasses import replace
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from grstream.algorithms.bfs import BFS
-from grstream.backends.cuda.executor import PUSH_BALANCE, ZEROCOPY_BALANCE, CudaExecutor
+from grstream.backends.cuda.executor import CudaExecutor
+from grstream.backends.cuda.facts import PUSH_BALANCE, ZEROCOPY_BALANCE
 from grstream.engine import balance
 from grstream.engine.planner import Planner
 from grstream.engine.schedule import needed_arrays
@@ -31,8 +32,9 @@ def skewed_facts(store):
 def planned(store, options, transfer):
     spec = BFS.spec
     model = model_for(store, needed_arrays(spec), "partial", "all")   # half streamed, all cached
-    caps = CudaExecutor.capabilities({**options, "transfer": transfer})
-    planner = Planner(spec, store, model, caps, facts=skewed_facts(store))
+    setup = CudaExecutor.make_setup(store, {**options, "transfer": transfer})
+    caps = CudaExecutor.capabilities(setup)
+    planner = Planner(spec, store, model, caps, CudaExecutor.policies(setup), facts=skewed_facts(store))
     counts = np.diff(np.asarray(store.intervals))                      # every vertex active
     return planner.plan(1, counts, all_active=False)
 
@@ -71,8 +73,9 @@ def test_push_units_take_the_push_kernels_walk(tmp_path):
     model = model_for(store, needed_arrays(spec, push=True), "partial", "all")
     for options in ({}, {"load_balance": "merge"}):
         for transfer in ("zerocopy", "copy"):
-            caps = CudaExecutor.capabilities({**options, "transfer": transfer})
-            planner = Planner(spec, store, model, caps, facts=skewed_facts(store))
+            setup = CudaExecutor.make_setup(store, {**options, "transfer": transfer})
+            caps = CudaExecutor.capabilities(setup)
+            planner = Planner(spec, store, model, caps, CudaExecutor.policies(setup), facts=skewed_facts(store))
             pull = planner.plan(1, sizes, all_active=False)
             assert "merge" in {b for u in pull.units for b in u.balance}   # the policy's pick
             # a light wavefront (mean push degree 1): the plain walk
@@ -82,23 +85,23 @@ def test_push_units_take_the_push_kernels_walk(tmp_path):
             assert transfer in {u.transfer for u in plan.units}
             # senders of hub rows (the walk unknown, or mean degree >= push_hub_edges / 64): the
             # same walk with the hub path, shown as "hubs"
-            for edges in (-1, int(sizes.sum()) * caps.push_hub_edges):
+            for edges in (-1, int(sizes.sum()) * caps.push.hub_edges):
                 hub = planner.push(2, sizes, edges=edges)
                 assert {b for u in hub.units for b in u.balance} == {"hubs"}
                 assert hub.summary()["balance"] == {"hubs": len(hub.shards)}
 
 
 def test_executors_declaring_no_strategy_keep_the_policy_choice():
-    from grstream.engine.executor import Capabilities
+    from grstream.engine.capabilities import Capabilities, PushFacts
     from grstream.engine.plan import Unit
-    caps = CudaExecutor.capabilities({})
-    assert caps.zerocopy_balance == ZEROCOPY_BALANCE and caps.push_balance == PUSH_BALANCE
-    assert caps.balance == "auto"
+    caps = CudaExecutor.capabilities(CudaExecutor.make_setup(options={}))
+    assert caps.zerocopy_balance == ZEROCOPY_BALANCE and caps.push.balance == PUSH_BALANCE
+    assert caps.forced.balance == "auto"
     zc = Unit((3,), "zerocopy", ("merge",))
     assert balance.as_run(zc, caps) == (ZEROCOPY_BALANCE,)
     assert balance.as_run(Unit((3, 4), "copy", ("merge", "twc")), caps) == ("merge", "twc")
     plain = Capabilities("cpu", transfers=("resident", "load", "copy", "zerocopy"))
-    assert plain.zerocopy_balance is None and plain.push_balance is None
+    assert plain.zerocopy_balance is None and plain.push is None
     assert balance.as_run(Unit((3,), "zerocopy", ("sweep",)), plain) == ("sweep",)
     assert balance.as_run(Unit((3,), "copy", ("select",), direction="push"), plain) == ("select",)
 

@@ -1,4 +1,4 @@
-"""Device bytes of the GPU executor's static state, free of CUDA calls so CI can test them.
+"""The GPU executor's static device buffers and their bytes, free of CUDA calls so CI can test them.
 
 GraphReduce Eq. 1: the device holds the static vertex state (every field twice: the values gather
 reads and the values apply writes, degrees, two frontier bitmaps, the accumulator, the changed

@@ -1,0 +1,169 @@
+"""The CUDA executor's class-level facts: footprint, memory options, capabilities and policies
+(what the engine asks before an executor exists; no CUDA call but ``default_budget``'s and
+``release_shared``'s)."""
+
+import numpy as np
+
+from ...engine.contract import (BatchResident, Batching, Capabilities, Feature, Footprint, Forced,
+                                Policies, PushFacts, gather_directions, is_dense, needed_arrays)
+from . import loadbalance, transfer
+from .buffers import ALIGN, DEFAULT_MARGIN, align, static_buffers
+from .compile import module_source
+from .device import ensure_context, release_context
+from .movement import release_shared
+from .options import CudaOptions
+from .pushes import PUSH_TABLES
+from .skeletons import tab_width
+
+#: default slot target of dense programs (or two of the largest shards, when larger): consecutive
+#: streamed shards travel as one copy (each copy step costs a fixed gap of event hops and host
+#: work; grouping brings a dense PageRank closer to the link's speed:
+#: docs/BENCHMARKS.md, "Measured constants");
+#: frontier programs keep one shard per slot (0)
+DENSE_SLOT_BYTES = 64 << 20
+#: the direction switch of the GPU (PushFacts.threshold, the default of the engine's rule on this
+#: executor): push while the edges a push from the changed set walks are at most this
+#: fraction of all edges, i.e. whenever the program may push. Ligra's 1/20 is a CPU figure. On
+#: the GPU a BFS push loses little per iteration to the pull it replaces in GPU memory, a switch
+#: back to pull costs an activation pass, and a streamed push moves half of pull's bytes (the CSR
+#: only), so pushing throughout is fastest for BFS and SSSP. CC, which walks both directions and
+#: so moves everything either way, is slower pushed: under "auto" it pulls with per-unit
+#: publishing (Gauss-Seidel, engine/direction.py) in fewer iterations
+#: (docs/BENCHMARKS.md, "Measured constants").
+PUSH_THRESHOLD = 1.0
+#: Capabilities.queue_fraction: the compacted queue costs two launches and gained nothing over
+#: the bitmap kernel (a thread per vertex of an interval that mostly exits), nor for the sparse
+#: levels alone (docs/BENCHMARKS.md, "Measured constants"):
+#: bitmap unless the user asks for queue_fraction
+QUEUE_FRACTION = 0.0
+#: Capabilities.zerocopy_balance: the zero-copy kernels' warps read mapped host rows merged and
+#: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
+#: PushFacts.balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
+ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
+_SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
+
+
+def kernel_source(store, spec):
+    key = (id(spec), str(store.id_dtype), tuple(sorted((k, str(v)) for k, v in store.edge_props.items())))
+    hit = _SOURCES.get(key)
+    if hit is None or hit[0] is not spec:
+        hit = _SOURCES[key] = (spec, module_source(spec, store.id_dtype, store.edge_props))
+    return hit[1]
+
+
+def _largest_region(store, spec):
+    """Bytes of the largest shard's arrays ``spec`` reads (0 without a store)."""
+    if store is None or not store.num_shards:
+        return 0
+    names = needed_arrays(spec)
+    return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
+               for i in range(store.num_shards))
+
+
+class CudaFacts:
+    """Mixed into CudaExecutor (options, footprint, memory options, capabilities, policies)."""
+
+    Options = CudaOptions
+
+    @classmethod
+    def _buffers(cls, store, spec, dense, push=False):
+        """(kernel source, static and scratch bytes); ``push``: the session may plan push
+        iterations, so the push buffers are held too (when the kernels can push the program)."""
+        ks = kernel_source(store, spec)
+        n, S = int(store.num_vertices), int(store.num_shards)
+        sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
+        dirs = gather_directions(spec)
+        estate = dict(spec.edge_state)
+        permuted = [p for p in ks.gather_props if p in estate] if "in" in dirs else []
+        max_in = max((store.shard_info(i).num_in_edges for i in range(S)), default=0)
+        # multi-shard gather tables: a row per resident shard and direction (dense plans only);
+        # push plans' tables (a unit of resident shards, one of shards read in place) room for
+        # PUSH_TABLES of every shard per walk direction (Gathers.table starts over when full)
+        tables = 8 * tab_width(len(ks.gather_props)) * S * len(dirs) if dense else 0
+        if push and ks.push_dirs:
+            tables += 8 * tab_width(len(ks.gather_props)) * S * len(ks.push_dirs) * PUSH_TABLES
+        degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
+        static = static_buffers(n, dict(spec.vertex_fields), degrees, ks.msg_dtype.itemsize,
+                                int(sizes.max()) if S else 0, S, ks.hoisted,
+                                [dt.itemsize for dt in ks.aggregates.values()],
+                                acc_vertices=n if dense else None, edge_state=estate,
+                                num_edges=int(store.num_edges), permuted=permuted, max_in=max_in,
+                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if push and ks.push_dirs else 0)
+        static = {k: align(max(v, 1)) for k, v in static.items()}
+        scratch = {"shard tables": align(tables)} if tables else {}
+        return ks, static, scratch
+
+    @classmethod
+    def footprint(cls, spec, dense, setup):
+        store = setup.store
+        _, static, scratch = cls._buffers(store, spec, dense, setup.push)
+        host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
+        return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state)
+
+    @classmethod
+    def default_budget(cls, setup):
+        cuda = ensure_context()
+        try:
+            free, _ = cuda.mem_get_info()
+        finally:
+            release_context()
+        return max(free - DEFAULT_MARGIN, 0)
+
+    @classmethod
+    def memory_options(cls, spec, setup):
+        options = setup.options
+        slot_bytes = options.slot_bytes
+        if slot_bytes is None:
+            slot_bytes = 0
+            if is_dense(spec):
+                # at least two of the largest shards per copy, whatever the shard count
+                slot_bytes = max(DENSE_SLOT_BYTES, 2 * _largest_region(setup.store, spec) + ALIGN)
+        slots = options.slots
+        if slots is None:
+            # grouped copies keep two slots busy; one-shard units take a third so that a copy can
+            # start while two shards' kernels are still queued
+            slots = 2 if slot_bytes else 3
+        return {"slots": int(slots), "slot_bytes": int(slot_bytes), "staging": 3}
+
+    @classmethod
+    def capabilities(cls, setup):
+        options = setup.options
+        # kernels are generated hoisted or not: every plan with a gather hoists (no
+        # ADAPTIVE_HOIST). Push plans run for programs the kernels can push (codegen.push_walks:
+        # a frontier program whose monoid has an atomic, no edge state); the switch threshold
+        # of the GPU is its own (PUSH_THRESHOLD). Resident shards share a unit in dense plans
+        # (one multi-shard gather) and in push plans (one push launch over a table of them), as
+        # do push units read in place; the accumulator and changed flags hold one interval, so
+        # a pull unit of several shards runs its phases shard by shard.
+        features = {Feature.PUBLISH_UNIT} if options.publish_unit else set()
+        return Capabilities(
+            "cuda", workers=1,
+            batching=Batching(BatchResident.DENSE_PUSH, copies=True, shard_phases=True),
+            features=features,
+            push=PushFacts(threshold=PUSH_THRESHOLD, balance=PUSH_BALANCE,
+                           hub_edges=int(options.push_hub_edges), memory=options.push_memory),
+            transfers=transfer.transfers(options), frontier_formats=("bitmap", "queue"),
+            queue_fraction=QUEUE_FRACTION, zerocopy_balance=ZEROCOPY_BALANCE,
+            forced=Forced(balance=options.balance, transfer=options.transfer))
+
+    @classmethod
+    def policies(cls, setup):
+        """Twc / merge per shard (:func:`.loadbalance.cuda_policy`, with the merge split where the
+        generated kernels have it), and the link measured once per process when the cost model
+        chooses transfers."""
+        store = setup.store
+
+        def balance(facts, actives, spec, caps):
+            merge_ok = loadbalance.merge_available(spec) if store is None else kernel_source(store, spec).merge_ok
+            return loadbalance.cuda_policy(facts, actives, spec, caps, merge_ok=merge_ok)
+        return Policies(balance=balance, calibration=transfer.calibration(setup.options))
+
+    @classmethod
+    def release_shared(cls, shared):
+        if not shared:
+            return
+        ensure_context()
+        try:
+            release_shared(shared, lambda mem: mem.free())
+        finally:
+            release_context()

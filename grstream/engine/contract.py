@@ -1,0 +1,37 @@
+"""The engine's public contract with executors: the one module a backend imports the engine by.
+
+An executor class (grstream/engine/executor.py) runs the plans the engine builds; it receives
+and returns only what is named here:
+
+- the interface and its typed facts: :class:`Executor`, :class:`Capabilities` (with
+  :class:`Batching`, :class:`BatchResident`, :class:`Feature`, :class:`PushFacts`,
+  :class:`Forced`), :class:`ExecutorOptions`, :class:`Setup`, :class:`Policies`;
+- what it executes and reports: :class:`IterationPlan`, :class:`Unit`, :class:`Readback`,
+  :class:`IterationStats`;
+- its memory: :class:`Footprint`, :class:`MemoryModel`, :class:`Ledger`, ``resident_runs``,
+  ``residency_key``;
+- program facts the engine derives once and executors size buffers by: ``is_dense``,
+  ``gather_directions``, ``hoistable``, ``needed_arrays``, ``push_arrays``,
+  ``activation_arrays``, ``dataset_dtype``, ``shard_bytes``, ``seed_ids``;
+- the inputs of its policies: :class:`ShardFacts` (load balance), :class:`LinkCosts`
+  (calibration), and the ``compaction`` helpers every executor packs active rows with.
+"""
+from . import compaction
+from .backend import IterationStats
+from .balance import ShardFacts
+from .capabilities import (BASIC_TRANSFERS, BatchResident, Batching, Capabilities, ExecutorOptions,
+                           Feature, Forced, Policies, PushFacts, Setup)
+from .costs import LinkCosts
+from .executor import Executor
+from .memory import Footprint, Ledger, MemoryModel, residency_key, resident_runs
+from .plan import IterationPlan, Readback, Unit
+from .schedule import (activation_arrays, dataset_dtype, gather_directions, hoistable, is_dense,
+                       needed_arrays, push_arrays, shard_bytes)
+from .state import seed_ids
+
+__all__ = ["BASIC_TRANSFERS", "BatchResident", "Batching", "Capabilities", "Executor",
+           "ExecutorOptions", "Feature", "Footprint", "Forced", "IterationPlan", "IterationStats",
+           "Ledger", "LinkCosts", "MemoryModel", "Policies", "PushFacts", "Readback", "Setup",
+           "ShardFacts", "Unit", "activation_arrays", "compaction", "dataset_dtype",
+           "gather_directions", "hoistable", "is_dense", "needed_arrays", "push_arrays",
+           "residency_key", "resident_runs", "seed_ids", "shard_bytes"]
