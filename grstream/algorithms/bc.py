@@ -297,7 +297,7 @@ def _summary(store, values, results):
     "bc",
     Param("k", CountOr("all"), None, "sample this many sources as NetworkX does "
           "(random.Random({seed}).sample) and rescale as it does; 'all': every vertex, however "
-          "long it takes", flag="--sources", none=(
+          "long it takes", flag="--sources", metavar="K|all", none=(
               f"every vertex a source, refused when estimated to take more than "
               f"{EXACT_SECONDS / 60:g} minutes"), doc="``k == n`` is exact too."),
     Param("seed", Seed(), 0, "seed of the sample that {k} asks for",

@@ -19,8 +19,9 @@ The function itself is written without defaults, and it receives every declared 
     def bfs(store, source, max_iter, **run_options):
         ...
 
-This module imports nothing heavy: ``grstream run --help`` reads declarations, and the checks
-need only the standard library (numbers from numpy are ``numbers.Real`` / ``numbers.Integral``).
+Declaring imports nothing heavy, so ``grstream run --help`` reads the declarations cheaply;
+counts and flags are checked by the engine's own checks (grstream/engine/entry.py), so
+``gr.run`` and the algorithms refuse a bad ``max_iter`` with the same message.
 """
 import functools
 import inspect
