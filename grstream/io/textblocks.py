@@ -22,6 +22,15 @@ from .pipes import is_stream, stream_for
 #: bytes read per block; a block's parsed values take about the same memory again
 BLOCK_BYTES = 4 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+try:
+    # ISA-L's gzip reader (optional dependency ``grstream[fast]``): a drop-in for
+    # ``gzip.open``, decompressing several times faster
+    from isal import igzip as _gzip
+    from isal.isal_zlib import error as _IsalError
+    _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, _IsalError)
+except ImportError:  # pragma: no cover - exercised by the fallback test
+    _gzip = gzip
+    _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 #: a UTF-8 byte-order mark, which some editors put at the start of a text file
 UTF8_BOM = b"\xef\xbb\xbf"
 _INT_CHARS = b"0123456789+-"
@@ -54,7 +63,7 @@ def open_bytes(path, whole=False):
         raise InputFormatError(f"cannot open: {exc.strerror or exc}", path) from exc
     if raw.read(2) == GZIP_MAGIC:
         raw.close()
-        return _after_bom(gzip.open(path, "rb"), path)
+        return _after_bom(_gzip.open(path, "rb"), path)
     raw.seek(0)
     return _after_bom(raw, path)
 
@@ -70,7 +79,7 @@ def read_checked(f, size, path):
     """``f.read(size)`` that reports damaged gzip data as :class:`InputFormatError`."""
     try:
         return f.read(size)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+    except _GZIP_ERRORS as exc:
         raise InputFormatError(f"truncated or corrupt gzip data ({exc})", path) from exc
 
 
@@ -86,7 +95,7 @@ def head_lines(path):
         while True:
             try:
                 line = f.readline()
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            except _GZIP_ERRORS as exc:
                 raise InputFormatError(f"truncated or corrupt gzip data ({exc})", path) from exc
             if not line:
                 return

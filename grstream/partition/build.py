@@ -301,7 +301,17 @@ def _summary(path, result, seconds):
     edges = [i + o for i, o in result.shard_edges]
     mean = sum(edges) / len(edges) if edges else 0.0
     balance = (max(edges) / mean) if mean else 1.0
-    return (f"{path}: {result.num_vertices} vertices, {int(result.in_degree.sum())} edges, "
+    num_edges = int(result.in_degree.sum())
+    return (f"{path}: {result.num_vertices} vertices, {num_edges} edges, "
             f"{len(edges)} shards (max/mean edges {balance:.2f}), {format_bytes(result.nbytes)}, "
-            f"{seconds:.2f} s" + (", ids renumbered (the input's ids kept as labels)"
-                                  if result.renumbered else ""))
+            f"{seconds:.2f} s ({_rate(num_edges, seconds)} edges/s)"
+            + (", ids renumbered (the input's ids kept as labels)" if result.renumbered else ""))
+
+
+def _rate(count, seconds):
+    """``count / seconds`` with an SI prefix: ``12.3M``."""
+    rate = count / seconds if seconds > 0 else 0.0
+    for prefix, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if rate >= scale:
+            return f"{rate / scale:.1f}{prefix}"
+    return f"{rate:.0f}"

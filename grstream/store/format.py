@@ -1,5 +1,10 @@
 """Constants and small helpers of the shard store format (docs/FORMAT.md is the contract)."""
-import zlib
+try:
+    # ISA-L's CRC32 (the optional dependency ``grstream[fast]``): the same values as zlib's,
+    # several times faster (folding with carry-less multiplies)
+    from isal.isal_zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - exercised by the fallback test
+    from zlib import crc32 as _crc32
 
 import numpy as np
 
@@ -46,8 +51,9 @@ def shard_dataset_names(edge_props, edge_ids=False):
 
 
 def crc32(array):
-    """``zlib.crc32`` of an array's raw bytes, without copying it when it is contiguous."""
+    """``zlib.crc32`` of an array's raw bytes, without copying it when it is contiguous
+    (computed by ISA-L when installed: the same value)."""
     arr = np.ascontiguousarray(array)
     if arr.size == 0:
         return 0
-    return zlib.crc32(memoryview(arr).cast("B")) & 0xFFFFFFFF
+    return _crc32(memoryview(arr).cast("B")) & 0xFFFFFFFF
