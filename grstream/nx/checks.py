@@ -25,7 +25,7 @@ def _distribution(values, option, zero_sum_ok):
     try:
         x = [float(v) for v in values.values()]
     except (AttributeError, TypeError, ValueError):
-        return f"{option} must be a dict of numbers"
+        return True  # not numbers: the function raises NetworkX's error converting them
     if not all(math.isfinite(v) and v >= 0 for v in x):
         return f"grstream's PageRank takes finite non-negative {option} values"
     if not zero_sum_ok and not sum(x) > 0:
@@ -90,8 +90,8 @@ def _astar(a):
 
 
 def _average_path(a):
-    if a["method"] not in (None, "unweighted", "dijkstra", "bellman-ford"):
-        return f"method {a['method']!r} is not a single-source method grstream runs"
+    # any method finds the same distances on the weights admitted here; an unknown one
+    # raises NetworkX's ValueError in the function
     if a["method"] == "unweighted" or a["method"] is None and a["weight"] is None:
         return True
     return _nonnegative(a["G"], a["weight"], "SSSP")
@@ -107,7 +107,7 @@ def _plain_graph(G):
 
 
 def _convert_labels(a):
-    if a["ordering"] not in ("default", "sorted"):
+    if a["ordering"] in ("increasing degree", "decreasing degree"):
         return f"ordering {a['ordering']!r} is not supported (only 'default' and 'sorted')"
     if a["label_attribute"] is not None:
         return "the backend graph keeps no node attributes (label_attribute)"
@@ -130,6 +130,8 @@ def _relabel(a):
 
 
 def _from_source(a):
+    if a["method"] not in ("dijkstra", "bellman-ford"):
+        return True  # the function raises NetworkX's ValueError
     if a["source"] is None:
         return "all-pairs and single-target searches are not supported: give a source"
     if a["weight"] is None:
@@ -138,12 +140,14 @@ def _from_source(a):
 
 
 def _plain_graphs(a):
-    graphs = a["graphs"] if "graphs" in a else [a["G"], a["H"]]
+    from .operators import weight_conflict
+    graphs = list(a["graphs"]) if "graphs" in a else [a["G"], a["H"]]
     for G in graphs:
         ok = _plain_graph(G)
         if ok is not True:
             return ok
-    return True
+    backend = [G for G in graphs if isinstance(G, GrstreamGraph)]
+    return weight_conflict(backend) or True
 
 
 def _always(a):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from ..errors import UsageError
 from .store_edges import out_edges
 from .graph import GrstreamGraph
 
@@ -130,7 +131,8 @@ def from_store(path: Union[str, "os.PathLike[str]"], *, directed: Optional[bool]
     path : str or Path
         A store written by ``grstream shard`` / :func:`grstream.build_shards`.
     directed : bool, optional
-        Default: directed unless the store was built with ``undirected``.
+        Default: directed unless the store is undirected (stored both ways). False on a store
+        built directed raises :class:`~grstream.errors.UsageError` (its edges are one-way).
     weight : str
         The edge attribute name under which NetworkX functions see the store's weights.
     verify : str
@@ -150,7 +152,12 @@ def from_store(path: Union[str, "os.PathLike[str]"], *, directed: Optional[bool]
     from ..store import open as open_store
     store = open_store(path, verify=verify)
     if directed is None:
-        directed = not store.build.get("options", {}).get("undirected", False)
+        directed = store.directed
+    elif not directed and store.directed:
+        store.close()
+        raise UsageError(f"{os.fspath(path)} was built directed: its edges are one-way, so "
+                         "it is no undirected graph; open it with directed=True (or None), or "
+                         "build the store with undirected (grstream shard --undirected)")
     return GrstreamGraph(store, None, directed=directed, multigraph=False,
                          weight=weight if "weight" in store.edge_props else None,
                          attrs_known=True)

@@ -5,11 +5,18 @@ import numpy as np
 from .algorithm_runs import distances
 
 
+#: NetworkX's methods; on the finite non-negative weights ``can_run`` admits they all find the
+#: same distances
+_AVERAGE_METHODS = ("unweighted", "dijkstra", "bellman-ford", "floyd-warshall",
+                    "floyd-warshall-numpy")
+
+
 def average_shortest_path_length(G, weight=None, method=None):
-    """As :func:`networkx.average_shortest_path_length` for the single-source methods
-    ("unweighted", "dijkstra", "bellman-ford"; ``can_run`` checks), one SSSP or BFS per node."""
+    """As :func:`networkx.average_shortest_path_length` (``can_run`` checks the weights)."""
     if method is None:
         method = "unweighted" if weight is None else "dijkstra"
+    if method not in _AVERAGE_METHODS:
+        raise ValueError(f"method not supported: {method}")
     n = len(G)
     if n == 0:
         raise nx.NetworkXPointlessConcept(

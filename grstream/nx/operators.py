@@ -28,12 +28,14 @@ def union_all(graphs, rename=()):
                 "The node sets of the graphs are not disjoint.\nUse `rename` to specify "
                 "prefixes for the graphs or use\ndisjoint_union(G1, G2, ..., GN).")
         seen.update(G.labels())
-    labels, srcs, dsts, offset, attrs = [], [], [], 0, {}
+    weight = union_weight(graphs)
+    labels, srcs, dsts, ws, offset, attrs = [], [], [], [], 0, {}
     for G in graphs:
-        for src, dst, _ in out_edges(G.store):
+        for src, dst, w in out_edges(G.store, weights=weight is not None):
             keep = slice(None) if G.is_directed() else src <= dst  # stored both ways: once
             srcs.append(src[keep] + offset)
             dsts.append(dst[keep] + offset)
+            ws.append(np.ones(len(srcs[-1])) if w is None else w[keep].astype(np.float64))
         labels += G.labels()
         offset += len(G)
         attrs.update(G.graph)
@@ -41,11 +43,33 @@ def union_all(graphs, rename=()):
     if not labels:
         return GrstreamGraph(None, [], directed=first.is_directed(), graph_attrs=attrs)
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
-    store, tmp_dir = temp_store(cat(srcs), cat(dsts), None, len(labels), first.is_directed(),
+    w = np.concatenate(ws) if weight is not None and ws else None
+    if w is not None and (w == 1).all():
+        w = None  # all 1, NetworkX's default: the unweighted programs give the answers
+    store, tmp_dir = temp_store(cat(srcs), cat(dsts), w, len(labels), first.is_directed(),
                                 "<union>")
     return GrstreamGraph(store, labels, directed=first.is_directed(),
-                         multigraph=first.is_multigraph(), attrs_known=True, num_edges=edges,
+                         multigraph=first.is_multigraph(), weight=weight,
+                         attrs_known=all(G.attrs_known for G in graphs), num_edges=edges,
                          tmp_dir=tmp_dir, graph_attrs=attrs)
+
+
+def union_weight(graphs):
+    """The edge attribute the union of backend graphs keeps its weights under (None: no
+    weights). ``can_run`` refuses graphs whose weights differ in name, or that left out
+    attributes while another keeps weights (:func:`weight_conflict`)."""
+    names = {G.weight for G in graphs if G.weight is not None}
+    return names.pop() if names else None
+
+
+def weight_conflict(graphs):
+    """Why the weights of these backend graphs cannot be united, or None."""
+    names = {G.weight for G in graphs if G.weight is not None}
+    if len(names) > 1:
+        return f"the graphs keep their weights under different attributes {sorted(names)}"
+    if names and any(G.weight is None and not G.attrs_known for G in graphs):
+        return "a graph was converted without the edge attribute another keeps as its weight"
+    return None
 
 
 def union(G, H, rename=()):

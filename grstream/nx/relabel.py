@@ -25,6 +25,9 @@ def convert_node_labels_to_integers(G, first_label=0, ordering="default", label_
     """``G`` with nodes ``first_label, first_label + 1, ...`` in node order ("default") or in
     sorted order ("sorted"), as :func:`networkx.convert_node_labels_to_integers` (other
     orderings and ``label_attribute`` make ``can_run`` False). The result shares ``G``'s store."""
+    if ordering not in ("default", "sorted"):
+        import networkx as nx
+        raise nx.NetworkXError(f"Unknown node ordering: {ordering}")
     labels = G.labels()
     rank = range(len(labels))
     if ordering == "sorted":
