@@ -5,7 +5,8 @@ import.
 """
 from networkx.utils.configs import Config
 
-_BFS = "Streamed BFS levels; ties visited as NetworkX's queue would, neighbours in node order."
+_BFS = ("Streamed BFS levels; order as NetworkX's queue, neighbours in insertion order; "
+        "bidirectional paths only where the shortest path is unique.")
 _SSSP = ("Streamed SSSP (one run per source); weights must be finite and non-negative; among "
          "equally short paths, the predecessor nearest the source, then first in node order.")
 _CC = "Streamed label propagation over both edge directions."

@@ -8,7 +8,7 @@ import math
 
 import networkx as nx
 
-from .convert import weights
+from .convert import drop_stale_conversions, forget_adjacency, weights
 from .graph import GrstreamGraph
 
 #: below this many edges a NetworkX graph is faster in NetworkX than converted to a store
@@ -198,20 +198,51 @@ RULES = {
 }
 
 
+def _nx_graphs(a):
+    graphs = list(a["graphs"]) if "graphs" in a else [a.get("G"), a.get("H")]
+    return [G for G in graphs if G is not None and not isinstance(G, GrstreamGraph)
+            and hasattr(G, "_adj")]
+
+
 def can_run(name, args, kwargs):
-    """True when the backend gives NetworkX's answer for this call, else the reason why not."""
+    """True when the backend gives NetworkX's answer for this call, else the reason why not.
+    NetworkX graphs' cached conversions built with other store options are dropped first
+    (:func:`~grstream.nx.convert.drop_stale_conversions`)."""
     rule = RULES.get(name)
     if rule is None:
         return f"grstream does not implement {name}"
-    return rule(_bind(name, args, kwargs))
+    a = _bind(name, args, kwargs)
+    for G in _nx_graphs(a):
+        drop_stale_conversions(G)
+    ok = rule(a)
+    if ok is not True:
+        for G in _nx_graphs(a):
+            forget_adjacency(G)
+    return ok
 
 
 def should_run(name, args, kwargs):
-    """Prefer the backend for its own graphs and for NetworkX graphs worth converting."""
-    G = _bind(name, args, kwargs).get("G")  # None for the functions of several graphs
+    """Prefer the backend for its own graphs and for NetworkX graphs worth converting, and
+    NetworkX for the calls it answers faster (:data:`FASTER_IN_NETWORKX`)."""
+    a = _bind(name, args, kwargs)
+    G = a.get("G")  # None for the functions of several graphs
+    why = None
     if isinstance(G, GrstreamGraph) or G is None:
         return True
     if G.number_of_edges() < SMALL_GRAPH_EDGES:
-        return (f"a graph of fewer than {SMALL_GRAPH_EDGES} edges runs faster in NetworkX than "
-                "converted to a store")
+        why = (f"a graph of fewer than {SMALL_GRAPH_EDGES} edges runs faster in NetworkX than "
+               "converted to a store")
+    elif name in FASTER_IN_NETWORKX:
+        why = FASTER_IN_NETWORKX[name]
+    if why is not None:
+        forget_adjacency(G)  # no conversion follows
+        return why
     return True
+
+
+#: calls NetworkX answers faster than a conversion plus streamed runs, whatever the size: a
+#: search that stops at its target or at a cutoff touches a small part of the graph
+FASTER_IN_NETWORKX = {
+    name: "NetworkX's search stops early at the target; grstream streams the whole graph"
+    for name in ("has_path", "bidirectional_shortest_path", "dijkstra_path",
+                 "dijkstra_path_length", "astar_path", "astar_path_length")}

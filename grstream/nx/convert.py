@@ -41,34 +41,73 @@ def convert_from_nx(graph, *, edge_attrs=None, node_attrs=None, preserve_edge_at
     every edge (a self-loop once), each parallel edge of a multigraph as its own edge. When
     ``edge_attrs`` names an attribute, its values (the given default where an edge lacks it)
     become the store's weights, unless all are 1 (then the store has none and the functions
-    run their unweighted programs, which give the same answers).
+    run their unweighted programs, which give the same answers). The edges come from one
+    vectorised pass over NetworkX's adjacency (:class:`~grstream.nx.adjacency.Edges`), the
+    one ``can_run`` made when it checked the weights; the graph keeps NetworkX's order of
+    every node's neighbours where it is not node order (traversals follow it).
     """
     if isinstance(graph, GrstreamGraph):
         return graph
     attr, default = _weight_attr(edge_attrs)
-    nodes = list(graph)
     directed, multigraph = graph.is_directed(), graph.is_multigraph()
     common = {"directed": directed, "multigraph": multigraph, "weight": attr,
               "attrs_known": False, "num_edges": graph.number_of_edges(),
-              "graph_attrs": graph.graph if preserve_graph_attrs else None}
-    if not nodes:
-        return GrstreamGraph(None, nodes, **common)
-    index = {label: i for i, label in enumerate(nodes)}
-    edges = graph.edges(data=attr, default=default) if attr is not None else graph.edges()
-    m = graph.number_of_edges()
-    src = np.fromiter((index[e[0]] for e in edges), np.int64, m)
-    dst = np.fromiter((index[e[1]] for e in edges), np.int64, m)
-    weight = None
-    if attr is not None:
-        try:
-            weight = np.fromiter((e[2] for e in edges), np.float64, m)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"edge attribute {attr!r} holds a non-number ({exc})") from None
-        if (weight == 1).all():
-            weight = None  # all 1, NetworkX's default: the unweighted programs give the answers
-    store, tmp_dir = temp_store(src, dst, weight, len(nodes), directed,
+              "graph_attrs": graph.graph if preserve_graph_attrs else None,
+              "options": store_options()}
+    edges = adjacency_of(graph, attr, default, keep=False)
+    if not edges.n:
+        return GrstreamGraph(None, edges.nodes, **common)
+    if edges.weight is False:
+        raise TypeError(f"edge attribute {attr!r} holds a non-number")
+    src, dst, weight = edges.edges(directed)
+    if weight is not None and (weight == 1).all():
+        weight = None  # all 1, NetworkX's default: the unweighted programs give the answers
+    store, tmp_dir = temp_store(src, dst, weight, edges.n, directed,
                                 f"<networkx {graph_name or 'G'}>")
-    return GrstreamGraph(store, nodes, tmp_dir=tmp_dir, **common)
+    return GrstreamGraph(store, edges.nodes, tmp_dir=tmp_dir, order=edges.order(), **common)
+
+
+def adjacency_of(G, attr, default=1, keep=True):
+    """:class:`~grstream.nx.adjacency.Edges` of NetworkX graph ``G`` with weights ``attr``;
+    ``keep``: remember them in NetworkX's per-graph cache for the conversion that follows
+    (which takes them out: ``keep=False``), so ``can_run`` and the conversion share one pass."""
+    from .adjacency import Edges
+    cache = getattr(G, "__networkx_cache__", None)
+    key = ("grstream-edges", attr, default)
+    edges = None if cache is None else (cache.get if keep else cache.pop)(key, None)
+    if edges is None:
+        edges = Edges(G, attr, default)
+        # kept for a conversion only when NetworkX has none of G cached already
+        if keep and cache is not None and not cache.get("backends", {}).get("grstream"):
+            cache[key] = edges
+    return edges
+
+
+def forget_adjacency(G):
+    """Drop the edge arrays ``can_run`` left for a conversion that is not coming."""
+    cache = getattr(G, "__networkx_cache__", None)
+    for key in [k for k in (cache or ()) if isinstance(k, tuple) and k[:1] == ("grstream-edges",)]:
+        cache.pop(key, None)
+
+
+def store_options():
+    """The backend options that shape a converted graph's store (its cache key besides
+    NetworkX's attributes)."""
+    cfg = config()
+    return {"num_shards": cfg.num_shards, "tmp_dir": cfg.tmp_dir}
+
+
+def drop_stale_conversions(G):
+    """Remove from NetworkX's cache of ``G`` the grstream conversions built with other
+    :func:`store_options` than the current ones, so that NetworkX converts again."""
+    cache = getattr(G, "__networkx_cache__", None)
+    if not cache:
+        return
+    ours = cache.get("backends", {}).get("grstream", {})
+    options = store_options()
+    for key, B in list(ours.items()):
+        if isinstance(B, GrstreamGraph) and B.options != options:
+            ours.pop(key, None)
 
 
 def temp_store(src, dst, weight, n, directed, name):
@@ -78,6 +117,9 @@ def temp_store(src, dst, weight, n, directed, name):
     from ..partition import build_shards
     from ..store import open as open_store
     cfg = config()
+    if cfg.tmp_dir is not None and not os.path.isdir(cfg.tmp_dir):
+        raise UsageError(f"nx.config.backends.grstream.tmp_dir {os.fspath(cfg.tmp_dir)!r} is not "
+                         "an existing directory")
     tmp_dir = tempfile.mkdtemp(prefix="grstream-nx-", dir=cfg.tmp_dir)
     try:
         source = array_source(src, dst, weight, name=name, weighted=weight is not None,
@@ -190,10 +232,8 @@ def weights(G, attr):
 
 
 def _nx_weights(G, attr):
-    try:
-        values = np.fromiter((w for _, _, w in G.edges(data=attr, default=1)), np.float64,
-                             G.number_of_edges())
-    except (TypeError, ValueError):
+    values = adjacency_of(G, attr).weight
+    if values is False:
         return Weights(numeric=False)
     return _summary(values) or Weights()
 

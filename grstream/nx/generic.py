@@ -61,7 +61,7 @@ def shortest_path_length(G, source=None, target=None, weight=None, method="dijks
     if _method(weight, method) == "unweighted":
         if target is None:
             return traversal.single_source_shortest_path_length(G, source)
-        return len(unweighted.bidirectional_shortest_path(G, source, target)) - 1
+        return unweighted.hops(G, source, target)
     if target is None:
         return shortest_paths.single_source_dijkstra_path_length(G, source, weight=weight)
     return shortest_paths.dijkstra_path_length(G, source, target, weight=weight)

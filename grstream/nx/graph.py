@@ -39,6 +39,11 @@ class GrstreamGraph:
         Edges as NetworkX counts them; default: from the store.
     tmp_dir : str, optional
         Directory removed with the graph.
+    order : (indptr, dst) or None
+        NetworkX's order of every node's neighbours (internal ids, a CSR) where it is not node
+        order; None: neighbours in node order (a store's own order).
+    options : dict, optional
+        The backend options the store was built with (a converted graph's cache key).
     owner : GrstreamGraph, optional
         The graph whose store this one shares (kept alive; the store is closed with it).
     """
@@ -46,7 +51,8 @@ class GrstreamGraph:
     __networkx_backend__ = "grstream"
 
     def __init__(self, store, nodes=None, *, directed=True, multigraph=False, weight=None,
-                 attrs_known=True, num_edges=None, tmp_dir=None, graph_attrs=None, owner=None):
+                 attrs_known=True, num_edges=None, tmp_dir=None, graph_attrs=None, owner=None,
+                 order=None, options=None):
         self.store = store
         self._nodes = nodes
         self._directed = bool(directed)
@@ -55,6 +61,9 @@ class GrstreamGraph:
         self.attrs_known = attrs_known
         self._num_edges = num_edges
         self._index = None
+        self.order = order
+        self.options = options
+        self._positions = None
         self.graph = dict(graph_attrs or {})
         self.__networkx_cache__ = {}
         # a graph sharing another's store keeps that one alive instead of owning the store
@@ -101,6 +110,13 @@ class GrstreamGraph:
             return self._index.get(node)
         except TypeError:  # unhashable: never a node
             return None
+
+    def positions(self, u, v):
+        """Position of each edge ``(u[i], v[i])`` in ``u[i]``'s neighbours, NetworkX's order."""
+        if self._positions is None:
+            from .adjacency import Positions
+            self._positions = Positions(self.order, len(self))
+        return self._positions(np.asarray(u, np.int64), np.asarray(v, np.int64))
 
     def close(self):
         """Close the store now (and remove it when it was a temporary one)."""

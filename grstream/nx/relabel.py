@@ -5,7 +5,8 @@ from .graph import GrstreamGraph
 def _relabelled(G, labels):
     return GrstreamGraph(G.store, labels, directed=G.is_directed(), multigraph=G.is_multigraph(),
                          weight=G.weight, attrs_known=G.attrs_known,
-                         num_edges=G.number_of_edges(), graph_attrs=G.graph, owner=G)
+                         num_edges=G.number_of_edges(), graph_attrs=G.graph, owner=G,
+                         order=G.order)
 
 
 def new_labels(G, mapping):

@@ -39,7 +39,14 @@ class _Search:
 
     def path(self, t):
         if self._parent is None:
-            self._parent = shortest_path_parents(self.dist, *self.dag(), self.sources)
+            u, v = self.dag()
+            if self.G.order is not None and len(v) and np.bincount(v).max() > 1:
+                # NetworkX's Dijkstra takes the tied predecessor its heap pops first, which
+                # follows the insertion order of neighbours: refused rather than guessed
+                raise NotImplementedError(
+                    "equally short paths, and neighbours not in node order: grstream does "
+                    "not reproduce which one NetworkX's Dijkstra returns")
+            self._parent = shortest_path_parents(self.dist, u, v, self.sources)
         labels, path = self.G.labels(), [t]
         while self._parent[path[-1]] >= 0:
             path.append(int(self._parent[path[-1]]))

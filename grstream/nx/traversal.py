@@ -47,12 +47,13 @@ def bfs_predecessors(G, source, depth_limit=None, sort_neighbors=None):
 
 
 def single_source_shortest_path_length(G, source, cutoff=None):
-    """``{node: hops}`` from ``source`` (ordered by hops, then node order)."""
+    """``{node: hops}`` from ``source`` in NetworkX's order of discovery."""
     s = node_id(G, source, nx.NodeNotFound, f"Source {source} is not in G")
     level = levels(G, [s])
-    reached = np.flatnonzero((level >= 0) & (level <= (np.inf if cutoff is None else cutoff)))
-    reached = reached[np.argsort(level[reached], kind="stable")]
-    return node_dict(G, reached, level[reached])
+    if cutoff is not None:
+        level[level > cutoff] = -1
+    order, _ = trees.bfs_tree(G, level, [s])
+    return node_dict(G, order, level[order])
 
 
 def bfs_tree(G, source, reverse=False, depth_limit=None, sort_neighbors=None):

@@ -21,9 +21,11 @@ def _tight(G, **values):
 def bfs_tree(G, level, sources):
     """``(order, parent)`` of a BFS from internal ``sources`` given their ``level`` array.
 
-    ``order`` lists reached vertices as NetworkX's queue visits them, taking each vertex's
-    neighbours in internal-id order (a vertex's parent is the earliest-visited vertex of the
-    previous level with an edge to it); ``parent[v]`` is -1 for sources and unreached vertices.
+    ``order`` lists reached vertices as NetworkX's queue visits them: level by level, a
+    vertex's parent is the earliest-visited vertex of the previous level with an edge to it,
+    and the new level is ordered by the composite key (parent's queue position, position of
+    the edge in the parent's neighbours in NetworkX's order, :meth:`GrstreamGraph.positions`).
+    ``parent[v]`` is -1 for sources and unreached vertices.
     """
     u, v = _tight(G, level=level)
     position = np.full(len(level), -1, np.int64)
@@ -43,7 +45,7 @@ def bfs_tree(G, level, sources):
         uu, vv = uu[first], vv[first]
         head = np.r_[True, vv[1:] != vv[:-1]]
         uu, vv = uu[head], vv[head]
-        layer = np.lexsort((vv, position[uu]))
+        layer = np.lexsort((G.positions(uu, vv), position[uu]))
         uu, vv = uu[layer], vv[layer]
         parent[vv] = uu
         position[vv] = placed + np.arange(len(vv))

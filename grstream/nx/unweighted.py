@@ -26,17 +26,43 @@ def single_source_shortest_path(G, source, cutoff=None):
     return paths
 
 
+def path_count(G, level, t, cap=2):
+    """Shortest paths from the level-0 vertices to ``t``, counted up to ``cap``."""
+    u, v = trees.shortest_path_dag(G, np.where(level >= 0, level, np.inf), False)
+    count = np.where(level == 0, 1, 0)
+    for depth in range(1, int(level[t]) + 1):
+        at = level[v] == depth
+        np.add.at(count, v[at], count[u[at]])
+        count[level == depth] = np.minimum(count[level == depth], cap)
+    return int(count[t])
+
+
 def bidirectional_shortest_path(G, source, target):
-    """A shortest path (fewest edges) from ``source`` to ``target``: the BFS tree's path."""
+    """The shortest path (fewest edges) from ``source`` to ``target`` when it is the only one;
+    several make the function refuse (NotImplementedError: NetworkX then answers), as the one
+    NetworkX's bidirectional search meets first depends on both searches' orders."""
     node_id(G, source, nx.NodeNotFound, f"Source {source} is not in G")
     t = node_id(G, target, nx.NodeNotFound, f"Target {target} is not in G")
     s, level, order, parent = _bfs(G, source, "")
     if level[t] < 0:
         raise nx.NetworkXNoPath(f"No path between {source} and {target}.")
+    if path_count(G, level, t) > 1:
+        raise NotImplementedError("several shortest paths: which one NetworkX's bidirectional "
+                                  "search returns depends on both searches' orders")
     labels, path = G.labels(), [t]
     while parent[path[-1]] >= 0:
         path.append(int(parent[path[-1]]))
     return [labels[i] for i in reversed(path)]
+
+
+def hops(G, source, target):
+    """Fewest edges from ``source`` to ``target`` (NetworkXNoPath when unreachable)."""
+    s = node_id(G, source, nx.NodeNotFound, f"Source {source} is not in G")
+    t = node_id(G, target, nx.NodeNotFound, f"Target {target} is not in G")
+    level = levels(G, [s])
+    if level[t] < 0:
+        raise nx.NetworkXNoPath(f"No path between {source} and {target}.")
+    return int(level[t])
 
 
 def has_path(G, source, target):
