@@ -40,21 +40,30 @@ class _Search:
     def path(self, t):
         if self._parent is None:
             u, v = self.dag()
-            if self.G.order is not None and len(v) and np.bincount(v).max() > 1:
-                # NetworkX's Dijkstra takes the tied predecessor its heap pops first, which
-                # follows the insertion order of neighbours: refused rather than guessed
-                raise NotImplementedError(
-                    "equally short paths, and neighbours not in node order: grstream does "
-                    "not reproduce which one NetworkX's Dijkstra returns")
             self._parent = shortest_path_parents(self.dist, u, v, self.sources)
+            # NetworkX's Dijkstra takes the tight predecessor its heap pops first: the nearest
+            # the source, and among equally near ones the first pushed, which follows the
+            # insertion order of neighbours (node order only when ``order`` is None)
+            self._tied = None
+            if self.G.order is not None:
+                self._tied = np.zeros(len(self.dist), bool)
+                # dag() sorts by v, then dist[u]: a tie is a second entry as near as the first
+                same = (v[1:] == v[:-1]) & (self.dist[u[1:]] == self.dist[u[:-1]])
+                self._tied[v[1:][same]] = True
         labels, path = self.G.labels(), [t]
         while self._parent[path[-1]] >= 0:
             path.append(int(self._parent[path[-1]]))
+        if self._tied is not None and self._tied[path].any():
+            raise NotImplementedError(
+                "equally short paths, and neighbours not in node order: grstream does not "
+                "reproduce which one NetworkX's Dijkstra returns")
         return [labels[i] for i in reversed(path)]
 
     def paths(self, ids):
         """``{node: path}`` for internal ``ids``, each path extending its parent's."""
         self.path(self.sources[0])
+        if self._tied is not None and self._tied[ids].any():
+            self.path(int(ids[self._tied[ids]][0]))  # refused
         labels, parent, out = self.G.labels(), self._parent, {}
         for i in ids.tolist():
             chain = [i]
