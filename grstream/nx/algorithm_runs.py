@@ -1,9 +1,19 @@
-"""Running grstream's programs for the NetworkX wrappers: internal ids in, arrays out."""
+"""Running grstream's programs for the NetworkX wrappers: internal ids in, arrays out.
+
+Several sources run as one program whose sources all start at 0 (a super-source: one
+streamed run whatever their number); all sources, for averages, run in lanes of one session
+(:meth:`grstream.Session.run_lanes`), many BFS or SSSP instances per pass over the store.
+"""
 import numpy as np
 
 import grstream as gr
 
+from ..algorithms.bfs import BFS, UNREACHED
+from ..algorithms.sssp import SSSP
 from .convert import run_options
+
+#: sources per pass over the store when every node is a source (lanes of one session)
+LANES = 64
 
 
 def node_id(G, node, exc, message):
@@ -14,28 +24,71 @@ def node_id(G, node, exc, message):
     return i
 
 
+class SourcesBFS(BFS):
+    """BFS from several sources at once: each vertex's level is its hops from the nearest."""
+
+    def __init__(self, sources):
+        super().__init__(source=int(sources[0]))
+        self._sources = np.asarray(sources, np.int64)
+
+    def init(self, v):
+        start = np.isin(v.id, self._sources)
+        v.level = np.where(start, 0, UNREACHED)
+        return start
+
+
+class SourcesSSSP(SSSP):
+    """SSSP from several sources at once: each vertex's distance from the nearest."""
+
+    def __init__(self, sources):
+        super().__init__(source=int(sources[0]))
+        self._sources = np.asarray(sources, np.int64)
+
+    def init(self, v):
+        start = np.isin(v.id, self._sources)
+        v.dist = np.where(start, 0.0, np.inf)
+        return start
+
+
 def levels(G, sources):
     """BFS level of every vertex from the nearest of the internal ``sources`` (int64, -1 when
-    unreached): one streamed BFS per source, combined by minimum."""
-    from ..algorithms.bfs import BFS, UNREACHED
-    best = None
-    for s in dict.fromkeys(int(x) for x in sources):
-        level = gr.run(BFS(source=s), G.store, **run_options()).values["level"]
-        level = np.where(level < 0, UNREACHED, level)   # -1 (unreached) loses every minimum
-        best = level if best is None else np.minimum(best, level)
-    return np.where(best >= UNREACHED, -1, best)
+    unreached), in one streamed run."""
+    sources = list(dict.fromkeys(int(x) for x in sources))
+    return gr.run(SourcesBFS(sources), G.store, **run_options()).values["level"]
 
 
-def distances(G, source, weight):
-    """``(dist, weighted)``: shortest distances from internal ``source`` (inf unreached) and
-    whether the store's weights were used. Without weights for ``weight`` (None, or an
-    attribute the store lacks: NetworkX counts such edges as 1) they are BFS levels."""
-    from ..algorithms.sssp import SSSP
-    if weight is None or weight != G.weight or "weight" not in G.store.edge_props:
-        level = levels(G, [source]).astype(np.float64)
+def _weighted(G, weight):
+    return weight is not None and weight == G.weight and "weight" in G.store.edge_props
+
+
+def distances(G, sources, weight):
+    """``(dist, weighted)``: shortest distances from the nearest of internal ``sources`` (inf
+    unreached) in one streamed run, and whether the store's weights were used. Without weights
+    for ``weight`` (None, or an attribute the store lacks: NetworkX counts such edges as 1)
+    they are BFS levels."""
+    if not _weighted(G, weight):
+        level = levels(G, sources).astype(np.float64)
         level[level < 0] = np.inf
         return level, False
-    return gr.run(SSSP(source=int(source)), G.store, **run_options()).values["dist"], True
+    sources = list(dict.fromkeys(int(x) for x in sources))
+    return gr.run(SourcesSSSP(sources), G.store, **run_options()).values["dist"], True
+
+
+def every_source(G, weight):
+    """``(source, dist)`` for every vertex as the source (dist as :func:`distances`), computed
+    :data:`LANES` sources per pass over the store."""
+    weighted = _weighted(G, weight)
+    with gr.Session(G.store, **run_options()) as session:
+        for lo in range(0, len(G), LANES):
+            batch = range(lo, min(lo + LANES, len(G)))
+            programs = [SSSP(source=s) if weighted else BFS(source=s) for s in batch]
+            for s, result in zip(batch, session.run_lanes(programs)):
+                if weighted:
+                    yield s, result.values["dist"]
+                else:
+                    level = result.values["level"].astype(np.float64)
+                    level[(level < 0) | (level >= UNREACHED)] = np.inf
+                    yield s, level
 
 
 def node_dict(G, ids, values):

@@ -7,8 +7,9 @@ from networkx.utils.configs import Config
 
 _BFS = ("Streamed BFS levels; order as NetworkX's queue, neighbours in insertion order; "
         "bidirectional paths only where the shortest path is unique.")
-_SSSP = ("Streamed SSSP (one run per source); weights must be finite and non-negative; among "
-         "equally short paths, the predecessor nearest the source, then first in node order.")
+_SSSP = ("Streamed SSSP (one run from all the sources; all-source averages in lanes); weights "
+         "must be finite and non-negative; among equally short paths, the predecessor nearest "
+         "the source; equally near ones in node order, else refused.")
 _CC = "Streamed label propagation over both edge directions."
 _PLAIN = "Graphs without node or edge attributes; the result shares or builds a store."
 

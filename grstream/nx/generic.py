@@ -1,8 +1,9 @@
-"""Average shortest path length of NetworkX on the backend graph (one streamed run per node)."""
+"""Average shortest path length (every node a source, in lanes of one session) and the generic
+shortest-path functions of NetworkX on the backend graph."""
 import networkx as nx
 import numpy as np
 
-from .algorithm_runs import distances
+from .algorithm_runs import every_source
 
 
 #: NetworkX's methods; on the finite non-negative weights ``can_run`` admits they all find the
@@ -23,13 +24,13 @@ def average_shortest_path_length(G, weight=None, method=None):
             "the null graph has no paths, thus there is no average shortest path length")
     if n == 1:
         return 0
-    total, weighted = 0, False
-    for s in range(n):
-        dist, weighted = distances(G, s, None if method == "unweighted" else weight)
+    weight = None if method == "unweighted" else weight
+    total = 0
+    for _, dist in every_source(G, weight):
         if not np.isfinite(dist).all():
             raise nx.NetworkXError("Graph is not strongly connected." if G.is_directed()
                                    else "Graph is not connected.")
-        total += dist.sum() if weighted else int(dist.sum())
+        total += dist.sum()
     return float(total) / (n * (n - 1))
 
 

@@ -1,5 +1,5 @@
 """Dijkstra and A* functions of NetworkX on the backend graph: distances streamed by grstream's
-SSSP (one run per source, combined by minimum), paths and predecessors rebuilt from the tight
+SSSP (one run from all the sources), paths and predecessors rebuilt from the tight
 edges (``dist[u] + w(u, v) == dist[v]``)."""
 import networkx as nx
 import numpy as np
@@ -13,10 +13,7 @@ class _Search:
 
     def __init__(self, G, sources, weight):
         self.G, self.sources = G, sources
-        self.dist, self.weighted = None, False
-        for s in sources:
-            d, self.weighted = distances(G, s, weight)
-            self.dist = d if self.dist is None else np.minimum(self.dist, d)
+        self.dist, self.weighted = distances(G, sources, weight)
         self._parent = None
 
     @staticmethod

@@ -93,3 +93,26 @@ def test_average_shortest_path_length_takes_every_networkx_method():
                    "floyd-warshall-numpy"):
         assert nx.average_shortest_path_length(G, weight="weight", method=method, backend=GS) \
             == pytest.approx(nx.average_shortest_path_length(G, weight="weight", method=method))
+
+
+def test_multi_source_and_all_source_calls_run_once_and_equal_networkx(monkeypatch):
+    import grstream.nx.algorithm_runs as runs
+    G = nx.relabel_nodes(nx.gnm_random_graph(60, 150, seed=4, directed=True), str)
+    for u, v in G.edges:
+        G[u][v]["weight"] = (int(u) * 7 + int(v)) % 5 + 1
+    B = convert_from_nx(G, edge_attrs={"weight": 1})
+    calls = []
+    real = runs.gr.run
+    monkeypatch.setattr(runs.gr, "run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    sources = ["0", "5", "17", "33"]
+    assert nx.multi_source_dijkstra_path_length(B, sources) == pytest.approx(
+        nx.multi_source_dijkstra_path_length(G, sources))
+    assert list(nx.bfs_layers(B, sources)) == list(nx.bfs_layers(G, sources))
+    assert len(calls) == 2  # one streamed run per call, whatever the number of sources
+    H = nx.path_graph(120)
+    assert nx.average_shortest_path_length(H, backend=GS) == nx.average_shortest_path_length(H)
+    C = nx.relabel_nodes(nx.cycle_graph(30, create_using=nx.DiGraph), str)
+    for u, v in C.edges:
+        C[u][v]["weight"] = int(u) % 3 + 0.5
+    assert nx.average_shortest_path_length(C, weight="weight", backend=GS) == pytest.approx(
+        nx.average_shortest_path_length(C, weight="weight"))
