@@ -1,15 +1,20 @@
 #!/usr/bin/env python
-"""Partition engine throughput against scipy's coo -> csr, on an RMAT binary edge list.
+"""Partition engine throughput against scipy's coo -> csr + coo -> csc, on an RMAT binary edge list.
 
 Each measurement runs in its own subprocess so its peak RSS (VmHWM above the process's RSS
-before the work) is its own. Reported: median edges/s of ``--runs`` runs and the largest peak.
+before the work) and its CPU time (user + system of all its threads) are its own. Reported:
+median edges/s of ``--runs`` runs, the median CPU time over wall time, and the largest peak,
+also as a multiple of the edge array's bytes.
 
-    python tools/bench_partition.py --scale 20 [--runs 3] [--memory-limit 256M,64M] [--write]
+    python tools/bench_partition.py --scale 20 [--runs 3] [--threads 1,2] \
+        [--memory-limit 256M,64M] [--write]
 
-Peers: scipy loading the same .npy and converting coo -> csr (end to end), against grstream
-building the whole store from that file (read + partition + CSR/CSC + write); and the sort step
-alone, both from edge arrays already in memory. Ratios are taken per run (peer seconds / our
-seconds, the runs interleaved) and their median reported.
+Peers: scipy loading the same .npy and converting coo -> csr and coo -> csc (end to end, the
+two layouts a store holds), against grstream building the whole store from that file (read +
+partition + CSR/CSC + checksums + write) with each thread count of ``--threads`` (default: the
+cores available) and each memory limit; and the sort step alone, both from edge arrays
+already in memory. Ratios are taken per run (peer seconds / our seconds, the runs
+interleaved) and their median reported.
 """
 import argparse
 import datetime
@@ -25,14 +30,19 @@ import time
 import numpy as np
 
 CHILD = r"""
-import json, os, sys, time
+import json, os, resource, sys, time
 import numpy as np
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 def hwm():
     with open("/proc/self/status") as f:
         return int(next(l for l in f if l.startswith("VmHWM:")).split()[1]) * 1024
 
-mode, path, out, limit = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+mode, path, out, limit, threads = sys.argv[1:6]
+threads = None if threads == "-" else int(threads)
 import scipy.sparse as sp
 import grstream
 from grstream.partition import build_shards, compress
@@ -40,6 +50,7 @@ from grstream.partition.layout import compress_pieces
 from grstream.store.format import id_dtype_for
 from concurrent.futures import ThreadPoolExecutor
 
+num_shards = int(os.environ.get("BENCH_SHARDS", "128"))
 if os.path.exists(out):
     os.unlink(out)          # every build writes a fresh file, as scipy's result is fresh memory
 if mode.endswith("-sort"):
@@ -51,16 +62,20 @@ if mode.endswith("-sort"):
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
 base = hwm()
-start = time.perf_counter()
+start, cpu_start = time.perf_counter(), cpu()
 if mode == "scipy":
-    # scipy's end to end: load the same .npy, coo -> csr
+    # scipy's end to end: load the same .npy, coo -> csr and coo -> csc (a store's two layouts)
     edges = np.load(path)
     n = int(edges.max()) + 1
-    sp.coo_matrix((np.ones(len(edges), dtype=np.float32), (edges[:, 0], edges[:, 1])),
-                  shape=(n, n)).tocsr()
+    coo = sp.coo_matrix((np.ones(len(edges), dtype=np.float32), (edges[:, 0], edges[:, 1])),
+                        shape=(n, n))
+    coo.tocsr()
+    coo.tocsc()
     m = len(edges)
 elif mode == "scipy-sort":
-    sp.coo_matrix((np.ones(len(src), dtype=np.float32), (src, dst)), shape=(n, n)).tocsr()
+    coo = sp.coo_matrix((np.ones(len(src), dtype=np.float32), (src, dst)), shape=(n, n))
+    coo.tocsr()
+    coo.tocsc()
     m = len(src)
 elif mode == "layout-sort":
     # what the in-memory build does: CSC on a second thread while CSR runs on this one
@@ -70,10 +85,12 @@ elif mode == "layout-sort":
         pending.result()
     m = len(src)
 else:
-    build_shards(path, out, memory_limit=None if limit == "-" else int(limit), progress=False)
+    build_shards(path, out, memory_limit=None if limit == "-" else int(limit), progress=False,
+                 num_shards=num_shards, threads=threads)
+seconds, cpu_seconds = time.perf_counter() - start, cpu() - cpu_start
+if mode == "build":
     m = grstream.open(out).num_edges
-seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "edges": m, "peak": hwm() - base}))
+print(json.dumps({"seconds": seconds, "cpu": cpu_seconds, "edges": m, "peak": hwm() - base}))
 """
 
 
@@ -100,8 +117,8 @@ def rmat(scale, edge_factor, seed):
     return np.stack([perm[src], perm[dst]], axis=1)
 
 
-def run_once(mode, path, out, limit):
-    proc = subprocess.run([sys.executable, "-c", CHILD, mode, path, out, limit],
+def run_once(mode, path, out, limit, threads="-"):
+    proc = subprocess.run([sys.executable, "-c", CHILD, mode, path, out, limit, threads],
                           capture_output=True, text=True, check=True)
     return json.loads(proc.stdout)
 
@@ -109,7 +126,8 @@ def run_once(mode, path, out, limit):
 def summarize(results):
     rate = statistics.median(r["edges"] / r["seconds"] for r in results)
     return {"edges_per_s": rate, "peak_mib": max(r["peak"] for r in results) / 2 ** 20,
-            "seconds": statistics.median(r["seconds"] for r in results)}
+            "seconds": statistics.median(r["seconds"] for r in results),
+            "cpu_ratio": statistics.median(r["cpu"] / r["seconds"] for r in results)}
 
 
 def cpu_model():
@@ -118,7 +136,7 @@ def cpu_model():
         model = next(l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("Model name"))
     except (OSError, StopIteration):
         model = platform.processor() or "unknown"
-    return f"{model}, {os.cpu_count()} cores"
+    return f"{model}, {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} available)"
 
 
 def main():
@@ -129,6 +147,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--memory-limit", default="256M,64M",
                         help="comma-separated limits, each measured as its own mode")
+    parser.add_argument("--threads", default="-",
+                        help="comma-separated thread counts of the in-memory build (- : the "
+                             "default, every core available)")
+    parser.add_argument("--shards", type=int, default=128, help="shards of each store")
     parser.add_argument("--write", action="store_true",
                         help="also print the section for docs/BENCHMARKS.md (machine, date, command)")
     args = parser.parse_args()
@@ -143,37 +165,44 @@ def main():
         del edges
         print(f"RMAT scale {args.scale}: {m} edges ({input_mib:.0f} MiB) in {time.perf_counter() - t:.1f} s")
         out = os.path.join(tmp, "g.h5")
+        counts = args.threads.split(",")
         modes = [
-            ("scipy", "-", "scipy: np.load(.npy) + coo->csr (CSR only)", None),
-            ("build", "-", "grstream build_shards from the .npy, in memory "
-                           "(read + partition + CSR + CSC + checksums + write + fsync)", "scipy"),
+            ("scipy", "-", "-", "scipy: np.load(.npy) + coo->csr + coo->csc", None),
         ] + [
-            ("build", str(limit), f"grstream build_shards from the .npy, memory_limit {text}",
-             "scipy") for text, limit in limits
+            ("build", "-", t, f"grstream build_shards from the .npy, in memory, "
+                              f"threads {'default' if t == '-' else t}", "scipy")
+            for t in counts
         ] + [
-            ("scipy-sort", "-", "sort only: scipy coo->csr of in-memory arrays", None),
-            ("layout-sort", "-", "sort only: grstream CSR + CSC of in-memory arrays "
-                                 "(two threads)", "scipy-sort"),
+            ("build", str(limit), "-", f"grstream build_shards from the .npy, memory_limit "
+                                       f"{text}", "scipy") for text, limit in limits
+        ] + [
+            ("scipy-sort", "-", "-", "sort only: scipy coo->csr + coo->csc of in-memory arrays",
+             None),
+            ("layout-sort", "-", "-", "sort only: grstream CSR + CSC of in-memory arrays "
+                                      "(two threads)", "scipy-sort"),
         ]
+        os.environ["BENCH_SHARDS"] = str(args.shards)
         runs = {k: [] for k in range(len(modes))}
         ratios = {k: [] for k in range(len(modes))}
         # runs interleaved, so a burst of load from other processes hits every mode alike
         for _ in range(args.runs):
             got = {}
-            for k, (mode, lim, _, _) in enumerate(modes):
-                got[k] = run_once(mode, path, out, lim)
+            for k, (mode, lim, threads, _, _) in enumerate(modes):
+                got[k] = run_once(mode, path, out, lim, threads)
                 runs[k].append(got[k])
-            for k, (mode, lim, _, peer) in enumerate(modes):
+            for k, (mode, lim, _, _, peer) in enumerate(modes):
                 if peer is not None:
                     j = next(i for i, m_ in enumerate(modes) if m_[0] == peer)
                     ratios[k].append(got[j]["seconds"] / got[k]["seconds"])
-    lines = ["| what | edges/s | x peer (median of per-run ratios) | median s | peak RSS MiB |",
-             "| --- | --- | --- | --- | --- |"]
-    for k, (_, _, name, peer) in enumerate(modes):
+    lines = ["| what | edges/s | x peer (median of per-run ratios) | median s | CPU / wall "
+             "| peak RSS MiB (x edge bytes) |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for k, (_, _, _, name, peer) in enumerate(modes):
         r = summarize(runs[k])
         ratio = f"{statistics.median(ratios[k]):.2f} x {peer}" if peer else "peer"
         lines.append(f"| {name} | {r['edges_per_s'] / 1e6:.2f} M | {ratio} | {r['seconds']:.2f} "
-                     f"| {r['peak_mib']:.0f} |")
+                     f"| {r['cpu_ratio']:.2f} | {r['peak_mib']:.0f} "
+                     f"({r['peak_mib'] / input_mib:.2f} x) |")
     table = "\n".join(lines)
     print(table)
     if args.write:
@@ -183,7 +212,9 @@ def main():
                    f"unweighted; median of {args.runs} runs, each in its own process; peak RSS is "
                    f"VmHWM above the process's RSS before the work. Command: `python "
                    f"tools/bench_partition.py --scale {args.scale} --runs {args.runs} "
-                   f"--memory-limit {args.memory_limit}`.\n\n{table}\n")
+                   f"--threads {args.threads} --shards {args.shards} "
+                   f"--memory-limit {args.memory_limit}`; load average before: "
+                   f"{os.getloadavg()[0]:.1f}.\n\n{table}\n")
         print(section)
 
 

@@ -165,6 +165,7 @@ def main(args):
             from ..engine.result import jsonable
             from ..io.write import save_text
             doc = {"algorithm": algo.name, "store": str(path), "seconds": seconds,
+                   "throughput": throughput(results, seconds),
                    "runs": [r.to_json_dict() for r in results]}
             text = json.dumps(jsonable(doc), indent=2)
             if args.stats_json == "-":
@@ -205,16 +206,38 @@ def merged_stats(results):
     return out
 
 
+def throughput(results, seconds):
+    """Bytes moved per second: from the store over the run's wall time, and to the GPU over
+    the run's wall time and over the copy engine's busy time (the link's rate while copying)."""
+    totals = [r.totals() for r in results]
+    read = sum(t["bytes_read"] for t in totals)
+    h2d = sum(t["bytes_h2d"] for t in totals)
+    copying = sum(t["time_copy"] for t in totals)
+    rate = (lambda count, span: count / span / 1e9 if span > 0 else None)
+    return {"store_gb_per_s": rate(read, seconds), "h2d_gb_per_s": rate(h2d, seconds),
+            "link_gb_per_s": rate(h2d, copying) if h2d else None}
+
+
 def summary(algo, store, values, results, seconds):
     iters = sum(r.iterations for r in results)
     read = sum(r.totals()["bytes_read"] for r in results)
     h2d = sum(r.totals()["bytes_h2d"] for r in results)
     device = results[0].info.get("backend", "?") if results else "?"
     extra = algo.summary(store, values, results)
+    rates = throughput(results, seconds)
+    gpu = ""
+    if h2d:
+        gpu = f", {format_bytes(h2d)} to the GPU ({_gbs(rates['h2d_gb_per_s'])}"
+        gpu += (f"; {_gbs(rates['link_gb_per_s'])} while copying)" if rates["link_gb_per_s"]
+                else ")")
     return (f"{algo.name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
-            f"{format_bytes(read)} read" + (f", {format_bytes(h2d)} to the GPU" if h2d else "")
+            f"{format_bytes(read)} read ({_gbs(rates['store_gb_per_s'])})" + gpu
             + (f", {extra}" if extra else ""))
+
+
+def _gbs(rate):
+    return "? GB/s" if rate is None else f"{rate:.2f} GB/s"
 
 
 def write_values(path, store, algo, values):
