@@ -1,20 +1,32 @@
 #!/usr/bin/env python3
-"""NetworkX backend benchmark: ``nx.pagerank(G)`` with NetworkX's default implementation against
-``nx.pagerank(G, backend="grstream")`` on the same ~1M-edge graph, in one run.
+"""NetworkX backend benchmark: a cold ``nx.pagerank(G, backend="grstream")`` against its floor,
+and multi-source against single-source BFS, in one run.
 
-    python tools/bench_nx.py --scale 16 [--record docs/BENCHMARKS.md]
+    python tools/bench_nx.py [--scale 18] [--bfs-scale 16] [--repeat 3] [--networkx]
+                             [--record docs/BENCHMARKS.md]
 
-The graph is RMAT (edge factor 16, seed 1) as a networkx.DiGraph (parallel edges merged).
-Rows: NetworkX's default (scipy power iteration); the backend from a NetworkX graph, conversion
-to a temporary store included (NetworkX's conversion cache off); the backend on a graph already
-converted; ``grstream.nx.from_store`` over the store with a memory budget of a quarter of
-its shards plus the vertex state.
-Every figure is the median of --repeat runs; each result is checked against NetworkX's.
+Graphs: RMAT (edge factor 16, seed 1) as a networkx.DiGraph (parallel edges merged), nodes
+``0..n-1`` added first. Rows:
+
+- the floor of a cold call, each part timed alone: NetworkX's edges into numpy
+  (``nx.to_scipy_sparse_array``, COO), ``gr.build_shards`` of those arrays into a temporary
+  store, grstream's PageRank on that store (NetworkX's stopping rule); and their sum;
+- ``nx.pagerank(G, backend="grstream")`` with NetworkX's conversion cache off (conversion,
+  checks and run), and its ratio to the floor;
+- ``nx.pagerank(B)`` on a graph converted beforehand; NetworkX's own ``nx.pagerank(G)`` with
+  ``--networkx``;
+- on the --bfs-scale graph, converted beforehand: BFS distances from one source and from 50
+  (``nx.multi_source_dijkstra_path_length(B, sources, weight=None)``), and their ratio;
+- ``nx.average_shortest_path_length(nx.path_graph(200), backend="grstream")``.
+
+Every figure is the median of --repeat runs; results are checked against NetworkX's. --record
+replaces the section "## NetworkX backend" of the given markdown file.
 """
 import argparse
 import datetime
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -27,6 +39,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import grstream as gr  # noqa: E402
 import grstream.nx as grnx  # noqa: E402
+from grstream.algorithms.pagerank import pagerank as gr_pagerank  # noqa: E402
+from grstream.io.arrays import array_source  # noqa: E402
 from grstream.io.generate import rmat  # noqa: E402
 
 
@@ -39,58 +53,123 @@ def timed(fn, repeat):
     return statistics.median(times), out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=16)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--record", help="append a section to this markdown file")
-    args = ap.parse_args(argv)
-    if "grstream" not in nx.utils.backends.backends:
-        sys.exit("the grstream backend is not registered: pip install -e . first")
-    nx.config.warnings_to_ignore.add("cache")
-    src, dst = rmat(args.scale, edge_factor=16, seed=1, weights=False)[:2]
+def rmat_digraph(scale):
+    src, dst = rmat(scale, edge_factor=16, seed=1, weights=False)[:2]
     G = nx.DiGraph()
-    G.add_nodes_from(range(1 << args.scale))
+    G.add_nodes_from(range(1 << scale))
     G.add_edges_from(zip(src.tolist(), dst.tolist()))
-    n, m = G.number_of_nodes(), G.number_of_edges()
+    return G
+
+
+def pagerank_rows(G, repeat, with_networkx):
+    """Rows ``(what, seconds, note)`` of the cold call and its floor; the cold call's ratio."""
     rows = []
-    t_nx, want = timed(lambda: nx.pagerank(G), args.repeat)
-    rows.append(("NetworkX default (`nx.pagerank(G)`)", t_nx, 0.0))
+    t_edges, A = timed(lambda: nx.to_scipy_sparse_array(G, format="coo"), repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        def build():
+            edges = array_source(A.row.astype(np.int64), A.col.astype(np.int64), None,
+                                 name="<floor>", weighted=False, chunk_edges=None, fmt="arrays",
+                                 num_vertices=len(G))  # isolated nodes count too
+            return gr.build_shards(edges, os.path.join(tmp, f"g{time.perf_counter_ns()}.h5"),
+                                   renumber=False)
+        t_build, path = timed(build, repeat)
+        store = gr.open(path)
+        t_run, (rank, _) = timed(lambda: gr_pagerank(store, stop="networkx"), repeat)
+        store.close()
+    floor = t_edges + t_build + t_run
+    rows += [("floor: edges into numpy (`nx.to_scipy_sparse_array`, COO)", t_edges, ""),
+             ("floor: `gr.build_shards` of those arrays", t_build, ""),
+             ("floor: grstream PageRank on that store", t_run, ""),
+             ("**floor** (sum)", floor, "1.00 x floor")]
 
     def cold():
         with nx.config(cache_converted_graphs=False):
             return nx.pagerank(G, backend="grstream")
-
-    def err(got):
-        return max(abs(got[v] - want[v]) for v in G)
-
-    t, got = timed(cold, args.repeat)
-    rows.append(("`nx.pagerank(G, backend=\"grstream\")`, conversion included", t, err(got)))
+    t_cold, got = timed(cold, repeat)
+    want = dict(zip(range(len(G)), rank.tolist()))
+    err = max(abs(got[v] - want[v]) for v in G)
+    rows.append(('**`nx.pagerank(G, backend="grstream")`, cold** (cache off)', t_cold,
+                 f"{t_cold / floor:.2f} x floor; max diff to the floor's ranks {err:.1e}"))
     B = grnx.convert_from_nx(G, edge_attrs={"weight": 1})
-    t, got = timed(lambda: nx.pagerank(B), args.repeat)
-    rows.append(("`nx.pagerank(B)`, B converted beforehand", t, err(got)))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = gr.build_shards(np.stack([src, dst], 1), os.path.join(tmp, "g.h5"),
-                               duplicates=False, num_shards=16)
-        S = grnx.from_store(path)
-        budget = S.store.nbytes() // 4 + 6 * 8 * n  # a quarter of the shards + vertex state
-        with nx.config.backends.grstream(memory_budget=budget):
-            t, got = timed(lambda: nx.pagerank(S), args.repeat)
-        rows.append((f"`nx.pagerank(from_store(...))`, memory_budget {budget >> 20} MiB "
-                     f"(store {S.store.nbytes() >> 20} MiB)", t, err(got)))
-    lines = [f"| {what} | {sec:.2f} | {t_nx / sec:.2f} x | {e:.1e} |" for what, sec, e in rows]
-    table = "\n".join(["| what | median s | x NetworkX | max abs diff |",
-                       "| --- | --- | --- | --- |", *lines])
-    print(f"RMAT scale {args.scale}: {n} nodes, {m} edges (DiGraph)\n{table}")
+    t_warm, _ = timed(lambda: nx.pagerank(B), repeat)
+    rows.append(("`nx.pagerank(B)`, B converted beforehand", t_warm, ""))
+    if with_networkx:
+        t_nx, want_nx = timed(lambda: nx.pagerank(G), 1)
+        err = max(abs(got[v] - want_nx[v]) for v in G)
+        rows.append(("NetworkX's own `nx.pagerank(G)` (one run)", t_nx,
+                     f"{t_nx / t_cold:.2f} x the cold backend call; max diff {err:.1e}"))
+    return rows, t_cold / floor
+
+
+def bfs_rows(G, repeat):
+    """Rows of one- against 50-source BFS on a converted graph; the ratio."""
+    B = grnx.convert_from_nx(G)
+    rng = np.random.default_rng(1)
+    degree = np.fromiter((d for _, d in G.out_degree()), np.int64, len(G))
+    sources = rng.choice(np.flatnonzero(degree > 0), 50, replace=False).tolist()
+    one = sources[:1]
+
+    def dist(S, graph=B):
+        return nx.multi_source_dijkstra_path_length(graph, S, weight=None)
+    t1, got1 = timed(lambda: dist(one), repeat)
+    t50, got50 = timed(lambda: dist(sources), repeat)
+    assert got50 == nx.multi_source_dijkstra_path_length(G, sources, weight=None)
+    assert got1 == nx.single_source_shortest_path_length(G, one[0])
+    t_nx50, _ = timed(lambda: dist(sources, G), 1)
+    P = nx.path_graph(200)
+    t_avg, avg = timed(lambda: nx.average_shortest_path_length(P, backend="grstream"), 1)
+    assert avg == nx.average_shortest_path_length(P)
+    rows = [("BFS distances from 1 source (`multi_source_dijkstra_path_length`, weight=None)",
+             t1, ""),
+            ("BFS distances from 50 sources, one super-source run", t50,
+             f"{t50 / t1:.2f} x one source"),
+            ("NetworkX's own 50-source call (one run)", t_nx50, ""),
+            ("`average_shortest_path_length(path_graph(200))` (lanes of 64 sources)", t_avg, "")]
+    return rows, t50 / t1
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=int, default=18)
+    ap.add_argument("--bfs-scale", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--networkx", action="store_true", help="also time NetworkX's own PageRank")
+    ap.add_argument("--record", help="replace the NetworkX section of this markdown file")
+    args = ap.parse_args(argv)
+    if "grstream" not in nx.utils.backends.backends:
+        from grstream.nx.testing import register_without_install
+        register_without_install()
+    nx.config.warnings_to_ignore.add("cache")
+    G = rmat_digraph(args.scale)
+    n, m = G.number_of_nodes(), G.number_of_edges()
+    rows, ratio = pagerank_rows(G, args.repeat, args.networkx)
+    del G
+    H = rmat_digraph(args.bfs_scale)
+    more, bfs_ratio = bfs_rows(H, args.repeat)
+    lines = [f"| {what} | {sec:.2f} | {note} |" for what, sec, note in rows + more]
+    table = "\n".join(["| what | median s | |", "| --- | --- | --- |", *lines])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    command = (f"python tools/bench_nx.py --scale {args.scale} --bfs-scale {args.bfs_scale} "
+               f"--repeat {args.repeat}" + (" --networkx" if args.networkx else ""))
+    section = (
+        f"## NetworkX backend\n\nWhat: a cold `nx.pagerank(G, backend=\"grstream\")` against its "
+        f"floor (NetworkX's edges into numpy + `gr.build_shards` + grstream's PageRank on the "
+        f"store) on RMAT scale {args.scale}, edge factor 16, seed 1, as a networkx.DiGraph "
+        f"({n:,} nodes, {m:,} edges): **{ratio:.2f} x the floor** (target 1.5 x); and "
+        f"50-source against 1-source BFS on RMAT scale {args.bfs_scale} converted "
+        f"beforehand: **{bfs_ratio:.2f} x** (target 2 x). Device: the CPU device, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores shared "
+        f"(load average {load:.1f} at the end), NetworkX {nx.__version__}. Date: "
+        f"{datetime.date.today()}. Command: `{command}` (median of {args.repeat}).\n\n"
+        f"{table}\n\n")
+    print(section)
     if args.record:
-        head = (f"\n## NetworkX backend (tools/bench_nx.py)\n\n{datetime.date.today()}, "
-                f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; RMAT "
-                f"scale {args.scale}, edge factor 16, seed 1, as a networkx.DiGraph ({n} nodes, "
-                f"{m} edges); median of {args.repeat} runs in one process; NetworkX "
-                f"{nx.__version__}. Command: `python tools/bench_nx.py --scale {args.scale} "
-                f"--repeat {args.repeat}`.\n\n")
-        with open(args.record, "a") as f:
-            f.write(head + table + "\n")
+        path = Path(args.record)
+        text = path.read_text()
+        old = re.search(r"^## NetworkX backend\n.*?(?=^## )", text, re.S | re.M)
+        text = (text[:old.start()] + section + text[old.end():] if old
+                else text.rstrip("\n") + "\n\n" + section)
+        path.write_text(text)
 
 
 if __name__ == "__main__":

@@ -24,30 +24,30 @@ def node_id(G, node, exc, message):
     return i
 
 
-class SourcesBFS(BFS):
+class _FromSources:
+    """A super-source: every vertex of ``sources`` starts at 0 (``field``), others at
+    ``far``, and the sources are the first frontier."""
+
+    def __init__(self, sources):
+        super().__init__(source=int(sources[0]))
+        self._sources = np.asarray(sources, np.int64)
+
+    def init(self, v):
+        start = np.isin(v.id, self._sources)
+        setattr(v, self.field, np.where(start, 0, self.far).astype(self.vertex[self.field]))
+        return start
+
+
+class SourcesBFS(_FromSources, BFS):
     """BFS from several sources at once: each vertex's level is its hops from the nearest."""
 
-    def __init__(self, sources):
-        super().__init__(source=int(sources[0]))
-        self._sources = np.asarray(sources, np.int64)
-
-    def init(self, v):
-        start = np.isin(v.id, self._sources)
-        v.level = np.where(start, 0, UNREACHED)
-        return start
+    field, far = "level", UNREACHED
 
 
-class SourcesSSSP(SSSP):
+class SourcesSSSP(_FromSources, SSSP):
     """SSSP from several sources at once: each vertex's distance from the nearest."""
 
-    def __init__(self, sources):
-        super().__init__(source=int(sources[0]))
-        self._sources = np.asarray(sources, np.int64)
-
-    def init(self, v):
-        start = np.isin(v.id, self._sources)
-        v.dist = np.where(start, 0.0, np.inf)
-        return start
+    field, far = "dist", np.inf
 
 
 def levels(G, sources):
