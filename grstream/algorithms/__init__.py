@@ -17,6 +17,11 @@ ALGORITHMS = {
     "pagerank": "grstream.algorithms.pagerank:pagerank",
     "cc": "grstream.algorithms.cc:connected_components",
     "bc": "grstream.algorithms.bc:betweenness",
+    "eigenvector": "grstream.algorithms.eigenvector:eigenvector_centrality",
+    "katz": "grstream.algorithms.eigenvector:katz_centrality",
+    "scc": "grstream.algorithms.scc:strongly_connected_components",
+    "kcore": "grstream.algorithms.kcore:core_number",
+    "bfs-to": "grstream.algorithms.reach:bfs_to",
 }
 
 #: public name -> module defining it
@@ -26,8 +31,13 @@ _EXPORTS = {"BFS": "bfs", "SSSP": "sssp", "PageRank": "pagerank",
             "BrandesForward": "bc", "BrandesBackward": "bc", "betweenness": "bc",
             "BFSTree": "predecessors", "ShortestPathTree": "predecessors",
             "all_predecessors": "predecessors", "bfs_predecessors": "predecessors",
-            "path": "predecessors", "sssp_predecessors": "predecessors"}
-_MODULES = ("bc", "bfs", "cc", "pagerank", "pagerank_delta", "predecessors", "sssp", "params")
+            "path": "predecessors", "sssp_predecessors": "predecessors",
+            "EigenvectorCentrality": "eigenvector", "KatzCentrality": "eigenvector",
+            "eigenvector_centrality": "eigenvector", "katz_centrality": "eigenvector",
+            "strongly_connected_components": "scc", "CoreNumber": "kcore",
+            "core_number": "kcore", "ReverseBFS": "reach", "bfs_to": "reach"}
+_MODULES = ("bc", "bfs", "cc", "eigenvector", "kcore", "pagerank", "pagerank_delta",
+            "predecessors", "reach", "scc", "sssp", "params")
 
 __all__ = ["ALGORITHMS", "declaration"] + list(_EXPORTS)
 

@@ -35,6 +35,18 @@ FUNCTIONS = {
                      "number_weakly_connected_components", "is_weakly_connected"], _CC),
     **dict.fromkeys(["relabel_nodes", "convert_node_labels_to_integers", "union", "union_all",
                      "disjoint_union", "disjoint_union_all"], _PLAIN),
+    **dict.fromkeys(["eigenvector_centrality", "katz_centrality"],
+                    "Streamed power iteration with NetworkX's start, options and stopping rule."),
+    **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality"],
+                    "From the store's degree arrays."),
+    **dict.fromkeys(["strongly_connected_components", "number_strongly_connected_components",
+                     "is_strongly_connected"],
+                    "Streamed coloring (min-label propagation forward, then back from each "
+                    "root); components are yielded in node order of their first node."),
+    "core_number": "Streamed peeling, all vertices of degree <= k removed at once.",
+    **dict.fromkeys(["ancestors", "descendants", "single_target_shortest_path_length"],
+                    "Streamed BFS over in-edges (ancestors, single target) or out-edges."),
+    "reverse": _PLAIN + " Weights are kept.",
 }
 
 

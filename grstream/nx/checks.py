@@ -8,6 +8,7 @@ import math
 
 import networkx as nx
 
+from . import rules
 from .convert import drop_stale_conversions, forget_adjacency, weights
 from .graph import GrstreamGraph
 
@@ -196,6 +197,7 @@ RULES = {
     "disjoint_union_all": _plain_graphs,
     "predecessor": _always,
 }
+RULES.update(rules.RULES)
 
 
 def _nx_graphs(a):

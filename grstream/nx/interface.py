@@ -1,6 +1,7 @@
 """The object NetworkX loads as the ``grstream`` backend (``networkx.backends`` entry point)."""
 from . import (centrality, checks, components, convert, generic, link_analysis, operators,
                relabel, shortest_paths, testing, traversal, unweighted)
+from . import ancestors, degree, eigen, strong
 
 #: module implementing each NetworkX function the backend covers (same name and signature)
 MODULES = {
@@ -21,6 +22,11 @@ MODULES = {
     centrality: ["betweenness_centrality"],
     relabel: ["convert_node_labels_to_integers", "relabel_nodes"],
     operators: ["union", "union_all", "disjoint_union", "disjoint_union_all"],
+    eigen: ["eigenvector_centrality", "katz_centrality"],
+    degree: ["degree_centrality", "in_degree_centrality", "out_degree_centrality"],
+    strong: ["strongly_connected_components", "number_strongly_connected_components",
+             "is_strongly_connected", "core_number"],
+    ancestors: ["ancestors", "descendants", "single_target_shortest_path_length", "reverse"],
 }
 
 

@@ -1,0 +1,81 @@
+"""``can_run`` rules of the centrality, component and reachability functions (checks.py
+holds the others and merges these into its table)."""
+import math
+
+from .convert import weights
+
+
+def _numeric_weights(G, weight, what):
+    if callable(weight):
+        return f"a weight function cannot run in grstream's {what} program"
+    if weight is None:
+        return True
+    w = weights(G, weight)
+    if not w.known:
+        return f"the graph was converted without edge attribute {weight!r}"
+    if not (w.numeric and w.finite):
+        return f"grstream's {what} needs finite numbers as {weight!r}"
+    return True
+
+
+def _every_node(G, values, option, nonnegative):
+    """A dict with a finite number for exactly the nodes of ``G`` (what the programs take)."""
+    if not isinstance(values, dict) or set(values) != set(G):
+        return f"{option} must be a dict with a value for every node (and no other key)"
+    try:
+        x = [float(v) for v in values.values()]
+    except (TypeError, ValueError):
+        return f"{option} must hold numbers"
+    if not all(math.isfinite(v) and (v >= 0 or not nonnegative) for v in x):
+        return f"grstream takes finite{' non-negative' if nonnegative else ''} {option} values"
+    return True
+
+
+def _eigenvector(a):
+    if a["nstart"] is not None:
+        ok = _every_node(a["G"], a["nstart"], "nstart", nonnegative=True)
+        if ok is not True:
+            return ok
+    return _numeric_weights(a["G"], a["weight"], "eigenvector centrality")
+
+
+def _katz(a):
+    G, beta = a["G"], a["beta"]
+    if a["nstart"] is not None:
+        ok = _every_node(G, a["nstart"], "nstart", nonnegative=False)
+        if ok is not True:
+            return ok
+    if isinstance(beta, dict):
+        # a dict missing nodes raises NetworkX's NetworkXError in the backend too
+        ok = True if set(beta) != set(G) else _every_node(G, beta, "beta", nonnegative=False)
+        if ok is not True:
+            return ok
+    else:
+        try:
+            if not math.isfinite(float(beta)):
+                return "beta must be finite"
+        except (TypeError, ValueError):
+            return f"beta={beta!r} is neither a number nor a dict"
+    return _numeric_weights(G, a["weight"], "Katz centrality")
+
+
+def _reverse(a):
+    from .checks import _plain_graph
+    if not a["copy"]:
+        return "a reversed view (copy=False) would share the NetworkX graph"
+    return _plain_graph(a["G"])
+
+
+def _always(a):
+    return True
+
+
+RULES = {
+    "eigenvector_centrality": _eigenvector,
+    "katz_centrality": _katz,
+    "reverse": _reverse,
+    **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality",
+                     "strongly_connected_components", "number_strongly_connected_components",
+                     "is_strongly_connected", "core_number", "ancestors", "descendants",
+                     "single_target_shortest_path_length"], _always),
+}

@@ -1,0 +1,63 @@
+"""Strongly connected components and core numbers of NetworkX on the backend graph
+(grstream/algorithms/scc.py, kcore.py)."""
+import networkx as nx
+import numpy as np
+
+from .convert import run_options
+
+
+def _directed_only(G):
+    if not G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+
+
+def _labels(G):
+    from ..algorithms.scc import strongly_connected_components as scc
+    return scc(G.store, **run_options())[0]
+
+
+def strongly_connected_components(G):
+    """Sets of nodes, one per strongly connected component, as
+    :func:`networkx.strongly_connected_components`: the same sets, ordered by their first node
+    in node order (NetworkX's order follows its depth-first search)."""
+    _directed_only(G)
+    if not len(G):
+        return
+    label = _labels(G)
+    order = np.argsort(label, kind="stable")
+    names = G.labels()
+    for members in np.split(order, np.flatnonzero(np.diff(label[order])) + 1):
+        yield {names[i] for i in members.tolist()}
+
+
+def number_strongly_connected_components(G):
+    """How many strongly connected components, as
+    :func:`networkx.number_strongly_connected_components`."""
+    _directed_only(G)
+    return int(len(np.unique(_labels(G)))) if len(G) else 0
+
+
+def is_strongly_connected(G):
+    """Whether ``G`` is one strongly connected component, as
+    :func:`networkx.is_strongly_connected`."""
+    _directed_only(G)
+    if not len(G):
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return number_strongly_connected_components(G) == 1
+
+
+def core_number(G):
+    """Core number of every node, as :func:`networkx.core_number` (in- plus out-neighbours on
+    a directed graph)."""
+    from ..algorithms.kcore import core_number as run
+    from .degree import _loops
+    if G.is_multigraph():
+        raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+    if not len(G):
+        return {}
+    if _loops(G).any():
+        raise nx.NetworkXNotImplemented(
+            "Input graph has self loops which is not permitted; "
+            "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
+    core, _ = run(G.store, **run_options())
+    return dict(zip(G.labels(), core.tolist()))

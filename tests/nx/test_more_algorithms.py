@@ -1,0 +1,159 @@
+"""Centralities, strong components, cores and reachability through the backend equal
+NetworkX's on random graphs (every call names ``backend="grstream"``: nothing falls back)."""
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grstream.nx import convert_from_nx, convert_to_nx
+
+from .graphs import nx_graphs
+
+GS = "grstream"
+def graphs(**kw):
+    """nx_graphs plus the null graphs."""
+    return st.one_of(st.sampled_from([nx.Graph(), nx.DiGraph()]), nx_graphs(**kw))
+
+
+FEW = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def close(a, b, tol):
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k] == pytest.approx(b[k], abs=tol), k
+
+
+def outcome(f):
+    """The value of ``f()``, or the type and message of what it raised."""
+    try:
+        return f()
+    except (nx.NetworkXException, ZeroDivisionError) as exc:
+        return type(exc), str(exc)
+
+
+@FEW
+@given(graphs(float_weights=True), st.sampled_from([None, "weight"]))
+def test_eigenvector_centrality(G, weight):
+    want = outcome(lambda: nx.eigenvector_centrality(G, weight=weight, max_iter=500))
+    got = outcome(lambda: nx.eigenvector_centrality(G, weight=weight, max_iter=500, backend=GS))
+    if isinstance(want, dict):
+        close(got, want, 1e-9)
+    else:
+        assert got == want
+
+
+@FEW
+@given(graphs(float_weights=True), st.sampled_from([None, "weight"]),
+       st.sampled_from([0.1, 0.05]), st.data())
+def test_katz_centrality(G, weight, alpha, data):
+    beta = data.draw(st.sampled_from([1.0, 0.5, "dict"]))
+    if beta == "dict":
+        beta = {v: i % 3 + 1 for i, v in enumerate(G)}
+    normalized = data.draw(st.booleans())
+    kw = dict(alpha=alpha, beta=beta, weight=weight, normalized=normalized)
+    want = outcome(lambda: nx.katz_centrality(G, **kw))
+    got = outcome(lambda: nx.katz_centrality(G, backend=GS, **kw))
+    if isinstance(want, dict):
+        close(got, want, 1e-9)
+    else:
+        assert got == want
+
+
+def test_power_iteration_errors_are_networkx_errors():
+    G = nx.gnp_random_graph(20, 0.3, seed=2, directed=True)
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.eigenvector_centrality(G, max_iter=2, backend=GS)
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.katz_centrality(G, alpha=0.5, max_iter=5, backend=GS)
+    with pytest.raises(nx.NetworkXError, match="all zero"):
+        nx.eigenvector_centrality(G, nstart=dict.fromkeys(G, 0), backend=GS)
+    with pytest.raises(nx.NetworkXError, match="every node"):
+        nx.katz_centrality(G, beta={0: 1}, backend=GS)
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.eigenvector_centrality(nx.DiGraph(), backend=GS)
+    assert nx.katz_centrality(nx.DiGraph(), backend=GS) == {}
+
+
+def test_eigenvector_centrality_with_nstart():
+    G = nx.relabel_nodes(nx.gnp_random_graph(25, 0.2, seed=5), str)
+    nstart = {v: i + 1 for i, v in enumerate(G)}
+    close(nx.eigenvector_centrality(G, nstart=nstart, backend=GS),
+          nx.eigenvector_centrality(G, nstart=nstart), 1e-12)
+
+
+@FEW
+@given(graphs())
+def test_degree_centralities(G):
+    for name in ("degree_centrality", "in_degree_centrality", "out_degree_centrality"):
+        f = getattr(nx, name)
+        want = outcome(lambda: f(G))
+        got = outcome(lambda: f(G, backend=GS))
+        if isinstance(want, dict):
+            close(got, want, 1e-12)
+        else:
+            assert got == want
+
+
+def test_degree_centrality_counts_self_loops_and_parallel_edges_as_networkx():
+    for G in (nx.Graph([(0, 0), (0, 1)]), nx.DiGraph([(0, 0), (0, 1)]),
+              nx.MultiGraph([(0, 1), (0, 1), (1, 1)]), nx.MultiDiGraph([(0, 1), (0, 1), (1, 1)])):
+        assert nx.degree_centrality(G, backend=GS) == nx.degree_centrality(G)
+
+
+@FEW
+@given(graphs())
+def test_strong_components(G):
+    want = outcome(lambda: sorted(map(sorted, nx.strongly_connected_components(G))))
+    got = outcome(lambda: sorted(map(sorted, nx.strongly_connected_components(G, backend=GS))))
+    assert got == want
+    for name in ("number_strongly_connected_components", "is_strongly_connected"):
+        f = getattr(nx, name)
+        assert outcome(lambda: f(G, backend=GS)) == outcome(lambda: f(G))
+
+
+@FEW
+@given(graphs())
+def test_core_number(G):
+    assert outcome(lambda: nx.core_number(G, backend=GS)) == outcome(lambda: nx.core_number(G))
+    H = G.copy()
+    H.remove_edges_from(list(nx.selfloop_edges(H)))
+    assert nx.core_number(H, backend=GS) == nx.core_number(H)
+
+
+def test_core_number_refuses_multigraphs_and_self_loops_as_networkx():
+    with pytest.raises(nx.NetworkXNotImplemented, match="multigraph"):
+        nx.core_number(nx.MultiGraph([(0, 1)]), backend=GS)
+    with pytest.raises(nx.NetworkXNotImplemented, match="self loops"):
+        nx.core_number(nx.Graph([(0, 0), (0, 1)]), backend=GS)
+
+
+@FEW
+@given(nx_graphs(), st.data())
+def test_reachability(G, data):
+    s = data.draw(st.sampled_from(list(G)))
+    assert nx.ancestors(G, s, backend=GS) == nx.ancestors(G, s)
+    assert nx.descendants(G, s, backend=GS) == nx.descendants(G, s)
+    cutoff = data.draw(st.sampled_from([None, 0, 1, 3]))
+    got = nx.single_target_shortest_path_length(G, s, cutoff=cutoff, backend=GS)
+    assert got == nx.single_target_shortest_path_length(G, s, cutoff=cutoff)
+    for f in (nx.ancestors, nx.descendants, nx.single_target_shortest_path_length):
+        assert outcome(lambda: f(G, "missing", backend=GS)) == outcome(lambda: f(G, "missing"))
+
+
+@FEW
+@given(nx_graphs(directed=True, weighted=False))
+def test_reverse(G):
+    R = convert_to_nx(nx.reverse(G, backend=GS))
+    assert list(R) == list(G)
+    assert sorted(R.edges()) == sorted(G.reverse().edges())
+
+
+def test_reverse_keeps_weights_and_refuses_undirected():
+    G = nx.DiGraph()
+    G.add_weighted_edges_from([("a", "b", 2.5), ("b", "c", 1.0)])
+    R = nx.reverse(convert_from_nx(G, edge_attrs={"weight": 1}))
+    assert nx.dijkstra_path_length(R, "c", "a", backend=GS) == 3.5
+    assert convert_to_nx(R).edges["b", "a"]["weight"] == 2.5
+    with pytest.raises(nx.NetworkXError, match="undirected"):
+        nx.reverse(nx.Graph([(0, 1)]), backend=GS)
