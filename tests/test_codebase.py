@@ -7,13 +7,16 @@ citations of docs/BENCHMARKS.md sections name sections that exist.
   constants"; the history of a change lives in git and docs/benchmarks/).
 - No module over ``MAX_LINES`` lines: a newcomer reads a module whole.
 - No two modules share a file name unless they mean the same thing. Allowed:
-  ``__init__.py`` / ``__main__.py`` (Python's own names); ``executor.py``, the executor contract
-  (grstream/engine/executor.py) and its implementations (one per backend: the same concept, the
-  package says which); and ``commands/X.py``, the ``grstream X`` command, beside at most one
-  other module named X that implements the operation the command runs (commands/generate.py
-  parses and reports, io/generate.py generates): the same verb, the package says which layer.
-  Any other repeated name (two ``plan.py``, a partition plan and an iteration plan) makes a
-  reader open the wrong file.
+  ``__init__.py`` / ``__main__.py`` (Python's own names); a part of the executor contract and
+  its implementations, ``engine/X.py`` and ``backends/<backend>/X.py`` for X in
+  ``CONTRACT_PARTS`` (``executor.py``: the contract and each backend's executor;
+  ``balance.py``: the load-balance policy's inputs and strategies, and the CPU's policy;
+  ``facts.py``: each backend's class-level facts), where the package says which side is which;
+  and ``commands/X.py``, the ``grstream X`` command, beside at most one other module named X
+  that implements the operation the command runs (commands/generate.py parses and reports,
+  io/generate.py generates): the same verb, the package says which layer. Any other repeated
+  name (two ``plan.py``, a partition plan and an iteration plan; two ``streams.py``, CUDA
+  streams and pipe inputs) makes a reader open the wrong file.
 """
 import configparser
 import importlib
@@ -27,18 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "grstream"
 MAX_LINES = 450
 
-#: modules over MAX_LINES whose split is being landed by another branch (xfail until then)
-PENDING_LONG = {
-    "grstream/backends/cuda/executor.py": "the CUDA executor split (branch contract)",
-}
-#: repeated file names whose rename is being landed by another branch (xfail until then)
-PENDING_NAMES = {
-    "schedule.py": "backends/cuda/schedule.py renamed (branch contract)",
-}
 #: file names every package may hold, whatever else shares them
 PYTHON_NAMES = {"__init__.py", "__main__.py"}
-#: one concept implemented in several packages: the contract and its implementations
-SAME_MEANING = {"executor.py"}
+#: parts of the executor contract: engine/X.py (the contract) and backends/<backend>/X.py (each
+#: backend's side of it) share the name
+CONTRACT_PARTS = {"executor.py", "balance.py", "facts.py"}
 
 #: an issue reference, a date, a device name or a timing in a comment or docstring
 HISTORY = re.compile(r"\bissues? ?#?\d+|\b20\d\d-\d\d-\d\d\b|\b[HA]100\b|\bH200\b|\d ?[mn]s\b",
@@ -57,7 +53,7 @@ def test_no_history_in_the_source():
     found = [f"{rel(p)}:{i}: {line.strip()}" for p in modules()
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if HISTORY.search(line)]
-    assert not found, "issue numbers, dates or device names in grstream/:\n" + "\n".join(found)
+    assert not found, "issue numbers, dates, device names or timings in grstream/:\n" + "\n".join(found)
 
 
 def test_the_history_pattern_catches_what_it_must():
@@ -74,16 +70,15 @@ def line_count(path):
 
 
 def test_no_module_over_the_limit():
-    long = [f"{rel(p)}: {line_count(p)} lines" for p in modules()
-            if line_count(p) > MAX_LINES and rel(p) not in PENDING_LONG]
+    long = [f"{rel(p)}: {line_count(p)} lines" for p in modules() if line_count(p) > MAX_LINES]
     assert not long, f"modules over {MAX_LINES} lines:\n" + "\n".join(long)
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(reason=why, strict=False))
-                                  for p, why in sorted(PENDING_LONG.items())])
-def test_pending_long_module(path):
-    p = ROOT / path
-    assert not p.exists() or line_count(p) <= MAX_LINES, f"{path}: {line_count(p)} lines"
+def contract_part(paths):
+    """Whether ``paths`` (relative to the package) are the engine's and the backends' sides of
+    one part of the executor contract."""
+    return all(p.parts[0] == "engine" and len(p.parts) == 2
+               or p.parts[0] == "backends" and len(p.parts) == 3 for p in paths)
 
 
 def shared_names():
@@ -94,7 +89,9 @@ def shared_names():
     commands = {p.stem for p in (PACKAGE / "commands").glob("*.py") if not p.stem.startswith("_")}
     out = {}
     for name, paths in by_name.items():
-        if len(paths) < 2 or name in PYTHON_NAMES or name in SAME_MEANING:
+        if len(paths) < 2 or name in PYTHON_NAMES:
+            continue
+        if name in CONTRACT_PARTS and contract_part(paths):
             continue
         if (Path(name).stem in commands and len(paths) == 2
                 and any(p.parts[0] == "commands" for p in paths)):
@@ -104,23 +101,20 @@ def shared_names():
 
 
 def test_no_two_modules_share_a_name():
-    shared = {k: v for k, v in shared_names().items() if k not in PENDING_NAMES}
+    shared = shared_names()
     assert not shared, f"modules sharing a name with different meanings: {shared}"
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=why, strict=False))
-                                  for n, why in sorted(PENDING_NAMES.items())])
-def test_pending_shared_name(name):
-    assert name not in shared_names(), shared_names().get(name)
-
-
 def test_shared_names_rule():
-    """The rule's allowances hold where they apply: the executors and the commands mirroring
-    their operation are found and let through, and nothing else repeats outside the pending."""
+    """The rule's allowances apply where they should and nowhere else: the contract's parts and
+    a command beside its implementation pass; the same names elsewhere do not."""
     executors = [p for p in modules() if p.name == "executor.py"]
     assert len(executors) >= 2   # the contract and at least one implementation
-    assert "generate.py" not in shared_names()
-    assert (PACKAGE / "commands" / "generate.py").exists() and (PACKAGE / "io" / "generate.py").exists()
+    assert (PACKAGE / "commands" / "generate.py").exists()
+    assert (PACKAGE / "io" / "generate.py").exists() and "generate.py" not in shared_names()
+    assert contract_part([Path("engine/executor.py"), Path("backends/cpu/executor.py")])
+    assert not contract_part([Path("engine/executor.py"), Path("io/executor.py")])
+    assert not contract_part([Path("backends/cuda/streams.py"), Path("io/pipes/streams.py")])
 
 
 def entry_points():
