@@ -181,3 +181,27 @@ def test_benchmark_links_resolve():
             assert target[1:] in anchors, target
         elif "://" not in target:
             assert (doc.parent / target.split("#")[0]).is_file(), target
+
+
+def test_measured_constants_name_what_the_code_holds():
+    """Each row of BENCHMARKS.md's "Measured constants" names modules that exist and, where it
+    names constants, functions or classes (in backticks), modules that define them at top level:
+    a constant moved or renamed takes its row along."""
+    text = (ROOT / "docs" / "BENCHMARKS.md").read_text(encoding="utf-8")
+    section = text.split("## Measured constants", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and ".py" in line]
+    assert len(rows) >= 20
+    wrong = []
+    for row in rows:
+        where = row.split("|")[1].split(":")[0]
+        paths = [PACKAGE / w.strip() for w in where.split(",")]
+        names = re.findall(r"`([A-Za-z_]\w*)`", row.split("|")[1])
+        missing = [rel(p) for p in paths if not p.is_file()]
+        if missing:
+            wrong.append(f"{where}: no {missing}")
+            continue
+        for name in names:
+            defined = rf"^(?:{name}\b.*=|def {name}\(|class {name}\b)"
+            if not any(re.search(defined, p.read_text(encoding="utf-8"), re.M) for p in paths):
+                wrong.append(f"{where}: {name} is not defined there")
+    assert not wrong, "\n".join(wrong)
