@@ -1,0 +1,56 @@
+"""Eigenvector and Katz centrality, strongly connected components, core numbers and BFS to a
+target on the GPU against the CPU (the reference); skipped without a GPU."""
+import numpy as np
+import pytest
+
+from grstream.algorithms import eigenvector, kcore, reach, scc
+
+from .test_cuda_backend import assert_same, budget, build, cuda_run, skewed_graph  # noqa: F401
+
+pytestmark = pytest.mark.cuda
+
+ALGOS = {
+    "eigenvector": (lambda st, **kw: eigenvector.eigenvector_centrality(st, max_iter=60, **kw),
+                    1e-9, lambda st: [eigenvector.EigenvectorCentrality()]),
+    "eigenvector_weighted": (lambda st, **kw: eigenvector.eigenvector_centrality(
+        st, max_iter=60, weight="weight", **kw), 1e-9,
+        lambda st: [eigenvector.WeightedEigenvectorCentrality()]),
+    "katz": (lambda st, **kw: eigenvector.katz_centrality(st, alpha=0.01, **kw), 1e-9,
+             lambda st: [eigenvector.KatzCentrality()]),
+    "scc": (lambda st, **kw: scc.strongly_connected_components(st, **kw), 0,
+            lambda st: [scc.ColourForward(), scc.ReachBackward(
+                color=np.zeros(st.num_vertices, np.int64))]),
+    "kcore": (lambda st, **kw: kcore.core_number(st, **kw), 0,
+              lambda st: [kcore.DirectedCoreNumber()]),
+    "bfs_to": (lambda st, **kw: reach.bfs_to(st, 7, **kw), 0,
+               lambda st: [reach.ReverseBFS(source=7)]),
+}
+
+
+@pytest.mark.parametrize("lb", ["auto", "twc", "merge"])
+@pytest.mark.parametrize("budget_kind", ["all", "minimum", "partial"])
+@pytest.mark.parametrize("num_shards", [1, 4])
+@pytest.mark.parametrize("algo", sorted(ALGOS))
+def test_new_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_kind, lb):
+    n, src, dst, w = skewed_graph(rng)
+    store = build(tmp_path, n, src, dst, w, num_shards=num_shards)
+    fn, rtol, programs = ALGOS[algo]
+    cpu, cpu_res = fn(store)
+    needs = [budget(budget_kind, p, store) for p in programs(store)]
+    mb = None if None in needs else max(needs)
+    got, res = cuda_run(fn, store, load_balance=lb, memory_budget=mb)
+    assert_same(algo, cpu, got, rtol)
+    assert res.info["backend"] == "cuda"
+    assert res.converged == cpu_res.converged
+
+
+def test_scc_on_gpu_matches_csgraph(gpu, tmp_path, rng):
+    from scipy.sparse import csgraph, csr_matrix
+    n, src, dst, _ = skewed_graph(rng, n=800, m=4000, hub_edges=500)
+    store = build(tmp_path, n, src, dst, num_shards=3)
+    labels, _ = scc.strongly_connected_components(store, device="cuda")
+    _, comp = csgraph.connected_components(csr_matrix((np.ones(len(src)), (src, dst)),
+                                                      shape=(n, n)), connection="strong")
+    smallest = np.full(comp.max() + 1, n)
+    np.minimum.at(smallest, comp, np.arange(n))
+    np.testing.assert_array_equal(labels, smallest[comp])
