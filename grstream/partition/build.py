@@ -19,7 +19,7 @@ from ..io.pipes import input_name, is_stream
 from ..store import format as fmt
 from ..units import byte_size, format_bytes
 from .edge_chunks import EdgeOptions
-from .external_keys import WideIds, build_keyed
+from .external_keys import WideIds, build_keyed, sorting_chunks
 from .external_records import build_records
 from .in_memory import build_in_memory
 from .vertex_budget import IN_MEMORY_VERTEX_BYTES, VertexBudget
@@ -149,7 +149,7 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
             "reads the input more than once: save it to a file first, or build without it")
     # the default may renumber (renumber=None): chunks leave room for it
     chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops,
-                               reader_threads(threads, memory_limit))
+                               _chunks_at_once(threads, memory_limit))
     edges = _open(source, format, weighted, chunk_edges, reader_threads(threads, memory_limit))
     is_weighted = edges.weighted if weighted is None else bool(weighted)
     if is_weighted and not edges.weighted:
@@ -221,16 +221,24 @@ def reader_threads(threads, memory_limit):
     return threads if memory_limit is None else min(threads, MAX_LIMITED_READERS)
 
 
-def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True, readers=1):
+def _chunks_at_once(threads, memory_limit):
+    """Chunks an external build holds beyond one reader's and one sorter's: those of the
+    further readers and of the chunks sorting at once (their memory divides the chunk's)."""
+    if memory_limit is None:
+        return 1
+    return reader_threads(threads, memory_limit) + sorting_chunks(threads) - 1
+
+
+def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True, at_once=1):
     if memory_limit is None:
         return MAX_CHUNK_EDGES
     per_edge = (CHUNK_BYTES_PER_EDGE + (UNDIRECTED_CHUNK_BYTES if undirected else 0)
                 + FILTER_CHUNK_BYTES * (bool(renumber) + (not self_loops)))
     # half the limit for chunks: the pass's vertex arrays (at most VERTEX_BYTES / 2 per
     # vertex, and VERTEX_BYTES * n <= limit is checked) take the other half
-    # the readers' chunks in flight share it
+    # the chunks read and sorted at once share it
     return int(min(MAX_CHUNK_EDGES,
-                   max(MIN_CHUNK_EDGES, memory_limit // (2 * per_edge * readers))))
+                   max(MIN_CHUNK_EDGES, memory_limit // (2 * per_edge * at_once))))
 
 
 def _open(source, format, weighted, chunk_edges, threads=1):

@@ -1,5 +1,8 @@
 """The external build of edges without edge ids: sorted runs of packed keys on disk (with a
 weight file beside them for weighted edges), gathered back one shard at a time."""
+from collections import deque
+from threading import Condition
+
 import numpy as np
 
 from ..readahead import read_ahead
@@ -8,7 +11,7 @@ from .edge_chunks import DegreeCounter
 from .layout import compress, compress_keys, count_into, pack_keys
 from .weighted_keys import compress_weighted_keys, sorted_run
 from . import renumber as renumbering
-from .build_plan import VERTEX_BYTES, plan_intervals, vertex_count
+from .build_plan import SORT_VERTEX_BYTES, VERTEX_BYTES, plan_intervals, vertex_count
 from .run_weights import narrowest
 from .key_runs import KeyRuns
 from .parallel_layout import executor
@@ -35,21 +38,7 @@ def build_keyed(plan, writer):
     runs = KeyRuns(bucket_dir, writer.path.name,
                    plan.options.weight_dtype if weighted else None)
     try:
-        with plan.bar("reading + sorting runs") as bar, \
-                executor(1 if plan.threads > 1 else 0) as pool:
-            for src, dst, w in read_ahead(_narrowed(plan.prepared_chunks(bar))):
-                if len(src) == 0:
-                    continue
-                top = int(max(src.max(), dst.max())) + 1
-                renumbering.check_id_range(plan, VERTEX_BYTES, top)
-                if top > KEY_ID_LIMIT:
-                    raise WideIds()
-                counter.grow(top)
-                # each direction packs, sorts, counts and writes its run on its own thread
-                pending = pool.submit(_run, runs, "out", src, dst, counter.out_degree, w, top)
-                _run(runs, "in", dst, src, counter.in_degree, w, top)
-                pending.result()
-                del src, dst, w, pending
+        _write_runs(plan, runs, counter)
         renumbering.check_sparse(plan, counter)
         n = vertex_count(plan, len(counter.in_degree))
         if n > KEY_ID_LIMIT:
@@ -72,6 +61,44 @@ def build_keyed(plan, writer):
     return result
 
 
+def sorting_chunks(threads):
+    """Chunks whose runs sort at once (both directions of each on threads of their own)."""
+    return max(1, threads // 2)
+
+
+def _write_runs(plan, runs, counter):
+    """Sort each chunk's two runs on the pool, ``sorting_chunks`` chunks at once, and append
+    them and count their degrees here, in input order (the runs' order is the input's)."""
+    ahead = sorting_chunks(plan.threads)
+    pending = deque()
+
+    def finish():
+        chunk = pending.popleft()
+        for direction, degree in (("out", counter.out_degree), ("in", counter.in_degree)):
+            key, weight = chunk[direction].result()
+            # sorted primaries make the counting pass sequential
+            count_into(degree, np.right_shift(key, np.uint64(32)).view(np.int64))
+            runs.append(direction, key, weight)
+
+    with plan.bar("reading + sorting runs") as bar, \
+            executor(2 * ahead if plan.threads > 1 else 0) as pool:
+        for src, dst, w in read_ahead(_narrowed(plan.prepared_chunks(bar))):
+            if len(src) == 0:
+                continue
+            top = int(max(src.max(), dst.max())) + 1
+            renumbering.check_id_range(plan, VERTEX_BYTES, top)
+            if top > KEY_ID_LIMIT:
+                raise WideIds()
+            while len(pending) >= ahead:
+                finish()
+            counter.grow(top)
+            pending.append({"out": pool.submit(_sorted_run, src, dst, w, top),
+                            "in": pool.submit(_sorted_run, dst, src, w, top)})
+            del src, dst, w
+        while pending:
+            finish()
+
+
 def _narrowed(chunks):
     """The chunks with their weights narrowed (:mod:`.run_weights`), on the read-ahead thread
     beside the previous chunk's sorts: fewer bytes to gather, write and read back."""
@@ -79,20 +106,17 @@ def _narrowed(chunks):
         yield src, dst, None if w is None else narrowest(w)
 
 
-def _run(runs, direction, primary, secondary, degree, weight=None, top=None):
+def _sorted_run(primary, secondary, weight=None, top=None):
     if weight is None:
         key = pack_keys(primary, secondary)
         key.sort()
-    else:
-        # weights follow a stable sort (equal keys in input order): the edge index rides in
-        # the key, so the chunk's ids and index must fit the block sort
-        run = sorted_run(primary, secondary, weight, top)
-        if run is None:
-            raise WideIds()
-        key, weight = run
-    # sorted primaries make the counting pass sequential
-    count_into(degree, np.right_shift(key, np.uint64(32)).view(np.int64))
-    runs.append(direction, key, weight)
+        return key, None
+    # weights follow a stable sort (equal keys in input order): the edge index rides in the
+    # key, so the chunk's ids and index must fit the block sort
+    run = sorted_run(primary, secondary, weight, top)
+    if run is None:
+        raise WideIds()
+    return run
 
 
 def _interval_sums(values, intervals):
@@ -101,19 +125,44 @@ def _interval_sums(values, intervals):
     return cumulative[intervals[1:]] - cumulative[intervals[:-1]]
 
 
+def shards_ahead(plan, counts, num_vertices):
+    """Shards sorted ahead of the one being written: one, or with more threads as many as the
+    memory limit holds at the largest shard's size (each side on a thread of its own)."""
+    if plan.threads <= 1 or not len(counts["in"]):
+        return 1
+    largest = int((counts["in"] + counts["out"]).max()) * plan.sort_bytes_per_edge
+    fit = (plan.memory_limit - SORT_VERTEX_BYTES * num_vertices) // max(1, largest)
+    return int(max(1, min(sorting_chunks(plan.threads), fit - 1)))
+
+
 def _write_keyed(plan, writer, result, runs, counts, bar):
-    """Shard ``i + 1``'s two sides load and sort on two threads while shard ``i`` is written.
+    """The next shards' sides load and sort on the pool while shard ``i`` is written.
 
     A side's outputs (4 B ids per edge) wait for the writer while the next shard's sides sort
     (8 B keys and 4 B ids per edge): at most ``KEY_SORT_BYTES_PER_EDGE`` per edge of one
-    shard, which the shard count keeps within the limit (:func:`shard_count`).
+    shard, which the shard count keeps within the limit (:func:`shard_count`); more shards
+    sort at once only where the limit holds them (:func:`shards_ahead`). A direction's runs
+    are read through one cursor, so its sides load in shard order, one at a time.
     """
     intervals = result.intervals
     num_shards = len(intervals) - 1
+    ahead = shards_ahead(plan, counts, result.num_vertices)
+    turn = {"out": 0, "in": 0}
+    turns = Condition()
+
+    def load(direction, i, lo, hi):
+        with turns:
+            turns.wait_for(lambda: turn[direction] == i)
+        try:
+            return runs.load(direction, hi << 32, int(counts[direction][i]))
+        finally:
+            with turns:
+                turn[direction] += 1
+                turns.notify_all()
 
     def side(direction, i):
         lo, hi = int(intervals[i]), int(intervals[i + 1])
-        keys = runs.load(direction, hi << 32, int(counts[direction][i]))
+        keys = load(direction, i, lo, hi)
         if runs.weight_dtype is None:
             return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
         keys, weights = keys
@@ -133,16 +182,18 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
         return parts[:2] + (parts[2].astype(plan.options.weight_dtype, copy=False),)
 
     def submit(i):
-        # the in-side cursor and the out-side cursor are separate: one thread each
-        return (pool.submit(side, "out", i), pool.submit(side, "in", i)) if i < num_shards else None
+        if i < num_shards:
+            pending.append((pool.submit(side, "out", i), pool.submit(side, "in", i)))
 
     unsynced = 0
-    with executor(2 if plan.threads > 1 else 0) as pool:
-        pending = submit(0)
+    pending = deque()
+    with executor(2 * ahead if plan.threads > 1 else 0) as pool:
+        for i in range(ahead):
+            submit(i)
         for i in range(num_shards):
             lo, hi = int(intervals[i]), int(intervals[i + 1])
-            out_parts, in_parts = pending[0].result(), pending[1].result()
-            pending = submit(i + 1)
+            out_parts, in_parts = (future.result() for future in pending.popleft())
+            submit(i + ahead)
             nbytes = write_part(writer, result, plan, i, lo, hi, "out", out_parts)
             del out_parts
             bar.update(1)

@@ -143,12 +143,15 @@ class ShardStore(LabelledStore):
 
     def _scalar_attr(self, obj, name):
         """The integer attribute ``name`` of a low-level object, or None when missing or not one."""
-        if not h5py.h5a.exists(obj, name.encode()):
+        try:
+            # one call where a test for it first and an open cost two
+            attr = h5py.h5a.open(obj, name.encode())
+        except KeyError:
             return None
-        attr = h5py.h5a.open(obj, name.encode())
-        if attr.dtype.kind not in "iu" or attr.shape not in ((), (1,)):
+        dtype, shape = attr.dtype, attr.shape
+        if dtype.kind not in "iu" or shape not in ((), (1,)):
             return None
-        value = np.empty(attr.shape, dtype=attr.dtype)
+        value = np.empty(shape, dtype=dtype)
         attr.read(value)
         return int(value.reshape(-1)[0])
 
