@@ -13,6 +13,7 @@ from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreN
                       UsageError, plain)
 from . import format as fmt
 from .labels import LabelledStore
+from .parallel_reads import read_datasets
 from .parts import DatasetInfo, ShardInfo, assemble_scipy
 
 VERIFY_MODES = ("first", "always", "never")
@@ -287,9 +288,9 @@ class ShardStore(LabelledStore):
         return result
 
     def read_shard(self, i, names=None):
-        """Dict of shard ``i``'s datasets (all of them, or those in ``names``)."""
+        """Dict of shard ``i``'s datasets (all of them, or those in ``names``), read at once."""
         names = self.dataset_names(i) if names is None else list(names)
-        return {name: self.read(i, name) for name in names}
+        return read_datasets(self, self._shard_index(i), names)
 
     def _destination(self, desc, out):
         if out is None:

@@ -34,3 +34,4 @@ def test_without_isal_zlib_computes_the_same():
 def test_isal_is_used_when_installed():
     isal_zlib = pytest.importorskip("isal.isal_zlib")
     assert fmt._crc32 is isal_zlib.crc32
+
