@@ -6,7 +6,7 @@ launched through their typed argument lists (:mod:`.kernelargs`).
 """
 import numpy as np
 
-from ...errors import DeviceError, UsageError
+from ...errors import DeviceError, InternalError, UsageError
 from .compile import load_module
 from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
@@ -87,8 +87,8 @@ class DeviceState:
                    for phase, kname in ks.kernels.items()}
         self.g_ptr, g_size = mod.get_global("g")
         if g_size != self.translated.args_dtype.itemsize:
-            raise DeviceError(f"GasArgs layout mismatch: device {g_size} B, host "
-                              f"{self.translated.args_dtype.itemsize} B")
+            raise InternalError(f"GasArgs layout mismatch: device {g_size} B, host "
+                                f"{self.translated.args_dtype.itemsize} B")
         self.ex = Streams(streams)
         # the initial state's upload (load_state); non-blocking: an implicit synchronisation with
         # the legacy default stream (a synchronous copy elsewhere) must not wait for it

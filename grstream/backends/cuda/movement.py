@@ -17,7 +17,7 @@ import time
 from collections import deque
 
 from ...engine.contract import dataset_dtype, residency_key
-from ...errors import DeviceError
+from ...errors import DeviceError, InternalError
 from ...readahead import BufferPool, read_ahead
 
 #: key prefix of the resident allocations a session's CUDA executors share (``shared`` dict)
@@ -272,8 +272,8 @@ class Mover:
         (``slot_layout``: each copied shard's offset in its slot)."""
         at = self.slot_layout.get(slot, {}).get(i)
         if at is None:
-            raise DeviceError(f"plan error: shard {i} is not in streaming slot {slot} (a \"held\" unit "
-                              f"needs the copy that put it there)")
+            raise InternalError(f"plan error: shard {i} is not in streaming slot {slot} (a \"held\" "
+                                f"unit needs the copy that put it there)")
         base = int(self.slots[slot]) + at
         return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names}, self.memory.lengths[i])
 

@@ -575,3 +575,11 @@ def test_dense_plans_keep_the_first_copys_slot_free(tmp_path):
         assert_held_before_refill(plan)
         held_seen += len(held)
     assert held_seen >= 3
+
+
+def test_a_held_unit_without_the_copy_that_put_it_there_is_an_internal_error(tmp_path):
+    from grstream.errors import InternalError
+    store = make_store(tmp_path)
+    mover, ex, model, planner, _ = setup(store, gr.algorithms.bfs.BFS.spec, "one-slot")
+    with pytest.raises(InternalError, match="not in streaming slot"):
+        mover.slot_arrays(0, 0)
