@@ -8,8 +8,8 @@ from networkx.utils.configs import Config
 _BFS = ("Streamed BFS levels; order as NetworkX's queue, neighbours in insertion order; "
         "bidirectional paths only where the shortest path is unique.")
 _SSSP = ("Streamed SSSP (one run from all the sources; all-source averages in lanes); weights "
-         "must be finite and non-negative; among equally short paths, the predecessor nearest "
-         "the source; equally near ones in node order, else refused.")
+         "must be finite and non-negative; dicts, paths and predecessor lists in the order "
+         "NetworkX's heap settles the nodes.")
 _CC = "Streamed label propagation over both edge directions."
 _PLAIN = "Graphs without node or edge attributes; the result shares or builds a store."
 

@@ -5,16 +5,18 @@ import networkx as nx
 import numpy as np
 
 from .algorithm_runs import distances, node_dict, node_id
+from .heap_order import discovery, settle
 from .trees import shortest_path_dag, shortest_path_parents
 
 
 class _Search:
-    """Distances from internal ``sources`` and, on demand, the shortest-path tree."""
+    """Distances from internal ``sources`` and, on demand, NetworkX's settling order and
+    shortest-path tree (:mod:`~grstream.nx.heap_order`)."""
 
     def __init__(self, G, sources, weight):
-        self.G, self.sources = G, sources
+        self.G, self.sources = G, list(dict.fromkeys(sources))
         self.dist, self.weighted = distances(G, sources, weight)
-        self._parent = None
+        self._settled, self._parent, self._tied = False, None, None
 
     @staticmethod
     def within(d, cutoff):
@@ -22,9 +24,12 @@ class _Search:
         return np.isfinite(d) & (d <= (np.inf if cutoff is None else cutoff))
 
     def reached(self, cutoff):
-        """Reached internal ids within ``cutoff``, nearest first (ties in node order)."""
+        """Reached internal ids within ``cutoff`` in the order NetworkX settles them (nearest
+        first; equal distances in its heap's order)."""
         ids = np.flatnonzero(self.within(self.dist, cutoff))
-        return ids[np.argsort(self.dist[ids], kind="stable")]
+        if self.settled() is not None:
+            return ids[np.argsort(self._settled.rank[ids])]
+        return ids[np.argsort(self.dist[ids], kind="stable")]   # equal distances: node order
 
     def values(self, ids):
         # BFS levels are hop counts: give ints, as NetworkX does when every edge weighs 1
@@ -34,27 +39,42 @@ class _Search:
     def dag(self):
         return shortest_path_dag(self.G, self.dist, self.weighted)
 
-    def path(self, t):
-        if self._parent is None:
+    def settled(self):
+        """:class:`~grstream.nx.heap_order.Settled`, or None with zero-weight tight edges (then
+        parents are the tied predecessor nearest the source, fewest hops, smallest id, and a
+        path through a vertex with two equally near tight predecessors is refused)."""
+        if self._settled is False:
             u, v = self.dag()
-            self._parent = shortest_path_parents(self.dist, u, v, self.sources)
-            # NetworkX's Dijkstra takes the tight predecessor its heap pops first: the nearest
-            # the source, and among equally near ones the first pushed, which follows the
-            # insertion order of neighbours (node order only when ``order`` is None)
-            self._tied = None
-            if self.G.order is not None:
+            self._settled = settle(self.G, self.dist, u, v, self.sources,
+                                   np.isfinite(self.dist))
+            if self._settled is not None:
+                self._parent = self._settled.parent
+            else:
+                self._parent = shortest_path_parents(self.dist, u, v, self.sources)
                 self._tied = np.zeros(len(self.dist), bool)
                 # dag() sorts by v, then dist[u]: a tie is a second entry as near as the first
                 same = (v[1:] == v[:-1]) & (self.dist[u[1:]] == self.dist[u[:-1]])
                 self._tied[v[1:][same]] = True
+        return self._settled
+
+    def path(self, t):
+        self.settled()
         labels, path = self.G.labels(), [t]
         while self._parent[path[-1]] >= 0:
             path.append(int(self._parent[path[-1]]))
         if self._tied is not None and self._tied[path].any():
             raise NotImplementedError(
-                "equally short paths, and neighbours not in node order: grstream does not "
-                "reproduce which one NetworkX's Dijkstra returns")
+                "equally short paths through zero-weight edges: grstream does not reproduce "
+                "which one NetworkX's Dijkstra returns")
         return [labels[i] for i in reversed(path)]
+
+    def discovered(self, cutoff):
+        """Reached ids within ``cutoff`` in the order NetworkX first pushes them (its
+        ``pred`` dict)."""
+        if self.settled() is None:
+            return self.reached(cutoff)
+        ids = discovery(self.G, self._settled, self.sources, self.dist, self.weighted, cutoff)
+        return ids[self.within(self.dist[ids], cutoff)]
 
     def paths(self, ids):
         """``{node: path}`` for internal ``ids``, each path extending its parent's."""
@@ -81,8 +101,8 @@ def _sources(G, sources):
 
 def multi_source_dijkstra(G, sources, target=None, cutoff=None, weight="weight"):
     """``(distances, paths)`` from the nearest of ``sources`` (or ``(distance, path)`` to
-    ``target``), as :func:`networkx.multi_source_dijkstra`. Among equally short paths the one
-    whose predecessors are nearest a source (then first in node order) is returned."""
+    ``target``), as :func:`networkx.multi_source_dijkstra`, its dicts in NetworkX's order and
+    among equally short paths the one NetworkX's heap finds first."""
     ids = _sources(G, sources)
     if target in sources:
         return 0, [target]
@@ -148,9 +168,13 @@ def dijkstra_predecessor_and_distance(G, source, cutoff=None, weight="weight"):
     reached = search.reached(cutoff)
     u, v = search.dag()
     within = search.within(search.dist[v], cutoff)
+    u, v = u[within], v[within]
+    if search.settled() is not None:   # each list in settling order, as NetworkX appends
+        by = np.lexsort((search._settled.rank[u], v))
+        u, v = u[by], v[by]
     labels = G.labels()
-    pred = {labels[i]: [] for i in reached.tolist()}
-    for a, b in zip(u[within].tolist(), v[within].tolist()):
+    pred = {labels[i]: [] for i in search.discovered(cutoff).tolist()}
+    for a, b in zip(u.tolist(), v.tolist()):
         pred[labels[b]].append(labels[a])
     return pred, node_dict(G, reached, np.array(search.values(reached)))
 

@@ -72,9 +72,12 @@ def test_bfs_results_follow_insertion_order(G, data):
 def test_dijkstra_paths_equal_networkx_or_are_refused(G, data):
     s = data.draw(st.sampled_from(list(G)))
     want, got = both(lambda b: nx.single_source_dijkstra(G, s, **b))
-    # the paths equal NetworkX's; the order of the dicts' keys among equal distances follows
-    # node order (README, "From NetworkX")
-    assert got is None or got == want
+    assert got is None or (items(got[0]) == items(want[0]) and items(got[1]) == items(want[1]))
+    want, got = both(lambda b: nx.dijkstra_predecessor_and_distance(G, s, **b))
+    assert got is None or (items(got[0]) == items(want[0]) and items(got[1]) == items(want[1]))
+    sources = data.draw(st.lists(st.sampled_from(list(G)), min_size=1, max_size=3))
+    want, got = both(lambda b: nx.multi_source_dijkstra(G, sources, **b))
+    assert got is None or (items(got[0]) == items(want[0]) and items(got[1]) == items(want[1]))
 
 
 def test_a_graph_in_node_order_keeps_no_order_arrays():
