@@ -44,6 +44,8 @@ FUNCTIONS = {
                     "Streamed coloring (min-label propagation forward, then back from each "
                     "root); components are yielded in node order of their first node."),
     "core_number": "Streamed peeling, all vertices of degree <= k removed at once.",
+    **dict.fromkeys(["k_core", "k_shell", "k_crust", "k_corona"],
+                    "Streamed core numbers; the subgraph is a new store. " + _PLAIN),
     **dict.fromkeys(["ancestors", "descendants", "single_target_shortest_path_length"],
                     "Streamed BFS over in-edges (ancestors, single target) or out-edges."),
     "reverse": _PLAIN + " Weights are kept.",

@@ -1,7 +1,7 @@
 """The object NetworkX loads as the ``grstream`` backend (``networkx.backends`` entry point)."""
 from . import (centrality, checks, components, convert, generic, link_analysis, operators,
                relabel, shortest_paths, testing, traversal, unweighted)
-from . import ancestors, degree, eigen, strong
+from . import ancestors, cores, degree, eigen, strong
 
 #: module implementing each NetworkX function the backend covers (same name and signature)
 MODULES = {
@@ -26,6 +26,7 @@ MODULES = {
     degree: ["degree_centrality", "in_degree_centrality", "out_degree_centrality"],
     strong: ["strongly_connected_components", "number_strongly_connected_components",
              "is_strongly_connected", "core_number"],
+    cores: ["k_core", "k_shell", "k_crust", "k_corona"],
     ancestors: ["ancestors", "descendants", "single_target_shortest_path_length", "reverse"],
 }
 

@@ -66,6 +66,15 @@ def _reverse(a):
     return _plain_graph(a["G"])
 
 
+def _cores(a):
+    from .checks import _plain_graph
+    core = a["core_number"]
+    if core is not None and (not isinstance(core, dict) or set(core) != set(a["G"])
+                             or not all(isinstance(c, int) for c in core.values())):
+        return "core_number must be a dict with an int for every node (and no other key)"
+    return _plain_graph(a["G"])
+
+
 def _always(a):
     return True
 
@@ -74,6 +83,7 @@ RULES = {
     "eigenvector_centrality": _eigenvector,
     "katz_centrality": _katz,
     "reverse": _reverse,
+    **dict.fromkeys(["k_core", "k_shell", "k_crust", "k_corona"], _cores),
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality",
                      "strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected", "core_number", "ancestors", "descendants",

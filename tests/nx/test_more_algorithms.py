@@ -157,3 +157,56 @@ def test_reverse_keeps_weights_and_refuses_undirected():
     assert convert_to_nx(R).edges["b", "a"]["weight"] == 2.5
     with pytest.raises(nx.NetworkXError, match="undirected"):
         nx.reverse(nx.Graph([(0, 1)]), backend=GS)
+
+
+def shuffled(G, rng):
+    """A copy of ``G`` whose neighbours were inserted in a random order."""
+    H = G.__class__()
+    H.add_nodes_from(G)
+    edges = list(G.edges())
+    rng.shuffle(edges)
+    H.add_edges_from(edges)
+    return H
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nx_graphs(weighted=False), st.sampled_from([None, 0, 1, 2]), st.randoms())
+def test_k_cores(G, k, rnd):
+    G = shuffled(G, rnd)
+    G.remove_edges_from(list(nx.selfloop_edges(G)))
+    for name in ("k_core", "k_shell", "k_crust", "k_corona"):
+        f = getattr(nx, name)
+        kk = 1 if name == "k_corona" and k is None else k
+        want = outcome(lambda: f(G, kk))
+        got = outcome(lambda: convert_to_nx(f(G, kk, backend=GS)))
+        if isinstance(want, tuple):
+            assert got == want
+            continue
+        assert list(got) == list(want), name
+        assert {n: set(got[n]) for n in got} == {n: set(want[n]) for n in want}, name
+        # the result is a backend graph that keeps NetworkX's neighbour order
+        B = f(G, kk, backend=GS)
+        for s in list(want)[:2]:
+            assert list(nx.bfs_edges(B, s, backend=GS)) == list(nx.bfs_edges(want, s)), name
+
+
+def test_k_core_with_given_core_numbers():
+    G = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3), (3, 3)])
+    core = {0: 2, 1: 2, 2: 2, 3: 1}
+    got = convert_to_nx(nx.k_core(G, core_number=core, backend=GS))
+    assert sorted(got.edges()) == sorted(nx.k_core(G, core_number=core).edges())
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_small_k_core_takes_networkx_node_set_order(directed):
+    import random
+    rnd = random.Random(3)
+    G = nx.gnm_random_graph(40, 50, seed=1, directed=directed)
+    G.add_edges_from((f"c{i}", f"c{j}") for i in range(6) for j in range(6) if i != j)
+    G = nx.relabel_nodes(shuffled(G, rnd), str)   # the clique: under half of the nodes
+    for k in (None, 2):
+        want = nx.k_core(G, k)
+        B = nx.k_core(G, k, backend=GS)
+        assert list(convert_to_nx(B)) == list(want)
+        for s in list(want)[:3]:
+            assert list(nx.bfs_edges(B, s, backend=GS)) == list(nx.bfs_edges(want, s))
