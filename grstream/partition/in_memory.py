@@ -21,7 +21,7 @@ def build_in_memory(plan, writer):
         set_renumbering(plan)
     with plan.bar("reading") as bar:
         parts = list(plan.prepared_chunks(bar))
-    top = max((int(max(p[0].max(), p[1].max())) + 1 for p in parts if len(p[0])), default=0)
+    top = _largest_id(parts, plan.threads) + 1
     if renumbering.auto_applies(plan):
         ids = renumbering.sparse_ids_in_parts(parts, top)
         if ids is not None:
@@ -89,6 +89,16 @@ def build_in_memory(plan, writer):
     layouts = [csr, csc]
     del csr, csc
     return _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts)
+
+
+def _largest_id(parts, threads):
+    """The largest id of the chunks (-1 without edges), the chunks spread over the threads."""
+    def largest(part):
+        return int(max(part[0].max(), part[1].max())) if len(part[0]) else -1
+
+    with executor(threads if threads > 1 else 0) as pool:
+        futures = [pool.submit(largest, p) for p in parts]
+        return max((future.result() for future in futures), default=-1)
 
 
 def _layout(primaries, secondaries, n, id_dtype, plan, weight, threads):
