@@ -56,9 +56,11 @@ def per_iteration(r):
 
 def case(store, make, budget, repeat, field, profile=None, device="cuda", **options):
     """Median ms (start() + iterations) of ``repeat`` runs after a warm one, the last Result."""
+    pinned = PINNED
     if device != "cuda":   # a smoke test of this script without a GPU: engine options only
         options = {k: v for k, v in options.items() if k in ("direction", "queue_fraction")}
-    with gr.Session(store, device=device, memory_budget=budget, pinned_budget=PINNED, **options) as session:
+        pinned = None      # (the CPU has no pinned host memory to bound)
+    with gr.Session(store, device=device, memory_budget=budget, pinned_budget=pinned, **options) as session:
         session.run(make())
         runs = [session.run(make()) for _ in range(repeat)]
         if profile is not None:

@@ -32,7 +32,7 @@ def add_parser(sub):
                    help="bytes for vertex state plus shard data (e.g. 512M); default: everything")
     p.add_argument("--pinned-budget", default=None, metavar="BYTES",
                    help="GPU: pinned host bytes for staging and caching streamed shards "
-                        "(default: the memory budget, at most 8G)")
+                        "(default: the memory budget, at most 8G); refused on the CPU")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write per-vertex values: .npy, or .tsv/.csv with an id column "
                         "(README \"Vertex ids\")")
