@@ -39,6 +39,11 @@ FUNCTIONS = {
                     "Streamed power iteration with NetworkX's start, options and stopping rule."),
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality"],
                     "From the store's degree arrays."),
+    **dict.fromkeys(["isolates", "number_of_isolates", "is_isolate"],
+                    "From the store's degree arrays."),
+    **dict.fromkeys(["attracting_components", "number_attracting_components",
+                     "is_attracting_component", "is_directed_acyclic_graph"],
+                    "From the streamed strongly connected components."),
     **dict.fromkeys(["strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected"],
                     "Streamed coloring (min-label propagation forward, then back from each "

@@ -87,5 +87,7 @@ RULES = {
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality",
                      "strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected", "core_number", "ancestors", "descendants",
-                     "single_target_shortest_path_length"], _always),
+                     "single_target_shortest_path_length", "isolates", "number_of_isolates",
+                     "is_isolate", "attracting_components", "number_attracting_components",
+                     "is_attracting_component", "is_directed_acyclic_graph"], _always),
 }

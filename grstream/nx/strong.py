@@ -61,3 +61,52 @@ def core_number(G):
             "Consider using G.remove_edges_from(nx.selfloop_edges(G)).")
     core, _ = run(G.store, **run_options())
     return dict(zip(G.labels(), core.tolist()))
+
+
+def _attracting(G):
+    """``(label, attracting)``: component labels and, per label, whether no edge leaves the
+    component (one streamed pass over the edges)."""
+    from .store_edges import out_edges
+    label = _labels(G)
+    attracting = np.ones(len(G), dtype=bool)
+    for src, dst, _ in out_edges(G.store):
+        attracting[label[src[label[src] != label[dst]]]] = False
+    return label, attracting
+
+
+def attracting_components(G):
+    """Sets of nodes, one per attracting component (no edge leaves it), as
+    :func:`networkx.attracting_components`; ordered as :func:`strongly_connected_components`."""
+    _directed_only(G)
+    if not len(G):
+        return
+    label, attracting = _attracting(G)
+    names = G.labels()
+    for root in np.flatnonzero(attracting & (label == np.arange(len(G)))).tolist():
+        yield {names[i] for i in np.flatnonzero(label == root).tolist()}
+
+
+def number_attracting_components(G):
+    """How many attracting components, as :func:`networkx.number_attracting_components`."""
+    _directed_only(G)
+    if not len(G):
+        return 0
+    label, attracting = _attracting(G)
+    return int((attracting & (label == np.arange(len(G)))).sum())
+
+
+def is_attracting_component(G):
+    """Whether ``G`` is one attracting component, as :func:`networkx.is_attracting_component`."""
+    _directed_only(G)
+    return bool(len(G)) and number_strongly_connected_components(G) == 1
+
+
+def is_directed_acyclic_graph(G):
+    """Whether ``G`` is directed without cycles, as :func:`networkx.is_directed_acyclic_graph`:
+    every strongly connected component a single node, and no self-loop."""
+    from .degree import _loops
+    if not G.is_directed():
+        return False
+    if not len(G):
+        return True
+    return number_strongly_connected_components(G) == len(G) and not _loops(G).any()

@@ -95,6 +95,18 @@ def test_degree_centralities(G):
             assert got == want
 
 
+@FEW
+@given(graphs())
+def test_isolates(G):
+    assert list(nx.isolates(G, backend=GS)) == list(nx.isolates(G))
+    assert nx.number_of_isolates(G, backend=GS) == nx.number_of_isolates(G)
+    for v in list(G)[:3] + ["missing"]:
+        assert outcome(lambda: nx.is_isolate(G, v, backend=GS)) == outcome(
+            lambda: nx.is_isolate(G, v))
+    P = nx.path_graph(3)
+    assert outcome(lambda: nx.is_isolate(P, 9, backend=GS)) == outcome(lambda: nx.is_isolate(P, 9))
+
+
 def test_degree_centrality_counts_self_loops_and_parallel_edges_as_networkx():
     for G in (nx.Graph([(0, 0), (0, 1)]), nx.DiGraph([(0, 0), (0, 1)]),
               nx.MultiGraph([(0, 1), (0, 1), (1, 1)]), nx.MultiDiGraph([(0, 1), (0, 1), (1, 1)])):
@@ -107,7 +119,11 @@ def test_strong_components(G):
     want = outcome(lambda: sorted(map(sorted, nx.strongly_connected_components(G))))
     got = outcome(lambda: sorted(map(sorted, nx.strongly_connected_components(G, backend=GS))))
     assert got == want
-    for name in ("number_strongly_connected_components", "is_strongly_connected"):
+    want = outcome(lambda: sorted(map(sorted, nx.attracting_components(G))))
+    assert outcome(lambda: sorted(map(sorted, nx.attracting_components(G, backend=GS)))) == want
+    for name in ("number_strongly_connected_components", "is_strongly_connected",
+                 "number_attracting_components", "is_attracting_component",
+                 "is_directed_acyclic_graph"):
         f = getattr(nx, name)
         assert outcome(lambda: f(G, backend=GS)) == outcome(lambda: f(G))
 

@@ -1,6 +1,7 @@
 """NetworkX's own tests of the covered functions, run through the backend with no fallback.
 
-A representative subset (components, BFS, PageRank, betweenness, unweighted paths) in a
+A representative subset (components, BFS, PageRank, betweenness, unweighted paths,
+strong components, eigenvector/Katz/degree centrality, cores, isolates) in a
 subprocess, as ``pytest --pyargs ... `` with ``NETWORKX_TEST_BACKEND=grstream``; README's
 "From NetworkX" lists the counts of the full run.
 """
@@ -14,7 +15,14 @@ MODULES = ["networkx.algorithms.components.tests.test_connected",
            "networkx.algorithms.traversal.tests.test_bfs",
            "networkx.algorithms.link_analysis.tests.test_pagerank",
            "networkx.algorithms.centrality.tests.test_betweenness_centrality",
-           "networkx.algorithms.shortest_paths.tests.test_unweighted"]
+           "networkx.algorithms.shortest_paths.tests.test_unweighted",
+           "networkx.algorithms.components.tests.test_strongly_connected",
+           "networkx.algorithms.components.tests.test_attracting",
+           "networkx.algorithms.centrality.tests.test_eigenvector_centrality",
+           "networkx.algorithms.centrality.tests.test_katz_centrality",
+           "networkx.algorithms.centrality.tests.test_degree_centrality",
+           "networkx.algorithms.tests.test_core",
+           "networkx.algorithms.tests.test_isolate"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
