@@ -16,7 +16,7 @@ from .strategy_push import push_static
 
 #: temporaries of a pass over one chunk of a unit's rows (segments.CHUNK_EDGES edges), per
 #: edge: edge positions and neighbour ids (8 + 8), messages and the gathered neighbour values
-#: (8 + 8), a repeated own value (8) and the program's own intermediate arrays (16)
+#: (8 + 8), a repeated own value (8) and the program's own intermediate arrays (8)
 SCRATCH_PER_CHUNK_EDGE = 48
 #: temporaries per vertex of a unit: its accumulator, active and changed ids, the values apply
 #: writes and the program's intermediate arrays over them (in bytes, per field byte and 8)
