@@ -73,3 +73,46 @@ def is_isolate(G, n):
             raise nx.NetworkXError(f"Node {n} is not in the graph.") from None
         return False
     return bool(_isolated(G)[i])
+
+
+def is_empty(G):
+    """Whether ``G`` has no edges, as :func:`networkx.is_empty`."""
+    return G.number_of_edges() == 0
+
+
+def number_of_selfloops(G):
+    """How many self-loops, as :func:`networkx.number_of_selfloops`."""
+    return int(_loops(G).sum()) if len(G) else 0
+
+
+def _degrees(G, which):
+    """Degrees as NetworkX counts them: ``which`` is "in", "out" or "in+out" (directed)."""
+    if not G.is_directed():
+        return G.store.out_degree() + _loops(G)
+    ins, outs = G.store.in_degree(), G.store.out_degree()
+    return {"in": ins, "out": outs, "in+out": ins + outs}[which]
+
+
+def average_neighbor_degree(G, source="out", target="out", nodes=None, weight=None):
+    """Average degree of each node's neighbours, as :func:`networkx.average_neighbor_degree`
+    without weights (``can_run`` checks): integer sums over the neighbours in one streamed
+    pass (grstream/algorithms/neighbors.py), divided as NetworkX divides."""
+    from ..algorithms.neighbors import neighbour_sums
+    from .convert import run_options
+    if G.is_directed():
+        for name, value in (("source", source), ("target", target)):
+            if value not in ("in", "out", "in+out"):
+                raise nx.NetworkXError(
+                    f"{name} argument {value} must be 'in', 'out' or 'in+out'")
+    elif source != "out" or target != "out":
+        raise nx.NetworkXError(
+            "source and target arguments are only supported for directed graphs")
+    labels = G.labels()
+    ids = range(len(G)) if nodes is None else list(dict.fromkeys(
+        i for i in (G.index_of(v) for v in nodes) if i is not None))
+    if not len(G):
+        return {}
+    sums, _ = neighbour_sums(G.store, _degrees(G, target),
+                             source if G.is_directed() else "out", **run_options())
+    deg = _degrees(G, source)
+    return {labels[i]: (int(sums[i]) / int(deg[i]) if deg[i] else 0.0) for i in ids}

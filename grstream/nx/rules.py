@@ -75,6 +75,20 @@ def _cores(a):
     return _plain_graph(a["G"])
 
 
+def _neighbour_degree(a):
+    if a["G"].is_multigraph():
+        return "a multigraph's neighbours are not its parallel edges"
+    if a["weight"] is not None:
+        return "weighted neighbour degrees are float sums in NetworkX's order"
+    if a["nodes"] is not None and (a["nodes"] in a["G"] or not hasattr(a["nodes"], "__iter__")):
+        return "nodes must be a collection of nodes"
+    return True
+
+
+def _kosaraju(a):
+    return True if a["source"] is None else "a search from a source is not supported"
+
+
 def _always(a):
     return True
 
@@ -84,10 +98,13 @@ RULES = {
     "katz_centrality": _katz,
     "reverse": _reverse,
     **dict.fromkeys(["k_core", "k_shell", "k_crust", "k_corona"], _cores),
+    "average_neighbor_degree": _neighbour_degree,
+    "kosaraju_strongly_connected_components": _kosaraju,
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality",
                      "strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected", "core_number", "ancestors", "descendants",
                      "single_target_shortest_path_length", "isolates", "number_of_isolates",
                      "is_isolate", "attracting_components", "number_attracting_components",
-                     "is_attracting_component", "is_directed_acyclic_graph"], _always),
+                     "is_attracting_component", "is_directed_acyclic_graph",
+                     "is_empty", "number_of_selfloops"], _always),
 }

@@ -30,6 +30,12 @@ def strongly_connected_components(G):
         yield {names[i] for i in members.tolist()}
 
 
+def kosaraju_strongly_connected_components(G, source=None):
+    """As :func:`networkx.kosaraju_strongly_connected_components` without ``source``
+    (``can_run`` checks): the sets of :func:`strongly_connected_components`, in its order."""
+    yield from strongly_connected_components(G)
+
+
 def number_strongly_connected_components(G):
     """How many strongly connected components, as
     :func:`networkx.number_strongly_connected_components`."""

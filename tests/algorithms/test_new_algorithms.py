@@ -190,3 +190,19 @@ def test_empty_store(tmp_path):
         assert len(values) == 0
     with pytest.raises(UsageError, match="no vertices"):
         reach.bfs_to(store)
+
+
+@CASES
+@given(edges=st.sampled_from(["out", "in", "in+out"]), **GRAPHS)
+def test_neighbour_sums_match_scipy(tmp_path_factory, n, m, seed, shards, budget, edges):
+    from grstream.algorithms import neighbors
+    rng = np.random.default_rng(seed)
+    src, dst, _ = random_edges(rng, n, m)
+    store = build(tmp_path_factory.mktemp("nb"), n, src, dst, num_shards=shards)
+    values = rng.integers(-5, 50, n)
+    program = neighbors.PROGRAMS[edges](values=values)
+    sums, _ = neighbors.neighbour_sums(store, values, edges,
+                                       memory_budget=budget_for(budget, program, store))
+    A = sp.csr_matrix((np.ones(len(src), np.int64), (src, dst)), shape=(n, n))
+    want = {"out": A @ values, "in": A.T @ values, "in+out": A @ values + A.T @ values}[edges]
+    np.testing.assert_array_equal(sums, want)

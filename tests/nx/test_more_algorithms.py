@@ -107,6 +107,22 @@ def test_isolates(G):
     assert outcome(lambda: nx.is_isolate(P, 9, backend=GS)) == outcome(lambda: nx.is_isolate(P, 9))
 
 
+@FEW
+@given(graphs(weighted=False), st.data())
+def test_degree_functions(G, data):
+    for name in ("is_empty", "number_of_selfloops"):
+        f = getattr(nx, name)
+        assert f(G, backend=GS) == f(G), name
+    sides = ["out", "in", "in+out"] if G.is_directed() else ["out"]
+    source, target = data.draw(st.sampled_from(sides)), data.draw(st.sampled_from(sides))
+    nodes = data.draw(st.sampled_from([None, list(G)[::-2] + ["missing"]]))
+    kw = dict(source=source, target=target, nodes=nodes)
+    assert (list(nx.average_neighbor_degree(G, backend=GS, **kw).items())
+            == list(nx.average_neighbor_degree(G, **kw).items()))
+    assert (outcome(lambda: nx.average_neighbor_degree(G, source="both", backend=GS))
+            == outcome(lambda: nx.average_neighbor_degree(G, source="both")))
+
+
 def test_degree_centrality_counts_self_loops_and_parallel_edges_as_networkx():
     for G in (nx.Graph([(0, 0), (0, 1)]), nx.DiGraph([(0, 0), (0, 1)]),
               nx.MultiGraph([(0, 1), (0, 1), (1, 1)]), nx.MultiDiGraph([(0, 1), (0, 1), (1, 1)])):
@@ -118,6 +134,9 @@ def test_degree_centrality_counts_self_loops_and_parallel_edges_as_networkx():
 def test_strong_components(G):
     want = outcome(lambda: sorted(map(sorted, nx.strongly_connected_components(G))))
     got = outcome(lambda: sorted(map(sorted, nx.strongly_connected_components(G, backend=GS))))
+    assert got == want
+    got = outcome(lambda: sorted(map(sorted, nx.kosaraju_strongly_connected_components(
+        G, backend=GS))))
     assert got == want
     want = outcome(lambda: sorted(map(sorted, nx.attracting_components(G))))
     assert outcome(lambda: sorted(map(sorted, nx.attracting_components(G, backend=GS)))) == want

@@ -3,7 +3,7 @@ target on the GPU against the CPU (the reference); skipped without a GPU."""
 import numpy as np
 import pytest
 
-from grstream.algorithms import eigenvector, kcore, reach, scc
+from grstream.algorithms import eigenvector, kcore, neighbors, reach, scc
 
 from .test_cuda_backend import assert_same, budget, build, cuda_run, skewed_graph  # noqa: F401
 
@@ -22,6 +22,9 @@ ALGOS = {
                 color=np.zeros(st.num_vertices, np.int64))]),
     "kcore": (lambda st, **kw: kcore.core_number(st, **kw), 0,
               lambda st: [kcore.DirectedCoreNumber()]),
+    "neighbour_sums": (lambda st, **kw: neighbors.neighbour_sums(
+        st, np.arange(st.num_vertices) % 7, "in+out", **kw), 0,
+        lambda st: [neighbors.NeighbourSum(values=np.zeros(st.num_vertices, np.int64))]),
     "bfs_to": (lambda st, **kw: reach.bfs_to(st, 7, **kw), 0,
                lambda st: [reach.ReverseBFS(source=7)]),
 }
