@@ -109,6 +109,44 @@ class ReachForward(_Reach):
         return gr.where(src.color == dst.color, src.mark, self.none)
 
 
+class CondensationLevels(gr.GASProgram):
+    """Longest-path level of every vertex's component in the condensation (the DAG of the
+    strongly connected components): the largest level of an in-neighbour, plus one when it lies
+    in another component. Levels only rise and every cycle stays inside a component, so the
+    maximum settles at the longest path whatever order the updates take."""
+
+    vertex = {"level": "int64", "comp": "int64"}
+    gather_reduce = gr.monoid.max
+    asynchronous = True
+
+    def __init__(self, comp=None, **params):
+        super().__init__(**params)
+        self._comp = comp
+
+    def init(self, v):
+        v.comp = self._comp
+        v.level = 0
+        return None
+
+    def gather_map(self, src, dst, edge):
+        return src.level + gr.where(src.comp == dst.comp, 0, 1)
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.level, acc)
+        changed = new > v.level
+        v.level = new
+        return changed
+
+
+def is_semiconnected(store, label, run_options):
+    """Whether for every two vertices one reaches the other, given the component ``label``
+    of every vertex: the condensation then has a path through all its components, which holds
+    exactly when their longest-path levels are all different."""
+    result = execute(CondensationLevels(comp=label), store, run_options)
+    roots = label == np.arange(len(label))
+    return len(np.unique(result.values["level"][roots])) == int(roots.sum())
+
+
 def scc_labels(store, run_options):
     """``(labels, results)``: each vertex's component as its smallest id, and the engine
     Results of every run (two per round)."""

@@ -44,7 +44,7 @@ FUNCTIONS = {
     "average_neighbor_degree": "Unweighted: one streamed pass summing the neighbours' degrees.",
     "kosaraju_strongly_connected_components": "Without source: as strongly_connected_components.",
     **dict.fromkeys(["attracting_components", "number_attracting_components",
-                     "is_attracting_component", "is_directed_acyclic_graph"],
+                     "is_attracting_component", "is_directed_acyclic_graph", "is_semiconnected"],
                     "From the streamed strongly connected components."),
     **dict.fromkeys(["strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected"],

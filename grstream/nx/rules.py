@@ -106,5 +106,5 @@ RULES = {
                      "single_target_shortest_path_length", "isolates", "number_of_isolates",
                      "is_isolate", "attracting_components", "number_attracting_components",
                      "is_attracting_component", "is_directed_acyclic_graph",
-                     "is_empty", "number_of_selfloops"], _always),
+                     "is_semiconnected", "is_empty", "number_of_selfloops"], _always),
 }

@@ -107,6 +107,16 @@ def is_attracting_component(G):
     return bool(len(G)) and number_strongly_connected_components(G) == 1
 
 
+def is_semiconnected(G):
+    """Whether for every two nodes one reaches the other, as :func:`networkx.is_semiconnected`
+    (streamed: components, then their longest-path levels in the condensation)."""
+    from ..algorithms.scc import is_semiconnected as semiconnected
+    _directed_only(G)
+    if not len(G):
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return semiconnected(G.store, _labels(G), run_options())
+
+
 def is_directed_acyclic_graph(G):
     """Whether ``G`` is directed without cycles, as :func:`networkx.is_directed_acyclic_graph`:
     every strongly connected component a single node, and no self-loop."""

@@ -206,3 +206,20 @@ def test_neighbour_sums_match_scipy(tmp_path_factory, n, m, seed, shards, budget
     A = sp.csr_matrix((np.ones(len(src), np.int64), (src, dst)), shape=(n, n))
     want = {"out": A @ values, "in": A.T @ values, "in+out": A @ values + A.T @ values}[edges]
     np.testing.assert_array_equal(sums, want)
+
+
+@CASES
+@given(chain=st.booleans(), **GRAPHS)
+def test_is_semiconnected_matches_networkx(tmp_path_factory, n, m, seed, shards, budget, chain):
+    rng = np.random.default_rng(seed)
+    src, dst, _ = random_edges(rng, n, m // 3)
+    if chain:   # a path through every vertex in a random order: semiconnected
+        order = rng.permutation(n)
+        src, dst = np.concatenate([src, order[:-1]]), np.concatenate([dst, order[1:]])
+    store = build(tmp_path_factory.mktemp("semi"), n, src, dst, num_shards=shards)
+    label, _ = scc.scc_labels(store, {})
+    mb = budget_for(budget, scc.CondensationLevels(comp=label), store)
+    G = nx.DiGraph()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(zip(src.tolist(), dst.tolist()))
+    assert scc.is_semiconnected(store, label, {"memory_budget": mb}) == nx.is_semiconnected(G)

@@ -142,7 +142,7 @@ def test_strong_components(G):
     assert outcome(lambda: sorted(map(sorted, nx.attracting_components(G, backend=GS)))) == want
     for name in ("number_strongly_connected_components", "is_strongly_connected",
                  "number_attracting_components", "is_attracting_component",
-                 "is_directed_acyclic_graph"):
+                 "is_directed_acyclic_graph", "is_semiconnected"):
         f = getattr(nx, name)
         assert outcome(lambda: f(G, backend=GS)) == outcome(lambda: f(G))
 

@@ -3,11 +3,18 @@ target on the GPU against the CPU (the reference); skipped without a GPU."""
 import numpy as np
 import pytest
 
+import grstream as gr
 from grstream.algorithms import eigenvector, kcore, neighbors, reach, scc
 
 from .test_cuda_backend import assert_same, budget, build, cuda_run, skewed_graph  # noqa: F401
 
 pytestmark = pytest.mark.cuda
+
+def condensation_levels(store, **kw):
+    label, _ = scc.scc_labels(store, {})
+    result = gr.run(scc.CondensationLevels(comp=label), store, **kw)
+    return result.values["level"], result
+
 
 ALGOS = {
     "eigenvector": (lambda st, **kw: eigenvector.eigenvector_centrality(st, max_iter=60, **kw),
@@ -20,6 +27,9 @@ ALGOS = {
     "scc": (lambda st, **kw: scc.strongly_connected_components(st, **kw), 0,
             lambda st: [scc.ColourForward(), scc.ReachBackward(
                 color=np.zeros(st.num_vertices, np.int64))]),
+    "condensation_levels": (lambda st, **kw: condensation_levels(st, **kw), 0,
+                            lambda st: [scc.CondensationLevels(
+                                comp=np.zeros(st.num_vertices, np.int64))]),
     "kcore": (lambda st, **kw: kcore.core_number(st, **kw), 0,
               lambda st: [kcore.DirectedCoreNumber()]),
     "neighbour_sums": (lambda st, **kw: neighbors.neighbour_sums(
