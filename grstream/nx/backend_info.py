@@ -41,6 +41,7 @@ FUNCTIONS = {
                     "From the store's degree arrays."),
     **dict.fromkeys(["isolates", "number_of_isolates", "is_isolate", "is_empty",
                      "number_of_selfloops"], "From the store's degree arrays."),
+    "is_negatively_weighted": "Whole graphs: the least stored weight (one pass).",
     "average_neighbor_degree": "Unweighted: one streamed pass summing the neighbours' degrees.",
     "kosaraju_strongly_connected_components": "Without source: as strongly_connected_components.",
     **dict.fromkeys(["attracting_components", "number_attracting_components",

@@ -116,3 +116,10 @@ def average_neighbor_degree(G, source="out", target="out", nodes=None, weight=No
                              source if G.is_directed() else "out", **run_options())
     deg = _degrees(G, source)
     return {labels[i]: (int(sums[i]) / int(deg[i]) if deg[i] else 0.0) for i in ids}
+
+
+def is_negatively_weighted(G, edge=None, weight="weight"):
+    """Whether some edge has a negative ``weight``, as :func:`networkx.is_negatively_weighted`
+    for the whole graph (``can_run`` checks), from one pass over the stored weights."""
+    from .convert import weights
+    return weights(G, weight).lo < 0

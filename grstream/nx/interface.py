@@ -25,7 +25,7 @@ MODULES = {
     eigen: ["eigenvector_centrality", "katz_centrality"],
     degree: ["degree_centrality", "in_degree_centrality", "out_degree_centrality", "isolates",
              "number_of_isolates", "is_isolate", "is_empty", "number_of_selfloops",
-             "average_neighbor_degree"],
+             "average_neighbor_degree", "is_negatively_weighted"],
     strong: ["strongly_connected_components", "number_strongly_connected_components",
              "is_strongly_connected", "core_number", "attracting_components",
              "number_attracting_components", "is_attracting_component",

@@ -85,6 +85,17 @@ def _neighbour_degree(a):
     return True
 
 
+def _negative(a):
+    if a["edge"] is not None:
+        return "one edge's data is not kept apart in a store"
+    w = weights(a["G"], a["weight"])
+    if not w.known:
+        return f"the graph was converted without edge attribute {a['weight']!r}"
+    if not (w.numeric and w.finite):
+        return f"{a['weight']!r} holds values that are not finite numbers"
+    return True
+
+
 def _kosaraju(a):
     return True if a["source"] is None else "a search from a source is not supported"
 
@@ -100,6 +111,7 @@ RULES = {
     **dict.fromkeys(["k_core", "k_shell", "k_crust", "k_corona"], _cores),
     "average_neighbor_degree": _neighbour_degree,
     "kosaraju_strongly_connected_components": _kosaraju,
+    "is_negatively_weighted": _negative,
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality",
                      "strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected", "core_number", "ancestors", "descendants",

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grstream.nx import convert_from_nx, convert_to_nx
+from grstream.nx.checks import can_run
 
 from .graphs import nx_graphs
 
@@ -121,6 +122,18 @@ def test_degree_functions(G, data):
             == list(nx.average_neighbor_degree(G, **kw).items()))
     assert (outcome(lambda: nx.average_neighbor_degree(G, source="both", backend=GS))
             == outcome(lambda: nx.average_neighbor_degree(G, source="both")))
+
+
+@FEW
+@given(graphs(), st.integers(-3, 3))
+def test_is_negatively_weighted(G, w):
+    G = G.copy()
+    if G.number_of_edges():
+        u, v = next(iter(G.edges()))
+        G[u][v]["weight"] = w
+    assert nx.is_negatively_weighted(G, backend=GS) == nx.is_negatively_weighted(G)
+    if G.number_of_edges():
+        assert "edge" in str(can_run("is_negatively_weighted", (G, (u, v)), {}))
 
 
 def test_degree_centrality_counts_self_loops_and_parallel_edges_as_networkx():
