@@ -1,6 +1,6 @@
 """NetworkX's own tests of the covered functions, run through the backend with no fallback.
 
-A representative subset (components, BFS, PageRank, betweenness, unweighted paths,
+A representative subset (components, BFS, PageRank, betweenness, shortest paths, unions,
 strong components, eigenvector/Katz/degree centrality, cores, isolates) in a
 subprocess, as ``pytest --pyargs ... `` with ``NETWORKX_TEST_BACKEND=grstream``; README's
 "From NetworkX" lists the counts of the full run.
@@ -22,7 +22,11 @@ MODULES = ["networkx.algorithms.components.tests.test_connected",
            "networkx.algorithms.centrality.tests.test_katz_centrality",
            "networkx.algorithms.centrality.tests.test_degree_centrality",
            "networkx.algorithms.tests.test_core",
-           "networkx.algorithms.tests.test_isolate"]
+           "networkx.algorithms.tests.test_isolate",
+           "networkx.algorithms.shortest_paths.tests.test_weighted",
+           "networkx.algorithms.shortest_paths.tests.test_generic",
+           "networkx.algorithms.operators.tests.test_all",
+           "networkx.algorithms.operators.tests.test_binary"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
