@@ -8,10 +8,13 @@ GIL, so the producer's work hides behind the consumer's.
 ``read_ahead(iterable, depth)`` runs ``iter(iterable)`` on a daemon thread and yields its items
 at most ``depth`` items ahead. A producer that fills reusable buffers takes them from a
 :class:`BufferPool` (blocking until the consumer releases one), so memory stays bounded by the
-pool whatever ``depth`` is.
+pool whatever ``depth`` is. :func:`map_ahead` runs a function over items on several threads,
+results in order: reads of several shards (or datasets) in flight at once, each one large
+sequential read.
 """
 import queue
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 _DONE = object()
 
@@ -116,3 +119,26 @@ def read_ahead(iterable, depth=1, pool=None):
         thread.join()
         while not items.empty():   # drop what the producer made ahead
             items.get_nowait()
+
+
+def map_ahead(fn, iterable, threads, pool=None):
+    """Yield ``fn(item)`` for the items of ``iterable`` in order, up to ``threads`` calls running
+    at once on a thread pool while the caller consumes earlier results.
+
+    ``iterable`` is drawn on its own thread (:func:`read_ahead`), so a producer waiting there for a
+    buffer of ``pool`` never blocks the results already made; closing early stops it (``pool``
+    closed) and waits for the calls in flight. An exception of ``fn`` is raised at its item.
+    """
+    threads = int(threads)
+    if threads <= 1:
+        for item in iterable:
+            yield fn(item)
+        return
+    with ThreadPoolExecutor(threads, thread_name_prefix="grstream-read") as workers:
+        futures = read_ahead((workers.submit(fn, item) for item in iterable), depth=threads,
+                             pool=pool)
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            futures.close()

@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from grstream.readahead import BufferPool, read_ahead
+from grstream.readahead import BufferPool, map_ahead, read_ahead
 
 
 def test_read_ahead_yields_everything_in_order():
@@ -86,3 +86,45 @@ def test_a_producer_waiting_for_a_buffer_stops_with_the_consumer():
     assert next(items) == 0
     items.close()
     assert threading.active_count() == before
+
+
+def test_map_ahead_runs_calls_at_once_and_yields_in_order():
+    running, most, lock = [0], [0], threading.Lock()
+    gate = threading.Barrier(3, timeout=10)   # three calls must be in flight together
+
+    def slow(k):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        if k < 3:
+            gate.wait()
+        with lock:
+            running[0] -= 1
+        return k * k
+
+    assert list(map_ahead(slow, range(20), threads=3)) == [k * k for k in range(20)]
+    assert most[0] >= 3
+    assert list(map_ahead(slow, range(3, 8), threads=1)) == [k * k for k in range(3, 8)]
+
+
+def test_map_ahead_raises_at_the_failing_item_and_stops_a_waiting_producer():
+    def fail(k):
+        if k == 4:
+            raise ValueError("item 4")
+        return k
+
+    got = []
+    with pytest.raises(ValueError, match="item 4"):
+        for v in map_ahead(fail, range(10), threads=3):
+            got.append(v)
+    assert got == [0, 1, 2, 3]
+    pool = BufferPool(1)
+
+    def source():   # waits for a buffer the consumer never gives back
+        while True:
+            yield pool.acquire()
+
+    items = map_ahead(lambda b: b, source(), threads=2, pool=pool)
+    assert next(items) == 0
+    items.close()   # returns: the producer waiting in acquire is woken
+    assert not any(t.name.startswith("grstream-read") for t in threading.enumerate())

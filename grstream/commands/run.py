@@ -32,7 +32,8 @@ def add_parser(sub):
                    help="bytes for vertex state plus shard data (e.g. 512M); default: everything")
     p.add_argument("--pinned-budget", default=None, metavar="BYTES",
                    help="GPU: pinned host bytes for staging and caching streamed shards "
-                        "(default: the memory budget, at most 8G); refused on the CPU")
+                        "(default: what the streamed shards need, at most the host's available memory less a "
+                        "reserve); refused on the CPU")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write per-vertex values: .npy, or .tsv/.csv with an id column "
                         "(README \"Vertex ids\")")
@@ -230,6 +231,13 @@ def summary(algo, store, values, results, seconds):
         gpu = f", {format_bytes(h2d)} to the GPU ({_gbs(rates['h2d_gb_per_s'])}"
         gpu += (f"; {_gbs(rates['link_gb_per_s'])} while copying)" if rates["link_gb_per_s"]
                 else ")")
+        tiers = {}
+        for r in results:
+            for tier, nbytes in r.totals()["tier_bytes"].items():
+                tiers[tier] = tiers.get(tier, 0) + nbytes
+        if tiers.get("pinned") or tiers.get("store"):   # where the streamed shards came from
+            gpu += (f", shard data from the pinned cache {format_bytes(tiers.get('pinned', 0))} "
+                    f"and from the store {format_bytes(tiers.get('store', 0))}")
     return (f"{algo.name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
             f"{format_bytes(read)} read ({_gbs(rates['store_gb_per_s'])})" + gpu

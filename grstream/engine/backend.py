@@ -59,11 +59,22 @@ class IterationStats:
     transfer_seconds: Dict[str, float] = field(default_factory=dict)
     time_pack: float = 0.0
     local_rounds: int = 0          # asynchronous rounds run inside units (IterationPlan.local_rounds)
+    # shard bytes and shards by the memory tier they were served from (IterationPlan.tiers):
+    # "resident" (executor memory), "pinned" (the pinned host cache), "store" (read from the file)
+    tier_bytes: Dict[str, int] = field(default_factory=dict)
+    tier_shards: Dict[str, int] = field(default_factory=dict)
     aggregates: Dict[str, float] = field(default_factory=dict)
     plan: Dict[str, object] = field(default_factory=dict)   # IterationPlan.summary() of the run
 
     def to_dict(self):
         return asdict(self)
+
+
+def count_tiers(stats, plan):
+    """Add ``plan.tiers`` (what an executed plan served from each memory tier) to ``stats``."""
+    for tier, shards, nbytes in plan.tiers:
+        stats.tier_shards[tier] = stats.tier_shards.get(tier, 0) + int(shards)
+        stats.tier_bytes[tier] = stats.tier_bytes.get(tier, 0) + int(nbytes)
 
 
 def check_edge_props(store, spec):

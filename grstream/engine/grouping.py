@@ -62,6 +62,7 @@ class UnitGrouping:
         res = [mk(u, "resident", counts) for u in resident_units]
         loads = [mk([i], "load", counts) for i in loads]
         self._store_bytes = sum(u.nbytes for u in loads)
+        self._from_store = {i for u in loads for i in u.shards}   # this plan's store reads
         # held shards: one unit per slot, nothing moves; the copies start with their slots in the
         # same order and each held unit runs right before the copy that refills its slot (which
         # waits for its kernels), so the link waits for one held unit's kernels, not for all
@@ -83,9 +84,9 @@ class UnitGrouping:
             src = "pinned" if group[0] in self.pinned else "store"
             nbytes = self._span_bytes(group)
             moved.append(mk(group, "copy", counts, slot=slot, source=src, nbytes=nbytes))
-            if src == "store" or any(i not in self.cache_filled for i in group):
-                self._store_bytes += sum(self.memory.regions[i] for i in group
-                                         if src == "store" or i not in self.cache_filled)
+            read = [i for i in group if src == "store" or i not in self.cache_filled]
+            self._store_bytes += sum(self.memory.regions[i] for i in read)
+            self._from_store.update(read)
             self.cache_filled.update(i for i in group if i in self.pinned)
         moved = _alternate(kept, moved)
         if mode in DENSE_BATCHES and dense:

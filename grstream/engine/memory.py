@@ -14,11 +14,19 @@ path. It is spent in this order (GraphReduce Eq. 1-2):
 
 ``pinned_budget`` bounds page-locked host memory (GPU executors only; the CPU path pins nothing):
 first the staging buffers through which shards read from the store are copied (at least one),
-then a cache that keeps streamed shards after their first read, lowest index first. Default
-(``None``): :data:`DEFAULT_PINNED` = min(device budget, 8 GiB) -- enough to cache a graph twice the
-device's size, never more than a bounded share of a host (pinned pages cannot be swapped or
-reclaimed, so "half of the available memory" starves every other process). ``0`` keeps only the
-staging buffers. A budget below the minimum raises MemoryBudgetError stating the minimum.
+then a cache that keeps streamed shards after their first read, lowest index first. Host memory
+is a tier of its own, sized from the host, not from the device: by default (``None``) the budget
+is what the streamed shards, the staging buffers and the staged vertex state need (so never more
+than the store), at most :func:`host_pinned_limit` -- the host's ``MemAvailable`` less a reserve
+(:data:`HOST_RESERVE_SHARE` of it, at least :data:`HOST_RESERVE_MIN`), since pinned pages cannot
+be swapped or reclaimed and every other process needs the rest. Where the host does not say
+(no ``/proc/meminfo``), the default follows the device budget, at most :data:`PINNED_CAP`. ``0``
+keeps only the staging buffers. A budget below the minimum raises MemoryBudgetError stating the
+minimum. ``MemoryModel.pinned_rule`` records which rule sized it ("given", "host", "device").
+
+Each shard is then served from one tier per iteration (:func:`shard_tier`): "resident" (executor
+memory), "pinned" (the host cache, once filled) or "store" (read from the file: shards outside the
+cache, a cached shard's first read, a resident shard's load); plans and statistics count them.
 
 Every allocation an executor makes goes through a :class:`Ledger` that refuses to exceed the
 model's bytes; tests assert the executors stay inside it.
@@ -30,8 +38,41 @@ import numpy as np
 
 from ..errors import MemoryBudgetError
 
-#: the pinned host default: the device budget, at most this many bytes
+#: the pinned host default where the host's available memory is unknown: the device budget, at
+#: most this many bytes
 PINNED_CAP = 8 << 30
+#: host memory the default pinned budget leaves to everything else: this share of MemAvailable ...
+HOST_RESERVE_SHARE = 0.25
+#: ... and at least this many bytes
+HOST_RESERVE_MIN = 2 << 30
+#: where the host's available memory is read from
+MEMINFO = "/proc/meminfo"
+#: the tiers a shard is served from in an iteration, nearest first
+TIERS = ("resident", "pinned", "store")
+
+
+def host_available(path=None) -> Optional[int]:
+    """The host's available memory in bytes (``MemAvailable`` of ``/proc/meminfo``), or None
+    where the file or the field is missing or unreadable."""
+    try:
+        with open(path or MEMINFO) as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key == "MemAvailable":
+                    value, *unit = rest.split()
+                    return int(value) * (1024 if unit and unit[0].lower() == "kb" else 1)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def host_pinned_limit(available=None) -> Optional[int]:
+    """The most pinned bytes the default budget takes from a host with ``available`` bytes
+    (None: :func:`host_available`): what the reserve leaves, 0 at least; None when unknown."""
+    available = host_available() if available is None else int(available)
+    if available is None:
+        return None
+    return max(available - max(int(available * HOST_RESERVE_SHARE), HOST_RESERVE_MIN), 0)
 
 
 def align(nbytes, to):
@@ -102,6 +143,7 @@ class MemoryModel(_Sizes):
     staging: int                           # pinned staging buffers (store -> host -> device)
     staging_bytes: int                     # bytes of one staging buffer
     state_pinned: int = 0                  # pinned bytes for the initial vertex state (0: pageable)
+    pinned_rule: str = ""                  # how pinned_budget was sized: "given", "host", "device"
 
     @property
     def resident_bytes(self):
@@ -137,7 +179,24 @@ class MemoryModel(_Sizes):
                 "residency": self.mode, "resident_shards": len(self.resident),
                 "num_shards": len(self.regions), "slots": self.slots, "slot_bytes": self.slot_bytes,
                 "pinned_shards": len(self.pinned), "staging": self.staging,
-                "state_pinned": self.state_pinned}
+                "state_pinned": self.state_pinned, "pinned_rule": self.pinned_rule,
+                "pinned_cache_bytes": self.pinned_cache_bytes,
+                "tier_shards": {t: len(v) for t, v in self.tiers().items()}}
+
+    def tiers(self):
+        """Tier -> shards served from it once the pinned cache is filled (``shard_tier``)."""
+        out = {t: [] for t in TIERS}
+        for i in range(len(self.regions)):
+            out[shard_tier(self, i, filled=True)].append(i)
+        return out
+
+
+def shard_tier(model: MemoryModel, shard, filled):
+    """The tier shard ``shard`` is served from under ``model``: "resident", "pinned" (in the
+    pinned cache and ``filled``: read there before) or "store"."""
+    if shard in model.resident:
+        return "resident"
+    return "pinned" if filled and shard in model.pinned_offsets else "store"
 
 
 def shard_arrays(store, names, dtype_of):
@@ -152,7 +211,8 @@ def shard_arrays(store, names, dtype_of):
 
 
 def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=None, *,
-                pinned=True, slots=2, slot_bytes=0, staging=3, dtype_of=None) -> MemoryModel:
+                pinned=True, slots=2, slot_bytes=0, staging=3, dtype_of=None,
+                host=None) -> MemoryModel:
     """Spend ``budget`` executor bytes and ``pinned_budget`` pinned host bytes (module docstring).
 
     Parameters
@@ -165,8 +225,8 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
     budget : int, optional
         Executor bytes; None: unbounded (every shard resident).
     pinned_budget : int, optional
-        Pinned host bytes (None: :data:`PINNED_CAP`-capped default); ignored when ``pinned`` is
-        False (executors whose memory is host memory).
+        Pinned host bytes (None: sized from the host, see the module docstring); ignored when
+        ``pinned`` is False (executors whose memory is host memory).
     slots : int
         Streaming slots wanted when not everything is resident (fewer when the budget is short;
         at least one).
@@ -175,6 +235,8 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
         the budget leaves for resident shards, so consecutive streamed shards can share a copy.
     staging : int
         Pinned staging buffers wanted for shards read from the store each time (read-ahead depth).
+    host : int, optional
+        The host's available bytes for the default pinned budget (None: :func:`host_available`).
     """
     if dtype_of is None:
         from .schedule import dataset_dtype
@@ -222,9 +284,17 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
                            slots=k, slot_bytes=size, pinned=(), pinned_offsets={}, staging=0,
                            staging_bytes=0, **common)
     if pinned_budget is None:
-        limit = max(min(PINNED_CAP if budget is None else budget, PINNED_CAP), largest)
+        host_limit = host_pinned_limit(host)
+        if host_limit is None:
+            rule, limit = "device", max(min(PINNED_CAP if budget is None else budget, PINNED_CAP), largest)
+        else:
+            # what the streamed shards, the staging buffers and the staged state need at most
+            # (the staging buffers go again below when every streamed shard is cached)
+            wanted = (int(sum(int(regions[i]) for i in streamed)) + max(int(staging), 1) * largest
+                      + int(footprint.host_state))
+            rule, limit = "host", max(min(host_limit, wanted), largest)
     else:
-        limit = int(pinned_budget)
+        rule, limit = "given", int(pinned_budget)
         if limit < largest:
             raise MemoryBudgetError(f"pinned host budget {limit:,} B is below one staging buffer "
                                     f"({largest:,} B, the largest shard region)", minimum=largest)
@@ -246,7 +316,7 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
     return MemoryModel(device_budget=budget, pinned_budget=limit, resident=tuple(resident), slots=k,
                        slot_bytes=size, pinned=tuple(cached), pinned_offsets=offs,
                        staging=n_staging, staging_bytes=largest if n_staging else 0,
-                       state_pinned=state, **common)
+                       state_pinned=state, pinned_rule=rule, **common)
 
 
 def resident_runs(resident):

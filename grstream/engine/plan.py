@@ -161,6 +161,9 @@ class IterationPlan:
     push_async: bool = False              # push units apply at once, in order (Gauss-Seidel)
     phase_scope: str = "unit"             # see PHASE_SCOPES: a unit's phases over it, or per shard
     next_queue: int = 0                   # a unit's next-frontier ids stay a queue up to this many
+    #: (tier, shards, bytes) per memory tier the shards are served from ("resident": executor
+    #: memory, "pinned": the pinned host cache, "store": read from the file; engine/memory.py)
+    tiers: Tuple[Tuple[str, int, int], ...] = ()
 
     @property
     def shards(self):
@@ -186,6 +189,7 @@ class IterationPlan:
                 "activation": self.activation, "local_rounds": self.local_rounds,
                 "local_fraction": self.local_fraction, "push_async": self.push_async,
                 "phase_scope": self.phase_scope, "next_queue": self.next_queue,
+                "tiers": {t: {"shards": k, "bytes": b} for t, k, b in self.tiers},
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
                                 if u.transfer in ("copy", "compact", "zerocopy", "held")}}
 
@@ -201,7 +205,9 @@ class IterationPlan:
                 + ("; phases per shard" if self.phase_scope == "shard" else "")
                 + (f"; {self.workers} workers" if self.workers > 1 else "")
                 + f"; device {self.bytes_device}B (scratch {self.bytes_scratch}B), "
-                  f"pinned {self.bytes_pinned}B, moves {self.bytes_copy}B")
+                  f"pinned {self.bytes_pinned}B, moves {self.bytes_copy}B"
+                + ("; tiers " + ", ".join(f"{t} {k} ({b}B)" for t, k, b in self.tiers if k)
+                   if any(k for _, k, _ in self.tiers) else ""))
         return "\n".join([head] + [f"  {u}" for u in self.units])
 
 

@@ -34,7 +34,7 @@ from .capabilities import Capabilities, Feature, Policies
 from .rounds import allows_local_rounds, local_fraction
 from ..program.push import seed_is_silent
 from .grouping import PARALLEL_EDGES, UnitGrouping
-from .memory import MemoryModel
+from .memory import TIERS, MemoryModel
 from .plan import IterationPlan
 from .schedule import gather_directions, hoistable, is_dense, needed_arrays  # noqa: F401  (re-exported)
 from ..errors import InternalError
@@ -66,6 +66,21 @@ def shard_facts(store, spec):
         tops = tuple((d, int(deg[d][lo:hi].max()) if hi > lo else 0) for d in dirs)
         out.append(balance.ShardFacts(i, hi - lo, edges, tops))
     return out
+
+
+def tier_counts(units, from_store, regions):
+    """((tier, shards, bytes), ...) over ``units`` in :data:`.memory.TIERS` order: shards a unit
+    reads where they stay ("resident", "held") come from executor memory, the others from the
+    pinned cache unless ``from_store`` (read from the file for this plan); bytes are each shard's
+    region."""
+    shards, nbytes = dict.fromkeys(TIERS, 0), dict.fromkeys(TIERS, 0)
+    for u in units:
+        for i in u.shards:
+            tier = ("store" if i in from_store else "resident" if u.transfer in ("resident", "held")
+                    else "pinned")
+            shards[tier] += 1
+            nbytes[tier] += int(regions[i])
+    return tuple((t, shards[t], nbytes[t]) for t in TIERS)
 
 
 class Planner(UnitGrouping):
@@ -294,6 +309,7 @@ class Planner(UnitGrouping):
             workers = min(self.caps.workers, len(units))
         copy = sum(u.nbytes for u in units)
         store = self._store_bytes
+        tiers = tier_counts(units, self._from_store, mem.regions)
         hoist = self.hoist and ran and not seed and self._hoist_pays(shards, counts)
         local = 0 if seed or not ran else self.local_rounds
         if publish == "copy" and per_unit and self._unit_publish and len(units) > 1 and not hoist:
@@ -316,6 +332,7 @@ class Planner(UnitGrouping):
             reduce=tuple(spec.aggregates), workers=workers,
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
+            tiers=tiers,
             local_rounds=local, local_fraction=local_fraction(local))
 
     def _hoist_pays(self, shards, counts):

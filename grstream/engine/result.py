@@ -43,7 +43,13 @@ class Result:
         return self.values[self.output]
 
     def totals(self):
-        return {k: sum(getattr(s, k) for s in self.stats) for k in TOTALS}
+        out = {k: sum(getattr(s, k) for s in self.stats) for k in TOTALS}
+        tiers = {}   # shard bytes by the memory tier they were served from
+        for s in self.stats:
+            for tier, nbytes in s.tier_bytes.items():
+                tiers[tier] = tiers.get(tier, 0) + nbytes
+        out["tier_bytes"] = tiers
+        return out
 
     def to_json_dict(self):
         return {"iterations": self.iterations, "converged": self.converged,

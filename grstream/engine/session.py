@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import MemoryBudgetError, UsageError
 from . import entry
-from .backend import IterationStats, check_edge_props
+from .backend import IterationStats, check_edge_props, count_tiers
 from .direction import DirectionRule, executor_rule, memory_arrays, next_active, push_allowed, push_only
 from .capabilities import Feature
 from .executor import Executor, phase_parts
@@ -256,8 +256,10 @@ class Session:
                 plan = planner.iteration(it, rb, all_active)
                 if plan.activation:
                     # push, then pull: the pull frontier of the changed set first
+                    count_tiers(st, plan)
                     rb = self._execute(ex, plan, st)
                     plan = planner.iteration(it, rb, all_active)
+                count_tiers(st, plan)
                 st.plan = plan.summary()
                 st.shards_processed, st.shards_skipped = len(plan.shards), len(plan.skipped)
                 rb = self._execute(ex, plan, st)

@@ -52,18 +52,75 @@ def test_pinned_bound_default_and_explicit(store, monkeypatch):
     fp = Footprint(static={"state": 1000}, alignment=256)
     regions = plan_memory(store, NAMES, fp).regions
     budget = 1000 + 2 * max(regions)
-    # default: the device budget (capped), never "half of the host"
+    # where the host does not say what it has free: the device budget (capped)
+    monkeypatch.setattr(memory, "MEMINFO", "/nonexistent/meminfo")
     m = plan_memory(store, NAMES, fp, budget=budget, pinned=True)
-    assert m.pinned_budget == budget and m.pinned_bytes <= budget
+    assert m.pinned_budget == budget and m.pinned_bytes <= budget and m.pinned_rule == "device"
     monkeypatch.setattr(memory, "PINNED_CAP", max(regions))
     capped = plan_memory(store, NAMES, fp, budget=budget, pinned=True)
     assert capped.pinned_budget == max(regions) and capped.pinned == () and capped.staging == 1
     # an explicit bound is kept; below one staging buffer it is an error
     big = plan_memory(store, NAMES, fp, budget=budget, pinned_budget=10 ** 9, pinned=True)
     assert set(big.pinned) == set(range(6)) - set(big.resident) and big.staging == 0
+    assert big.pinned_rule == "given"
     assert list(big.pinned_offsets.values()) == sorted(big.pinned_offsets.values())
     with pytest.raises(MemoryBudgetError, match="pinned"):
         plan_memory(store, NAMES, fp, budget=budget, pinned_budget=10, pinned=True)
+
+
+def _meminfo(tmp_path, available_kb):
+    path = tmp_path / "meminfo"
+    path.write_text(f"MemTotal:       {4 * available_kb} kB\nMemFree:        1000 kB\n"
+                    f"MemAvailable:   {available_kb} kB\nBuffers:        10 kB\n")
+    return str(path)
+
+
+def test_host_available_reads_memavailable(tmp_path):
+    assert memory.host_available(_meminfo(tmp_path, 123456)) == 123456 * 1024
+    bad = tmp_path / "bad"
+    bad.write_text("MemTotal: 10 kB\n")
+    assert memory.host_available(str(bad)) is None
+    assert memory.host_available(str(tmp_path / "missing")) is None
+    # the reserve: a quarter of what is available, at least HOST_RESERVE_MIN
+    gib = 1 << 30
+    assert memory.host_pinned_limit(120 * gib) == 90 * gib
+    assert memory.host_pinned_limit(4 * gib) == 2 * gib
+    assert memory.host_pinned_limit(gib) == 0
+
+
+def test_default_pinned_tier_follows_the_host_not_the_device(store, tmp_path, monkeypatch):
+    fp = Footprint(static={"state": 1000}, alignment=256)
+    regions = plan_memory(store, NAMES, fp).regions
+    largest = max(regions)
+    budget = 1000 + 2 * largest   # the device holds two slots: every shard streams
+    # a host with plenty free: every streamed shard cached, whatever the device budget, and the
+    # budget is what the store needs, not what the host has
+    monkeypatch.setattr(memory, "MEMINFO", _meminfo(tmp_path, 64 << 20))   # 64 GiB
+    host = plan_memory(store, NAMES, fp, budget=budget, pinned=True)
+    assert host.pinned_rule == "host" and host.resident == ()
+    assert host.pinned == tuple(range(6)) and host.staging == 0
+    assert host.pinned_budget == sum(regions) + 3 * largest   # streamed shards + staging wanted
+    assert host.pinned_bytes == sum(regions) <= host.pinned_budget
+    assert set(host.tiers()["pinned"]) == set(range(6)) and host.to_dict()["tier_shards"] == {
+        "resident": 0, "pinned": 6, "store": 0}
+    # the device budget's rule cached none of it
+    device = plan_memory(store, NAMES, fp, budget=budget, pinned=True, host=None,
+                         pinned_budget=budget)
+    assert len(device.pinned) < len(host.pinned)
+    # a host whose available memory, less the reserve, holds two shards (and a staging buffer)
+    avail = memory.HOST_RESERVE_MIN + 4 * largest
+    small = plan_memory(store, NAMES, fp, budget=budget, pinned=True, host=avail)
+    assert small.pinned_budget == 4 * largest and small.pinned_bytes <= 4 * largest
+    assert 0 < len(small.pinned) < 6 and small.staging >= 1
+    assert small.tiers()["store"] == [i for i in range(6) if i not in small.pinned]
+    # a host with nothing to spare keeps one staging buffer
+    none = plan_memory(store, NAMES, fp, budget=budget, pinned=True, host=1 << 20)
+    assert none.pinned_budget == largest and none.pinned == () and none.staging == 1
+    # an explicit bound wins over the host; the CPU path pins nothing whatever the host has
+    given = plan_memory(store, NAMES, fp, budget=budget, pinned=True, pinned_budget=2 * largest)
+    assert given.pinned_rule == "given" and given.pinned_bytes <= 2 * largest
+    cpu = plan_memory(store, NAMES, fp, budget=budget, pinned=False)
+    assert cpu.pinned_budget == 0 and cpu.pinned == () and cpu.tiers()["store"] == list(range(6))
 
 
 def test_ledger_refuses_to_exceed_the_model(store):
@@ -117,3 +174,39 @@ def test_vertex_state_is_staged_only_from_what_shards_leave(store):
     assert tight.pinned == big.pinned and tight.state_pinned == 0 and tight.pinned_bytes <= bound
     # the CPU executor pins nothing
     assert plan_memory(store, NAMES, fp, budget=budget, pinned=False).state_pinned == 0
+
+
+def test_stats_count_bytes_per_tier(store, tmp_path, capsys):
+    """Per iteration and in the totals: what came from executor memory and what from the store
+    (the CPU executor has no pinned tier); --stats-json carries the same."""
+    import json
+
+    from grstream.cli import main
+    try:
+        gr.run(PageRank(), store, memory_budget=1, max_iter=0)
+    except MemoryBudgetError as exc:
+        low = exc.minimum
+    with gr.Session(store, memory_budget=low) as s:
+        r = s.run(PageRank(), max_iter=3)
+        (prep,) = s._prepared.values()
+        model = prep.model
+    regions = model.regions
+    streamed = [i for i in range(6) if i not in model.resident]
+    assert streamed
+    for st_ in r.stats:
+        assert st_.tier_shards.get("pinned", 0) == 0 and st_.tier_bytes.get("pinned", 0) == 0
+        assert st_.tier_bytes["store"] >= sum(regions[i] for i in streamed)
+        assert sum(st_.tier_shards.values()) == st_.shards_processed == 6
+        assert st_.plan["tiers"]["store"]["bytes"] == st_.tier_bytes["store"]
+    later = r.stats[-1]
+    assert later.tier_bytes == {"resident": sum(regions[i] for i in model.resident), "pinned": 0,
+                                "store": sum(regions[i] for i in streamed)}
+    assert r.totals()["tier_bytes"]["store"] == sum(s_.tier_bytes["store"] for s_ in r.stats)
+    out = tmp_path / "stats.json"
+    assert main(["run", "pagerank", str(store.path), "--max-iter", "2", "--memory-budget", str(low),
+                 "--stats-json", str(out)]) == 0
+    doc = json.loads(out.read_text())["runs"][0]
+    assert doc["per_iteration"][-1]["tier_bytes"] == later.tier_bytes
+    assert doc["totals"]["tier_bytes"]["store"] == 2 * later.tier_bytes["store"]
+    assert doc["info"]["memory"]["tier_shards"] == {"resident": len(model.resident), "pinned": 0,
+                                                    "store": len(streamed)}

@@ -173,3 +173,37 @@ def test_hoisting_follows_the_frontier_where_the_executor_allows(chain):
     assert fixed.plan(1, one, all_active=False).hoist        # GPU-like: kernels are hoisted
     assert not adaptive.plan(1, one, all_active=False).hoist  # one vertex: per-edge messages
     assert adaptive.plan(2, every, all_active=True).hoist
+
+
+def test_plans_name_the_tier_each_shard_comes_from(tmp_path):
+    """Resident shards: from the store when loaded, then executor memory; cached shards: from
+    the store on their first read, then the pinned cache; the others from the store each time."""
+    src = np.arange(79)
+    chain = build(tmp_path, 80, src, src + 1, num_shards=8)
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE))
+    fp = Footprint({"state": 100}, alignment=64)
+    regions = plan_memory(chain, needed_arrays(PageRank.spec), fp).regions
+    region = max(regions)
+    # two resident shards, two slots; the pinned cache holds three staging buffers and two shards
+    p, model = planner(chain, PageRank(), budget=100 + 4 * region, caps=caps, pinned_budget=5 * region)
+    assert len(model.resident) == 2 and len(model.pinned) == 2
+    rest = [i for i in range(8) if i not in model.resident and i not in model.pinned]
+    size = (lambda shards: sum(regions[i] for i in shards))
+    first = p.plan(1, np.zeros(8, np.int64), all_active=True)
+    assert first.tiers == (("resident", 0, 0), ("pinned", 0, 0), ("store", 8, size(range(8))))
+    assert first.bytes_store == size(range(8))
+    second = p.plan(2, np.zeros(8, np.int64), all_active=True)
+    assert second.tiers == (("resident", 2, size(model.resident)), ("pinned", 2, size(model.pinned)),
+                            ("store", 4, size(rest)))
+    assert second.bytes_store == size(rest)
+    assert second.summary()["tiers"] == {"resident": {"shards": 2, "bytes": size(model.resident)},
+                                         "pinned": {"shards": 2, "bytes": size(model.pinned)},
+                                         "store": {"shards": 4, "bytes": size(rest)}}
+    assert (f"tiers resident 2 ({size(model.resident)}B), pinned 2 ({size(model.pinned)}B), "
+            f"store 4 ({size(rest)}B)") in str(second)
+    # the CPU executor has no pinned tier: its streamed shards come from the store every time
+    cpu, cpu_model = planner(chain, PageRank(), budget=100 + 4 * region)
+    cpu.plan(1, np.zeros(8, np.int64), all_active=True)
+    again = dict((t, k) for t, k, _ in cpu.plan(2, np.zeros(8, np.int64), all_active=True).tiers)
+    assert again == {"resident": len(cpu_model.resident), "pinned": 0,
+                     "store": 8 - len(cpu_model.resident)}

@@ -4,8 +4,9 @@ The plan says what moves (grstream/engine/plan.py): a "resident" unit is already
 "load" unit is read from the store once into its resident place, a "copy" unit is copied into
 streaming slot ``unit.slot`` from the pinned host cache (``source == "pinned"``; filled from the
 store the first time) or from the store through a pinned staging buffer. Store reads run on the
-engine's one read-ahead loop (grstream/readahead.py) into pinned memory; a staging buffer returns
-to its pool once the copy out of it has finished on the GPU. A unit's arrays are sprayed over the
+engine's one read-ahead loop (grstream/readahead.py) into pinned memory, ``read_threads`` units'
+reads in flight at once (each array one large sequential read at its file offset); a staging
+buffer returns to its pool once the copy out of it has finished on the GPU. A unit's arrays are sprayed over the
 copy streams and joined by events before its kernels; a slot is refilled only after the kernels of
 the unit that held it finished (the copy streams wait on that event on the GPU, never the host).
 
@@ -18,12 +19,15 @@ from collections import deque
 
 from ...engine.contract import dataset_dtype, residency_key
 from ...errors import DeviceError, InternalError
-from ...readahead import BufferPool, read_ahead
+from ...readahead import BufferPool, map_ahead, read_ahead
 
 #: key prefix of the resident allocations a session's CUDA executors share (``shared`` dict)
 SHARED = "cuda-resident"
 #: transfers of streamed shards (grstream/engine/plan.py): read from the pinned cache or the store
 STREAMED = ("copy", "compact", "zerocopy")
+#: units whose store reads run at once (threads): a store or page cache serves several large
+#: reads faster than one, and the copies of earlier units run meanwhile
+READ_THREADS = 4
 
 
 class DeviceArrays(dict):
@@ -58,9 +62,12 @@ class Mover:
         (:mod:`.zerocopy`; the streams need ``pinned_mapped`` and ``mapped_address``).
     packer : :class:`.compact.Packer` or None
         Packs "compact" units into staging buffers (None: the mover takes no compact unit).
+    read_threads : int
+        Units whose store reads run at once (:func:`grstream.readahead.map_ahead`).
     """
 
-    def __init__(self, store, memory, streams, ledger, shared, push_names=(), mapped=False, packer=None):
+    def __init__(self, store, memory, streams, ledger, shared, push_names=(), mapped=False, packer=None,
+                 read_threads=READ_THREADS):
         self.store, self.memory, self.ex, self.ledger, self.shared = store, memory, streams, ledger, shared
         self.names = list(memory.names)
         push = [n for n in push_names if n in self.names]
@@ -77,6 +84,7 @@ class Mover:
         # the cache's device address (mapped): zero-copy units read it in place
         self.cache_dev = streams.mapped_address(self.cache) if mapped and cache else None
         self.packer = packer
+        self.read_threads = max(int(read_threads), 1)
         self.staging = [self._take("pinned", f"staging {k}", memory.staging_bytes, streams.pinned_empty)
                         for k in range(memory.staging)]
         self.cache_filled = set()
@@ -140,30 +148,41 @@ class Mover:
                                             for i in u.shards)
 
     def _produce(self, units, pool):
-        """Runs on the read-ahead thread: the host side of each unit, in plan order."""
+        """Runs on the read-ahead thread: the host side of each unit, in plan order. The reads of
+        up to ``read_threads`` units run at once (:meth:`_reads`); packing follows in order."""
+        for u, reads in map_ahead(self._fill, self._reads(units, pool), self.read_threads, pool):
+            if u.transfer == "compact":   # a cached shard is packed into a staging buffer
+                for k, (i, views, nbytes, b) in enumerate(reads):
+                    if b is None:
+                        b = pool.acquire()
+                        reads[k] = (i, self.packer.pack(i, views, self.staging[b]), nbytes, b)
+            yield u, reads
+
+    def _reads(self, units, pool):
+        """Each unit with its reads to make: (shard, views, read from the store?, staging buffer)
+        -- buffers taken in plan order, cached shards marked filled as their reads are issued."""
         offs = self.memory.pinned_offsets
         for u in units:
             reads = []
             if u.transfer not in ("resident", "held"):
                 for i in u.shards:
                     if u.transfer in STREAMED and i in offs:
-                        nbytes = 0
-                        views = self._views(i, self.cache, offs[i])
-                        if i not in self.cache_filled:
-                            nbytes = self._read(i, views)
-                            self.cache_filled.add(i)
-                        b = None
-                        if u.transfer == "compact":   # packed into a staging buffer
-                            b = pool.acquire()
-                            views = self.packer.pack(i, views, self.staging[b])
-                        reads.append((i, views, nbytes, b))
+                        fill = i not in self.cache_filled
+                        self.cache_filled.add(i)
+                        reads.append((i, self._views(i, self.cache, offs[i]), fill, None))
                     else:
                         b = pool.acquire()
                         views = self._views(i, self.staging[b], 0)
                         if u.direction == "push" and u.transfer == "copy":   # read what moves
                             views = {n: views[n] for n in self.push_names}
-                        reads.append((i, views, self._read(i, views), b))
+                        reads.append((i, views, True, b))
             yield u, reads
+
+    def _fill(self, job):
+        """Run one unit's store reads (a read-ahead thread): (unit, [(shard, views, bytes read,
+        staging buffer)])."""
+        u, reads = job
+        return u, [(i, views, self._read(i, views) if fill else 0, b) for i, views, fill, b in reads]
 
     # ------------------------------------------------------------------ the device side
     def deliver(self, plan, stats):

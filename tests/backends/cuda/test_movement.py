@@ -111,6 +111,8 @@ def model_for(store, names, budget_kind, pinned="all", slot_bytes=0, static=10_0
     else:  # two slots and about half the shards resident
         budget = static + 2 * int(regions.max()) + int(regions.sum()) // 2
     pinned_budget = None if pinned == "all" else int(regions.max())   # staging only
+    if pinned == "staging3":   # three staging buffers, no cache
+        pinned_budget = 3 * int(regions.max())
     if pinned == "all":
         pinned_budget = int(regions.sum()) + 3 * int(regions.max())
     return plan_memory(store, names, fp, budget, pinned_budget, slots=2, slot_bytes=slot_bytes)
@@ -583,3 +585,42 @@ def test_a_held_unit_without_the_copy_that_put_it_there_is_an_internal_error(tmp
     mover, ex, model, planner, _ = setup(store, gr.algorithms.bfs.BFS.spec, "one-slot")
     with pytest.raises(InternalError, match="not in streaming slot"):
         mover.slot_arrays(0, 0)
+
+
+@pytest.mark.parametrize("pinned", ["all", "staging3"])
+def test_store_reads_of_several_units_run_at_once(tmp_path, monkeypatch, pinned):
+    """Shards filling the pinned cache, and shards read through the staging buffers, are read
+    on several threads at once; what arrives is the store's data, and the bytes read are the
+    plan's store tier."""
+    import time
+
+    store = make_store(tmp_path)
+    spec = gr.algorithms.pagerank.PageRank.spec
+    mover, ex, model, planner, ledger = setup(store, spec, "one-slot", pinned)
+    assert mover.read_threads > 1 and (model.staging == 3 or pinned == "all")
+    inner, lock, now, most = store.read, threading.Lock(), [0], [0]
+
+    def read(i, name, out=None):
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        time.sleep(0.02)
+        try:
+            return inner(i, name, out=out)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(store, "read", read)
+    counts = np.diff(np.asarray(store.intervals))
+    for it in (1, 2):
+        plan = planner.plan(it, counts, True)
+        stats, seen = run_plan(mover, ex, plan, store)
+        tiers = {t: b for t, _, b in plan.tiers}
+        assert stats["bytes_read"] <= tiers["store"] == plan.bytes_store
+        assert (stats["bytes_read"] == 0) == (tiers["store"] == 0)
+        if pinned == "all" and it == 2:
+            assert tiers["store"] == 0 and tiers["pinned"] == sum(model.regions)
+    assert most[0] > 1
+    for kind in ("device", "pinned"):
+        assert ledger.peak[kind] <= ledger.limits[kind]
