@@ -104,7 +104,7 @@ class CpuFacts:
         for name, dt in spec.edge_state.items():
             static[f"edges/{name}"] = m * dt.itemsize
         if setup.push:   # the session may plan push (engine/direction.py)
-            static.update(push_static(spec, n))
+            static.update(push_static(spec, n, store.num_edges))
         scratch = {"unit temporaries": cls._threads(setup.options) * unit_scratch(store, spec, L, setup)}
         return Footprint(static=static, scratch=scratch, alignment=64)
 

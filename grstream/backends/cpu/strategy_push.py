@@ -52,10 +52,18 @@ SENDS = {"in": ("out/indptr", "out/dst", "out"), "out": ("in/indptr", "in/src", 
 UNIFORM_SHARE = 1 / 16
 
 
-def push_static(spec, n):
+def stamp_dtype(n, num_edges):
+    """dtype of the receivers' stamps: a stamp is a message's position in its plan, and a plan
+    sends at most one message per edge and direction, so int32 only while both the vertices and
+    twice the edges stay below 2**31 (positions must stay distinct)."""
+    return np.dtype(np.int32 if max(int(n), 2 * int(num_edges)) < 2**31 else np.int64)
+
+
+def push_static(spec, n, num_edges=0):
     """The per-vertex arrays push needs: {name: bytes} (accumulator, stamp, flags, and the
-    unsent flags of asynchronous push plans)."""
-    stamp = 4 if n < 2**31 else 8
+    unsent flags of asynchronous push plans) on a store of ``n`` vertices and ``num_edges``
+    edges."""
+    stamp = stamp_dtype(n, num_edges).itemsize
     return {"push/acc": n * spec.gather_dtype.itemsize, "push/stamp": n * stamp, "push/flag": n,
             "push/unsent": n}
 
@@ -80,11 +88,11 @@ class Push(Strategy):
         super().__init__(ex)
         self._all_edges = None   # edges_of(None), once
         spec, n = ex.spec, ex.n
-        for name, nbytes in push_static(spec, n).items():
+        for name, nbytes in push_static(spec, n, ex.store.num_edges).items():
             ledger.take("device", name, nbytes)
         self.identity = spec.gather_reduce.identity(spec.gather_dtype)
         self.acc = np.full(n, self.identity, dtype=spec.gather_dtype)
-        self.stamp = np.zeros(n, dtype=np.int32 if n < 2**31 else np.int64)
+        self.stamp = np.zeros(n, dtype=stamp_dtype(n, ex.store.num_edges))
         self.flag = np.zeros(n, dtype=bool)
         self._pending = None
         # asynchronous plans: vertices whose newest value no unit has sent yet

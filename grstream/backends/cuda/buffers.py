@@ -13,6 +13,13 @@ ALIGN = 256  # every device sub-array starts on a 256-byte boundary (coalescing,
 DEFAULT_MARGIN = 1 << 30
 
 
+def push_degree_words(degree):
+    """Each vertex's push degree as the kernels read it: unsigned 32-bit (it only feeds the
+    walked-edge counters of the direction rule, and 4 bytes a vertex is what the device keeps),
+    saturated at 2**32 - 1 rather than wrapped for a vertex with more edges."""
+    return np.minimum(np.asarray(degree, dtype=np.int64), np.iinfo(np.uint32).max).astype(np.uint32)
+
+
 def align(nbytes):
     return (int(nbytes) + ALIGN - 1) // ALIGN * ALIGN
 

@@ -7,6 +7,7 @@ launched through their typed argument lists (:mod:`.kernelargs`).
 import numpy as np
 
 from ...errors import DeviceError, InternalError, UsageError
+from .buffers import push_degree_words
 from .compile import load_module
 from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
@@ -129,7 +130,7 @@ class DeviceState:
             for d in ks.push_dirs:
                 deg += np.asarray(store.out_degree() if d == "out" else store.in_degree(), dtype=np.int64)
             self.push_degree = deg
-            cuda.memcpy_htod(self.pdeg, deg.astype(np.uint32))
+            cuda.memcpy_htod(self.pdeg, push_degree_words(deg))
         self.agg_partials = [self.mem[f"aggregate partials {k}"] for k in range(len(self.agg_names))]
         self.aggregates = {}
 

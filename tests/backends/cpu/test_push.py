@@ -33,7 +33,7 @@ def push_budget(program, store):
     spec = type(program).spec
     extra = shard_bytes(store, needed_arrays(spec, push=True)).max(initial=0) - \
         shard_bytes(store, needed_arrays(spec)).max(initial=0)
-    return minimum_budget(program, store) + sum(push_static(spec, store.num_vertices).values()) \
+    return minimum_budget(program, store) + sum(push_static(spec, store.num_vertices, store.num_edges).values()) \
         + 2 * int(extra) + 64 * 16
 
 
