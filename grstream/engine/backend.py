@@ -63,6 +63,8 @@ class IterationStats:
     # "resident" (executor memory), "pinned" (the pinned host cache), "store" (read from the file)
     tier_bytes: Dict[str, int] = field(default_factory=dict)
     tier_shards: Dict[str, int] = field(default_factory=dict)
+    bytes_exchanged: int = 0       # ranks: bytes this rank received from the exchange
+    time_exchange: float = 0.0     # ranks: seconds in the exchange's collectives
     aggregates: Dict[str, float] = field(default_factory=dict)
     plan: Dict[str, object] = field(default_factory=dict)   # IterationPlan.summary() of the run
 

@@ -120,7 +120,7 @@ def next_active(plan, rb):
     both directions stop after the same iteration)."""
     if plan.direction == "push" and rb.changed_edges == 0:
         return 0
-    return int(rb.shard_active.sum())
+    return rb.total_active if rb.total_active >= 0 else int(rb.shard_active.sum())
 
 
 def push_allowed(spec, caps, rule, lanes=False):

@@ -230,3 +230,4 @@ class Readback:
     lane_active: "object" = None          # lanes: active vertices per lane (Executor.set_lanes)
     shard_changed: "object" = None        # int64 per shard: vertices apply changed (None: unknown)
     changed_edges: int = -1               # edges a push from the changed set walks (-1: unknown)
+    total_active: int = -1                # ranks: the world's next frontier (-1: shard_active's sum)

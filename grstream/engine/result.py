@@ -9,7 +9,7 @@ from .backend import IterationStats
 
 TOTALS = ("active_edges", "shards_processed", "shards_skipped", "bytes_read", "bytes_h2d",
           "bytes_d2h", "time_read", "time_gather", "time_apply", "time_activate", "time_scatter",
-          "time_copy", "time_kernel", "copy_hidden")
+          "time_copy", "time_kernel", "copy_hidden", "bytes_exchanged", "time_exchange")
 
 
 @dataclass

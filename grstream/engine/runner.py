@@ -18,7 +18,8 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         pinned_budget: Optional[int] = None, max_iter: Optional[int] = None,
         progress: bool = False, callback: Optional[Callable[["IterationStats"], Any]] = None,
         backend_options: Optional[Dict[str, Any]] = None, direction: str = "auto",
-        push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None) -> "Result":
+        push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
+        comm: Any = None) -> "Result":
     """Run a GAS program over a shard store.
 
     Parameters
@@ -55,6 +56,10 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         Push or pull per iteration: ``"auto"`` (default), ``"push"``, ``"pull"``, and the
         fractions of the rule (grstream/engine/direction.py; docs/PROGRAMS.md).
 
+    comm : mpi4py communicator, optional
+        Run as one rank of ``comm`` (``MPI.COMM_WORLD`` under ``mpiexec``): see
+        docs/DISTRIBUTED.md. Every rank's Result holds the whole graph's values.
+
     Returns
     -------
     Result
@@ -76,5 +81,5 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     progress, callback = entry.flag("progress", progress), entry.callback(callback)
     with Session(store, device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
                  direction=direction, push_threshold=push_threshold,
-                 queue_fraction=queue_fraction, **entry.options(backend_options)) as session:
+                 queue_fraction=queue_fraction, comm=comm, **entry.options(backend_options)) as session:
         return session.run(program, max_iter=max_iter, progress=progress, callback=callback)

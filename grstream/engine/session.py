@@ -67,6 +67,10 @@ class Session:
         programs declaring ``asynchronous = True`` (docs/PROGRAMS.md); ``push_async`` (bool,
         default True): such programs' push iterations run asynchronously where the executor
         can (IterationPlan.push_async), False keeps them synchronous.
+    comm : mpi4py communicator, optional
+        Run as one rank of ``comm``: every rank opens the same store, reads only its own run
+        of shards and exchanges vertex state each iteration; every rank's Result holds the
+        whole graph's values (docs/DISTRIBUTED.md).
 
     Threads may share a session: its runs (``run``, ``run_lanes``) and ``close`` take turns, so
     each result equals the same run made alone; runs in parallel need a Session per thread.
@@ -82,8 +86,12 @@ class Session:
                  memory_budget: Optional[int] = None, pinned_budget: Optional[int] = None,
                  progress: bool = False, direction: str = "auto",
                  push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
-                 **options: Any) -> None:
+                 comm: Any = None, **options: Any) -> None:
         from ..devices import resolve
+        if comm is not None and direction != "pull":   # ranks pull (docs/DISTRIBUTED.md)
+            if direction == "push":
+                raise UsageError("direction='push': ranks run pull plans only")
+            direction = "pull"
         self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
         self._given = (push_threshold is not None, queue_fraction is not None)
         self.cls = resolve(device)
@@ -106,6 +114,11 @@ class Session:
         self._pool = None
         self.n = int(self.store.num_vertices)
         self.sizes = np.diff(np.asarray(self.store.intervals, dtype=np.int64))
+        self.ranks = None
+        if comm is not None:
+            from ..distributed import Ranks
+            self.ranks = Ranks(comm, self.store)
+            self.cls = self.ranks.executor_class(self.cls)
 
     # ------------------------------------------------------------------ setup, once per class
     def _prepare(self, cls, lanes=None, pull=False):
@@ -115,6 +128,8 @@ class Session:
             return prep
         store, spec = self.store, cls.spec
         check_edge_props(store, spec)
+        if self.ranks is not None:
+            self.ranks.check(spec)
         ex_cls = self.cls
         setup = ex_cls.make_setup(store, self.options, memory_budget=self.memory_budget,
                                   lanes=lanes or None)
@@ -165,6 +180,8 @@ class Session:
                           rule=rule, lanes=bool(lanes), push_room=bool(pushing),
                           local_rounds=0 if lanes else self.local_rounds,
                           push_async=self.push_async)
+        if self.ranks is not None:   # this rank plans its own shards only
+            planner.sizes = self.ranks.local(planner.sizes)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
 
@@ -194,9 +211,11 @@ class Session:
             try:
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     return self._run([program], None, max_iter, progress, callback, t_start)
-            except BaseException:
+            except BaseException as e:
                 # an interrupted run may leave half-loaded shards: start the next one afresh
                 self._evict()
+                if self.ranks is not None:
+                    self.ranks.fail(e)   # other ranks wait in a collective: abort them all
                 raise
 
     def _run(self, programs, lanes, max_iter, progress, callback, t_start):
@@ -235,10 +254,12 @@ class Session:
             ex.set_frontier(seed, ids=idx)
         else:
             ex.set_frontier(None)
-        rb = self._execute(ex, planner.seed(counts, seeded), IterationStats())
+        local = counts if self.ranks is None else self.ranks.local(counts)
+        seeding = planner.seed(local, seeded)
+        rb = self._execute(ex, seeding, IterationStats())
         start_wall = time.perf_counter() - t_up
         _set_aggregates(program, rb.aggregates)
-        active, all_active = int(rb.shard_active.sum()), not seeded
+        active, all_active = next_active(seeding, rb), not seeded
         runs = Instances(program, lanes)
         limit = default_limit(n, max_iter)
         stats, it, bar = [], 0, None
@@ -290,6 +311,8 @@ class Session:
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
                      "direction": planner.rule.info(planner.run_push, planner.run_reason,
                                                     planner.threshold)})
+        if self.ranks is not None:
+            self.ranks.report(info, stats)
         seconds = time.perf_counter() - t_start
         if lanes is None:
             return Result.of(program, store, ex.state(), ex.edge_state(), stats, converged[0], info,
@@ -301,7 +324,7 @@ class Session:
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
-        return bool(self.cls.lanes and not spec.aggregates and not spec.edge_state
+        return bool(self.cls.lanes and self.ranks is None and not spec.aggregates and not spec.edge_state
                     and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):

@@ -1,0 +1,102 @@
+"""Ranks: which shards each process of an MPI world owns, and what a Session does differently
+when it is one of several.
+
+1D partitioning by the store's vertex intervals: rank r owns the contiguous shards
+``[shards[r], shards[r+1])`` chosen so that each run holds about 1/size of the edges (each
+shard weighs its in- plus out-edges, plus one so that empty shards spread too), and so the
+vertices ``[bounds[r], bounds[r+1])``. A rank reads only its own shards; every rank holds every
+vertex field whole (the replicated state the exchange keeps equal after each iteration), so a
+rank's memory is the vertex state of the whole graph plus its own shards' data.
+"""
+import os
+import sys
+
+import numpy as np
+
+from ..errors import UsageError
+from .exchange import MpiExchange
+
+#: environment variables MPI launchers set to the world size (MPICH/Hydra, Open MPI, PMIx, Slurm)
+SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+
+
+def world_from_environment():
+    """``MPI.COMM_WORLD`` when this process was started by an MPI launcher with more than one
+    rank, else None (a plain run: mpi4py is not imported)."""
+    sizes = [os.environ.get(v) for v in SIZE_VARIABLES]
+    if not any(s is not None and s.isdigit() and int(s) > 1 for s in sizes):
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise UsageError("started by an MPI launcher with several ranks, but mpi4py is not "
+                         "installed: pip install 'grstream[mpi]'") from None
+    return MPI.COMM_WORLD
+
+
+def partition(store, size):
+    """Shard indices ``[0, ..., S]`` cut into ``size`` contiguous runs balanced by edges."""
+    S = int(store.num_shards)
+    w = np.array([store.shard_info(i).num_in_edges + store.shard_info(i).num_out_edges + 1
+                  for i in range(S)], dtype=np.float64)
+    mid = np.cumsum(w) - w / 2   # each shard goes to the rank its middle falls in
+    owner = np.minimum((mid * size / max(w.sum(), 1.0)).astype(np.int64), size - 1)
+    return np.searchsorted(owner, np.arange(size + 1), side="left").astype(np.int64)
+
+
+class Ranks:
+    """This process's place in the world of ``comm`` over ``store``."""
+
+    def __init__(self, comm, store, exchange=None):
+        self.comm, self.rank, self.size = comm, comm.Get_rank(), comm.Get_size()
+        intervals = np.asarray(store.intervals, dtype=np.int64)
+        self.shards = partition(store, self.size)
+        self.bounds = intervals[self.shards]
+        self.exchange = exchange or MpiExchange(comm, self.bounds)
+        facts = (int(store.num_vertices), int(store.num_edges), int(store.num_shards))
+        seen = self.exchange.gather(facts)
+        if any(f != facts for f in seen):
+            raise UsageError(f"the ranks opened different stores (vertices, edges, shards): {seen}")
+        self.owned = np.zeros(len(intervals) - 1, dtype=np.int64)
+        self.owned[self.shards[self.rank]:self.shards[self.rank + 1]] = 1
+        self.span = (int(self.bounds[self.rank]), int(self.bounds[self.rank + 1]))
+
+    def executor_class(self, cls):
+        """``cls`` run as this rank's executor (grstream/distributed/rank_executor.py)."""
+        if cls.name != "cpu":
+            raise UsageError(f"ranks run on the CPU executor; {cls.name} ranks are not available yet")
+        from .rank_executor import RankExecutor
+        return type(f"Rank{cls.__name__}", (RankExecutor, cls), {"ranks": self})
+
+    @staticmethod
+    def check(spec):
+        """Refuse the programs whose state the exchange does not move."""
+        if spec.edge_state:
+            raise UsageError(f"{spec.name} keeps mutable edge state, which ranks do not exchange")
+        if spec.gather_from == "changed":
+            raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
+                             f"'changed'), which ranks do not exchange")
+
+    def local(self, counts):
+        """Per-shard ``counts`` with other ranks' shards zeroed: what this rank's planner plans."""
+        return np.asarray(counts) * self.owned
+
+    def report(self, info, stats):
+        """Add the world to a result's ``info``: ``ranks`` and each rank's bytes read, exchange
+        bytes and seconds (collective: every rank calls it once per run)."""
+        mine = {"rank": self.rank, "shards": [int(self.shards[self.rank]), int(self.shards[self.rank + 1])],
+                "bytes_read": int(sum(s.bytes_read for s in stats)),
+                "exchange_bytes": int(sum(s.bytes_exchanged for s in stats)),
+                "exchange_s": float(sum(s.time_exchange for s in stats))}
+        info["ranks"] = self.size
+        info["rank_stats"] = self.exchange.gather(mine)
+
+    def fail(self, exc):
+        """A run raised ``exc`` on this rank: with other ranks waiting in a collective, say which
+        rank failed and why, and abort the whole world (every rank exits, none hangs)."""
+        if self.size == 1:
+            return
+        sys.stderr.write(f"grstream: rank {self.rank} of {self.size} failed: "
+                         f"{type(exc).__name__}: {exc}\n")
+        sys.stderr.flush()
+        self.comm.Abort(1)

@@ -1,0 +1,96 @@
+"""Ranks: every program under ``mpiexec -n 2`` and ``-n 3`` equals one process
+(tests/distributed/ranks_check.py runs the cases on every rank), a failing rank ends every rank
+with an error naming it, and the partition. Skips without mpi4py or mpiexec."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import grstream as gr
+from grstream.distributed.ranks import partition, world_from_environment
+from grstream.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+MPIEXEC = shutil.which("mpiexec", path=os.pathsep.join([str(Path(sys.executable).parent),
+                                                        os.environ.get("PATH", "")]))
+
+
+def have_mpi():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return MPIEXEC is not None
+
+
+needs_mpi = pytest.mark.skipif(not have_mpi(), reason="mpi4py or mpiexec not installed (grstream[mpi])")
+
+
+def mpirun(ranks, *args, timeout=240):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, "-m", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_every_program_equals_one_process(tmp_path, ranks):
+    out = mpirun(ranks, "tests.distributed.ranks_check", str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"40 runs equal on {ranks} ranks" in out.stdout
+
+
+@needs_mpi
+def test_a_failing_rank_ends_every_rank_naming_it(tmp_path):
+    out = mpirun(2, "tests.distributed.ranks_check", str(tmp_path), "fail", timeout=120)
+    assert out.returncode != 0
+    assert "grstream: rank 1 of 2 failed: RuntimeError: injected failure" in out.stderr
+
+
+@needs_mpi
+def test_ranks_pull_only():
+    from mpi4py import MPI
+    with pytest.raises(UsageError, match="pull plans only"):   # checked before the store opens
+        gr.Session("no-such-store.h5", comm=MPI.COMM_SELF, direction="push")
+
+
+def test_partition_is_contiguous_and_balanced_by_edges(tmp_path):
+    rng = np.random.default_rng(3)
+    edges = rng.integers(0, 400, (4000, 2))
+    store = gr.open(gr.build_shards(edges, tmp_path / "g.h5", num_shards=12, progress=False))
+    S = store.num_shards
+    weight = np.array([store.shard_info(i).num_in_edges + store.shard_info(i).num_out_edges + 1
+                       for i in range(S)])
+    for size in (1, 2, 3, 5, S + 3):
+        cut = partition(store, size)
+        assert cut[0] == 0 and cut[-1] == S and np.all(np.diff(cut) >= 0) and len(cut) == size + 1
+        if size <= 3:   # each run within one shard's weight of an even share
+            share = [weight[a:b].sum() for a, b in zip(cut, cut[1:])]
+            assert max(abs(s - weight.sum() / size) for s in share) <= weight.max()
+    store.close()
+
+
+def test_plain_runs_need_no_mpi(monkeypatch):
+    for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"):
+        monkeypatch.delenv(var, raising=False)
+    assert world_from_environment() is None
+    monkeypatch.setenv("PMI_SIZE", "1")
+    assert world_from_environment() is None
+
+
+@needs_mpi
+def test_a_world_of_one_equals_a_plain_run(tmp_path):
+    from mpi4py import MPI
+    rng = np.random.default_rng(5)
+    store = gr.open(gr.build_shards(rng.integers(0, 200, (900, 2)), tmp_path / "g.h5", num_shards=4,
+                                    progress=False))
+    program = gr.algorithms.bfs.BFS(source=3)
+    plain = gr.run(program, store)
+    ranked = gr.run(gr.algorithms.bfs.BFS(source=3), store, comm=MPI.COMM_SELF)
+    assert np.array_equal(plain.value, ranked.value)
+    assert ranked.info["ranks"] == 1 and ranked.info["rank_stats"][0]["shards"] == [0, store.num_shards]
+    store.close()
