@@ -66,13 +66,38 @@ class Edges:
     def order(self):
         """``(indptr, dst)`` when some row is not in increasing id order (NetworkX's order is not
         node order), else None."""
-        d = self.dst
-        if len(d) < 2:
-            return None
-        rising = np.diff(d) > 0
-        starts = self.indptr[1:-1]
-        rising[starts[(starts > 0) & (starts < len(d))] - 1] = True  # a new row may drop
-        return None if rising.all() else (self.indptr, self.dst)
+        return unsorted(self.indptr, self.dst)
+
+
+def unsorted(indptr, dst):
+    """``(indptr, dst)``, or None when every row is in increasing id order (node order)."""
+    if len(dst) < 2:
+        return None
+    rising = np.diff(dst) > 0
+    starts = indptr[1:-1]
+    rising[starts[(starts > 0) & (starts < len(dst))] - 1] = True  # a new row may drop
+    return None if rising.all() else (indptr, dst)
+
+
+def copied(order, n, directed):
+    """The neighbour order of a graph NetworkX builds by ``R.add_edges_from(G.edges())`` (as
+    ``relabel_nodes`` and the unions do) from ``G`` with neighbour order ``order``. Directed:
+    the same. Undirected: ``G.edges()`` gives each edge once, from the endpoint first in node
+    order, row by row; each edge then appends to both endpoints' rows in that sequence."""
+    if order is None or directed:
+        return order
+    indptr, dst = order
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    keep = dst >= row     # the other endpoint not yet passed in node order (a loop: itself)
+    u, v = row[keep], dst[keep]
+    k = np.arange(len(u))
+    two = u != v
+    at = np.concatenate([u, v[two]])
+    other = np.concatenate([v, u[two]])
+    by = np.lexsort((np.concatenate([k, k[two]]), at))
+    new = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(at, minlength=n), out=new[1:])
+    return unsorted(new, other[by])
 
 
 class Positions:

@@ -4,6 +4,7 @@ import numpy as np
 
 from .convert import temp_store
 from .store_edges import out_edges
+from .adjacency import copied, unsorted
 from .graph import GrstreamGraph
 from .relabel import convert_node_labels_to_integers, relabel_nodes
 
@@ -43,6 +44,7 @@ def union_all(graphs, rename=()):
     if not labels:
         return GrstreamGraph(None, [], directed=first.is_directed(), graph_attrs=attrs)
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
+    order = union_order(graphs)
     w = np.concatenate(ws) if weight is not None and ws else None
     if w is not None and (w == 1).all():
         w = None  # all 1, NetworkX's default: the unweighted programs give the answers
@@ -51,7 +53,27 @@ def union_all(graphs, rename=()):
     return GrstreamGraph(store, labels, directed=first.is_directed(),
                          multigraph=first.is_multigraph(), weight=weight,
                          attrs_known=all(G.attrs_known for G in graphs), num_edges=edges,
-                         tmp_dir=tmp_dir, graph_attrs=attrs)
+                         tmp_dir=tmp_dir, graph_attrs=attrs, order=order)
+
+
+def union_order(graphs):
+    """Neighbour order of the union (None: node order): each graph's, as NetworkX's union
+    copies it (:func:`~grstream.nx.adjacency.copied`), one after the other."""
+    orders = [copied(G.order, len(G), G.is_directed()) for G in graphs]
+    if all(o is None for o in orders):
+        return None
+    counts, dsts, offset = [], [], 0
+    for G, o in zip(graphs, orders):
+        if o is None:   # node order: the store's distinct out-neighbours, by id
+            pairs = [np.unique(s * len(G) + d) for s, d, _ in out_edges(G.store)]
+            key = np.concatenate(pairs) if pairs else np.zeros(0, np.int64)
+            o = (np.r_[0, np.cumsum(np.bincount(key // max(len(G), 1), minlength=len(G)))],
+                 key % max(len(G), 1))
+        counts.append(np.diff(o[0]))
+        dsts.append(o[1] + offset)
+        offset += len(G)
+    indptr = np.r_[0, np.cumsum(np.concatenate(counts))].astype(np.int64)
+    return unsorted(indptr, np.concatenate(dsts).astype(np.int64))
 
 
 def union_weight(graphs):

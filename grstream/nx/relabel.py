@@ -1,4 +1,5 @@
 """Relabelling a backend graph: new labels over the same store, no data copied."""
+from .adjacency import copied
 from .graph import GrstreamGraph
 
 
@@ -6,7 +7,7 @@ def _relabelled(G, labels):
     return GrstreamGraph(G.store, labels, directed=G.is_directed(), multigraph=G.is_multigraph(),
                          weight=G.weight, attrs_known=G.attrs_known,
                          num_edges=G.number_of_edges(), graph_attrs=G.graph, owner=G,
-                         order=G.order)
+                         order=copied(G.order, len(G), G.is_directed()))
 
 
 def new_labels(G, mapping):

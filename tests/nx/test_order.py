@@ -3,7 +3,7 @@ and of every node's neighbours) is shuffled: BFS trees, layers, paths, predecess
 call the backend cannot answer exactly raises NotImplementedError (NetworkX then answers)."""
 import networkx as nx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from grstream.nx import convert_from_nx
@@ -101,3 +101,21 @@ def test_bfs_on_a_shuffled_large_graph_equals_networkx():
     H.add_edges_from(edges)
     assert list(nx.bfs_edges(H, 0, backend=GS)) == list(nx.bfs_edges(H, 0))
     assert list(nx.bfs_layers(H, [0, 7], backend=GS)) == list(nx.bfs_layers(H, [0, 7]))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shuffled_graphs(), shuffled_graphs(), st.data())
+def test_relabelled_and_united_graphs_keep_networkx_order(G, H, data):
+    assume(not G.is_multigraph())   # the backend keeps no edge keys: multigraphs are refused
+    H = nx.relabel_nodes(H, lambda x: f"h{x}")
+    if G.is_directed() != H.is_directed() or H.is_multigraph():
+        H = nx.relabel_nodes(G, lambda x: f"h{x}")
+    B, C = convert_from_nx(G), convert_from_nx(H)
+    pairs = [(nx.relabel_nodes(B, lambda x: f"r{x}"), nx.relabel_nodes(G, lambda x: f"r{x}")),
+             (nx.convert_node_labels_to_integers(B, 3), nx.convert_node_labels_to_integers(G, 3)),
+             (nx.union(B, C), nx.union(G, H)),
+             (nx.union_all([B, C], rename=("a", "b")), nx.union_all([G, H], rename=("a", "b"))),
+             (nx.disjoint_union(B, C), nx.disjoint_union(G, H))]
+    for got, want in pairs:
+        s = data.draw(st.sampled_from(list(want)))
+        assert list(nx.bfs_edges(got, s)) == list(nx.bfs_edges(want, s))
