@@ -250,31 +250,57 @@ def _same(a, b):
     return ast.dump(a) == ast.dump(b)
 
 
+#: vertices per block of seed_is_silent's pass: reads are views of the state, the temporaries
+#: a block's messages
+SILENT_BLOCK = 1 << 16
+
+
 def seed_is_silent(spec, program, state, seed):
     """Whether the vertices outside a run's ``seed`` send messages that change nobody, the one
     assumption of push the source cannot show (module docstring): True, False, or None when it
     cannot be checked without the edges (a message reading the edge or the receiver). Checked
     against the most resistant receiver: a message ``m`` of a vertex outside the seed must leave
-    ``M(m, x) == x`` for the state value x that a min (max, or, and) lowers most easily."""
+    ``M(m, x) == x`` for the state value x that a min (max, or, and) lowers most easily.
+
+    One pass over the state in contiguous blocks of SILENT_BLOCK vertices: each block's fields
+    are views (no id list of the vertices outside the seed, no gathered copies), its messages
+    are tested and the seed's own vertices masked out, and the pass stops at the first block
+    that fails."""
     import numpy as np
     from .views import VertexView
     field = getattr(spec, "push_field", None)
     if field is None or spec.gather_from != "all":
         return None
-    dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
-    fns = [sender_map(spec, d) for d in dirs]
-    if any(f is None for f in fns):
+    fns = _sender_maps(spec)
+    if fns is None:
         return None
-    others = np.flatnonzero(~np.broadcast_to(np.asarray(seed, dtype=bool), state[field].shape))
-    if not len(others):
-        return True
     values = state[field]
+    seed = np.broadcast_to(np.asarray(seed, dtype=bool), values.shape)
+    n = values.shape[0]
+    if not n:
+        return True
     monoid = spec.gather_reduce
     extreme = values.max() if monoid.name in ("min", "and") else values.min()
-    view = VertexView(state, {}, others, len(others))
-    for fn in fns:
-        msg = np.asarray(fn(program, view))
-        with np.errstate(invalid="ignore"):
-            if not np.all(monoid.ufunc(msg, extreme) == extreme):
-                return False
+    lanes = values.shape[1] if values.ndim > 1 else None
+    for lo in range(0, n, SILENT_BLOCK):
+        hi = min(n, lo + SILENT_BLOCK)
+        view = VertexView(state, {}, slice(lo, hi), hi - lo, lanes=lanes)
+        quiet = seed[lo:hi]
+        for fn in fns:
+            msg = np.asarray(fn(program, view))
+            with np.errstate(invalid="ignore"):
+                if not np.all((monoid.ufunc(msg, extreme) == extreme) | quiet):
+                    return False
     return True
+
+
+def _sender_maps(spec):
+    """The sender maps of every gather direction of ``spec`` (``sender_map``), compiled once per
+    program class; None when one of them reads more than the sender."""
+    peeled = getattr(spec, "push_peeled", None)
+    cached = spec.__dict__.get("_silent_maps")
+    if cached is None or cached[0] is not peeled:   # derived again: compile again
+        dirs = ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,)
+        fns = [sender_map(spec, d) for d in dirs]
+        cached = spec._silent_maps = (peeled, None if any(f is None for f in fns) else fns)
+    return cached[1]

@@ -269,3 +269,45 @@ def test_sender_map_peels_absorbed_receiver_terms():
     assert sender_map(DagLevels.spec, "in") is None     # and the receiver's distance
     assert sender_map(PageRank.spec, "in") is None      # not push-valid
     assert sender_map(Delta.spec, "in") is None         # not absorbing: nothing is peeled
+
+
+def _bfs_state(n, source, other=None):
+    from grstream.algorithms.bfs import UNREACHED
+    level = np.full(n, UNREACHED, dtype=np.int64)
+    level[source] = 0
+    if other is not None:
+        level[other] = 3
+    seed = np.zeros(n, dtype=bool)
+    seed[source] = True
+    return {"level": level}, seed
+
+
+@pytest.mark.parametrize("other", [None, 7, (1 << 16) + 5, (3 << 16) - 1])
+def test_seed_is_silent_blocks(other):
+    """The blockwise pass finds a loud vertex outside the seed in any block (the first, a later
+    one, the last vertex), and masks the seed's own vertices out wherever they are."""
+    from grstream.program.push import SILENT_BLOCK, seed_is_silent
+    n = 3 * SILENT_BLOCK
+    state, seed = _bfs_state(n, (2 << 16) + 9, other)
+    assert seed_is_silent(BFS.spec, BFS(source=0), state, seed) is (other is None)
+
+
+def test_seed_is_silent_reads_views(monkeypatch):
+    """The check reads the state by contiguous blocks (views, no id list of the vertices outside
+    the seed) and compiles the sender maps once per program class, not once per run."""
+    from grstream.program import push
+    from grstream.program.views import VertexView
+    calls, views = [], []
+    real_map, real_init = push.sender_map, VertexView.__init__
+    monkeypatch.setattr(push, "sender_map", lambda *a: calls.append(a) or real_map(*a))
+
+    def init(self, fields, builtins, index, count, **kw):
+        views.append(index)
+        real_init(self, fields, builtins, index, count, **kw)
+    monkeypatch.setattr(VertexView, "__init__", init)
+    BFS.spec.__dict__.pop("_silent_maps", None)
+    state, seed = _bfs_state(1000, 3)
+    for _ in range(3):
+        assert push.seed_is_silent(BFS.spec, BFS(source=3), state, seed) is True
+    assert len(calls) == 1
+    assert views and all(isinstance(i, slice) for i in views)
