@@ -1,0 +1,34 @@
+"""tools/bench_cpu_peers.py on a small graph: every installed peer's result agrees with grstream's
+(the checks the benchmark keeps a time by), and the table names every column."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "bench_cpu_peers.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_cpu_peers", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_peers_agree(bench, tmp_path, capsys):
+    out = tmp_path / "table.md"
+    bench.main(["--scale", "9", "--bc-scale", "8", "--bc-sources", "4", "--repeat", "1",
+                "--shards", "3", "--markdown", str(out)])
+    text = out.read_text()
+    assert "differs" not in text and "RESULTS DIFFER" not in capsys.readouterr().out
+    rows = [line for line in text.splitlines() if line.startswith("| RMAT")]
+    assert [r.split(" | ")[1] for r in rows] == ["bfs", "sssp", "cc", "pagerank",
+                                                 "betweenness, 4 sources"]
+    assert "scipy" in text
+
+
+def test_partition_check(bench):
+    assert bench.same_partition([0, 0, 2], [5, 5, 1])
+    assert not bench.same_partition([0, 0, 2], [5, 1, 1])
+    assert not bench.same_partition([0, 1, 2], [5, 5, 1])

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""grstream's one call against the C libraries on the same graph, in the same run.
+
+    python tools/bench_cpu_peers.py --scale 20 [--bc-scale 18 --bc-sources 64] [--repeat 3]
+
+One RMAT graph (grstream's generator, seed 1, weights 1..255), parallel edges reduced to the
+lightest and self-loops dropped, so every system holds the same simple weighted digraph: a
+shard store (ids kept) for grstream, one CSR for scipy, and the graphs of python-graphblas,
+networkit and igraph built from it (building is not timed). Each figure is the median of
+--repeat runs of one call, after a warm-up call, from an opened store (grstream: ``bfs``, ``sssp``,
+``connected_components``, ``pagerank`` and ``betweenness`` of grstream.algorithms, set-up
+included). A peer that is not installed is skipped and named in the output. Every peer's result
+is checked against grstream's before its time is kept: BFS levels, SSSP distances and CC
+partitions equal, PageRank within 1e-6 in L1 (each runs to its own 1e-8-level tolerance),
+betweenness (64 sources sampled as NetworkX samples them, unnormalized) within 1e-9 relative.
+
+Peers: scipy.sparse.csgraph (breadth_first_order, dijkstra, connected_components) and a scipy
+SpMV power iteration for PageRank; python-graphblas (level BFS, min-plus Bellman-Ford, PageRank
+by vxm); networkit (BFS, Dijkstra, WeaklyConnectedComponents, PageRank); igraph (bfs,
+distances, connected_components, pagerank, betweenness with ``sources``).
+"""
+import argparse
+import datetime
+import importlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_cpu  # noqa: E402
+import grstream as gr  # noqa: E402
+from grstream.algorithms import bc, bfs, cc, pagerank, sssp  # noqa: E402
+from grstream.io.generate import rmat  # noqa: E402
+
+PEERS = ("scipy", "graphblas", "networkit", "igraph")
+TOL = 1e-10   # PageRank: L1 change at which every system stops
+
+
+def median_time(fn, repeat, warm=True):
+    """(median seconds of ``repeat`` calls, a call's result): after one untimed warm-up call
+    (imports, first touch of the inputs: what a process pays once), or with ``warm`` False the
+    first call timed too."""
+    t0 = time.perf_counter()
+    out = fn()
+    first = time.perf_counter() - t0
+    if warm:
+        return bench_cpu.median_time(fn, repeat), out
+    return statistics.median([first] + [bench_cpu.median_time(fn, 1)
+                                        for _ in range(repeat - 1)]), out
+
+
+def simple_graph(scale, seed=1):
+    """(n, src, dst, weight) of an RMAT graph without self-loops, one (lightest) edge per pair,
+    sorted by (src, dst); ids past the largest endpoint are left out."""
+    src, dst, w = rmat(scale, edge_factor=16, seed=seed, weights=True)
+    keep = src != dst
+    src, dst, w = src[keep].astype(np.int64), dst[keep].astype(np.int64), w[keep]
+    order = np.lexsort((w, dst, src))
+    src, dst, w = src[order], dst[order], w[order]
+    first = np.ones(len(src), dtype=bool)
+    first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+    src, dst, w = src[first], dst[first], w[first]
+    # an edge array gives a store of max id + 1 vertices: every system gets that many
+    return int(max(src.max(), dst.max())) + 1, src, dst, w
+
+
+def peers_available():
+    have = {}
+    for name, module in (("scipy", "scipy"), ("graphblas", "graphblas"),
+                         ("networkit", "networkit"), ("igraph", "igraph")):
+        try:
+            have[name] = importlib.import_module(module)
+        except ImportError as exc:
+            print(f"skipped {name}: {exc}", file=sys.stderr)
+    return have
+
+
+class Graphs:
+    """The one graph in every system's form."""
+
+    def __init__(self, n, src, dst, w, have):
+        self.n, self.have = n, have
+        self.A = sp.csr_matrix((w, (src, dst)), shape=(n, n))
+        self.A.sort_indices()
+        self.A1 = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+        if "graphblas" in have:
+            gb = have["graphblas"]
+            self.gbA = gb.Matrix.from_coo(src, dst, w, nrows=n, ncols=n)
+        if "networkit" in have:
+            nk = have["networkit"]
+            self.nk = nk.GraphFromCoo((w, (src, dst)), n=n, directed=True, weighted=True)
+            self.nk.indexEdges()
+            self.nk1 = nk.GraphFromCoo((np.ones(len(src)), (src, dst)), n=n, directed=True,
+                                       weighted=False)
+        if "igraph" in have:
+            ig = have["igraph"]
+            self.ig = ig.Graph(n=n, edges=np.column_stack([src, dst]), directed=True)
+            self.ig.es["weight"] = w
+
+
+# ---------------------------------------------------------------------- the peers' calls
+def scipy_bfs(g, s):
+    """scipy's BFS order and tree (what its call computes); checked against levels by
+    :func:`check`: the same vertices reached, every tree parent one level up."""
+    return csgraph.breadth_first_order(g.A1, s, directed=True, return_predecessors=True)
+
+
+def graphblas_levels(g, s):
+    gb = g.have["graphblas"]
+    level = gb.Vector(int, g.n)
+    q = gb.Vector(bool, g.n)
+    q[s] = True
+    depth = 0
+    while q.nvals:
+        level(q.S) << depth
+        q(~level.S, replace=True) << q.vxm(g.gbA, gb.semiring.any_pair)
+        depth += 1
+    out = np.full(g.n, -1, dtype=np.int64)
+    idx, vals = level.to_coo()
+    out[idx] = vals
+    return out
+
+
+def graphblas_dist(g, s):
+    gb = g.have["graphblas"]
+    d = gb.Vector(float, g.n)
+    d[s] = 0.0
+    while True:
+        new = d.dup()
+        new(gb.binary.min) << d.vxm(g.gbA, gb.semiring.min_plus)
+        if new.isequal(d):
+            break
+        d = new
+    out = np.full(g.n, np.inf)
+    idx, vals = d.to_coo()
+    out[idx] = vals
+    return out
+
+
+def scipy_pagerank(A1, n, d=0.85):
+    out = np.asarray(A1.sum(axis=1)).ravel()
+    inv = np.divide(1.0, out, out=np.zeros(n), where=out > 0)
+    AT = A1.T.tocsr()
+    x = np.full(n, 1.0 / n)
+    while True:
+        new = d * (AT @ (x * inv) + x[out == 0].sum() / n) + (1 - d) / n
+        if np.abs(new - x).sum() < TOL:
+            return new
+        x = new
+
+
+def peer_calls(g, s):
+    """{algorithm: {peer: zero-argument call}} of the peers installed."""
+    have, n = g.have, g.n
+    calls = {"bfs": {}, "sssp": {}, "cc": {}, "pagerank": {}}
+    calls["bfs"]["scipy"] = lambda: scipy_bfs(g, s)
+    calls["sssp"]["scipy"] = lambda: csgraph.dijkstra(g.A, directed=True, indices=s)
+    calls["cc"]["scipy"] = lambda: csgraph.connected_components(g.A1, directed=True,
+                                                                connection="weak")[1]
+    calls["pagerank"]["scipy"] = lambda: scipy_pagerank(g.A1, n)
+    if "graphblas" in have:
+        calls["bfs"]["graphblas"] = lambda: graphblas_levels(g, s)
+        calls["sssp"]["graphblas"] = lambda: graphblas_dist(g, s)
+    if "networkit" in have:
+        nk = have["networkit"]
+
+        def nk_bfs():
+            d = np.asarray(nk.distance.BFS(g.nk1, s).run().getDistances())
+            return np.where(d > n, -1, d).astype(np.int64)
+
+        def nk_sssp():
+            d = np.asarray(nk.distance.Dijkstra(g.nk, s).run().getDistances())
+            return np.where(d > 1e300, np.inf, d)
+
+        def nk_cc():
+            c = nk.components.WeaklyConnectedComponents(g.nk1)
+            c.run()
+            return np.asarray(c.getPartition().getVector())
+
+        def nk_pr():
+            pr = nk.centrality.PageRank(g.nk1, damp=0.85, tol=1e-12,
+                                        distributeSinks=nk.centrality.SinkHandling.DistributeSinks)
+            pr.run()
+            x = np.asarray(pr.scores())
+            return x / x.sum()
+        calls["bfs"]["networkit"], calls["sssp"]["networkit"] = nk_bfs, nk_sssp
+        calls["cc"]["networkit"], calls["pagerank"]["networkit"] = nk_cc, nk_pr
+    if "igraph" in have:
+        def ig_bfs():
+            out = np.full(n, -1, dtype=np.int64)
+            vids, layers, _ = g.ig.bfs(s, mode="out")
+            for depth in range(len(layers) - 1):
+                out[vids[layers[depth]:layers[depth + 1]]] = depth
+            return out
+        calls["bfs"]["igraph"] = ig_bfs
+        calls["sssp"]["igraph"] = lambda: np.asarray(
+            g.ig.distances(source=s, weights="weight", mode="out")[0])
+        calls["cc"]["igraph"] = lambda: np.asarray(
+            g.ig.connected_components(mode="weak").membership)
+        calls["pagerank"]["igraph"] = lambda: np.asarray(g.ig.pagerank(directed=True))
+    return calls
+
+
+def same_partition(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+    return len(pairs) == len(np.unique(a)) == len(np.unique(b))
+
+
+def check(algo, mine, theirs):
+    if algo == "bfs" and isinstance(theirs, tuple):   # scipy: (order, predecessors)
+        order, pred = theirs
+        reached, rest = mine >= 0, order[1:]
+        return (reached.sum() == len(order) and bool(reached[order].all())
+                and bool((mine[pred[rest]] == mine[rest] - 1).all()))
+    theirs = np.asarray(theirs)
+    if algo == "bfs":
+        return np.array_equal(mine, theirs)
+    if algo == "sssp":
+        return np.array_equal(np.isinf(mine), np.isinf(theirs)) and np.allclose(
+            mine[np.isfinite(mine)], theirs[np.isfinite(theirs)], rtol=1e-12, atol=0)
+    if algo == "cc":
+        return same_partition(mine, theirs)
+    return float(np.abs(mine - theirs).sum()) < 1e-6
+
+
+# ---------------------------------------------------------------------- the run
+def engine_calls(store, s):
+    return {"bfs": lambda: bfs.bfs(store, s)[0],
+            "sssp": lambda: sssp.sssp(store, s)[0],
+            "cc": lambda: cc.connected_components(store)[0],
+            "pagerank": lambda: pagerank.pagerank(store, weight=None, tol=TOL)[0]}
+
+
+def run_main(args, have, tmp):
+    n, src, dst, w = simple_graph(args.scale)
+    path = os.path.join(tmp, f"rmat{args.scale}.h5")
+    gr.build_shards(np.column_stack([src, dst, w]), path, weighted=True, renumber=False,
+                    num_shards=args.shards, progress=False)
+    g = Graphs(n, src, dst, w, have)
+    s = int(np.argmax(np.diff(g.A.indptr)))   # the highest-out-degree vertex
+    rows = []
+    with gr.ShardStore(path) as store:
+        assert int(store.num_vertices) == n
+        mine_calls, peers = engine_calls(store, s), peer_calls(g, s)
+        for algo in ("bfs", "sssp", "cc", "pagerank"):
+            t, mine = median_time(mine_calls[algo], args.repeat)
+            row = {"graph": f"RMAT-{args.scale}", "algo": algo, "grstream": t, "peers": {}}
+            for peer, call in peers[algo].items():
+                tp, theirs = median_time(call, args.repeat)
+                row["peers"][peer] = (tp, check(algo, mine, theirs))
+            rows.append(row)
+            print(format_row(row), flush=True)
+    return rows
+
+
+def run_bc(args, have, tmp):
+    n, src, dst, w = simple_graph(args.bc_scale)
+    path = os.path.join(tmp, f"rmat{args.bc_scale}.h5")
+    gr.build_shards(np.column_stack([src, dst]), path, renumber=False, num_shards=args.shards,
+                    progress=False)
+    sources = bc.sample_sources(n, args.bc_sources, 1)
+    row = {"graph": f"RMAT-{args.bc_scale}", "algo": f"betweenness, {args.bc_sources} sources",
+           "peers": {}}
+    with gr.ShardStore(path) as store:
+        t, mine = median_time(lambda: bc.betweenness(store, sources=sources, normalized=False)[0],
+                              args.bc_repeat, warm=False)
+    row["grstream"] = t
+    if "igraph" in have:
+        g = have["igraph"].Graph(n=n, edges=np.column_stack([src, dst]), directed=True)
+        tp, theirs = median_time(lambda: np.asarray(
+            g.betweenness(directed=True, sources=[int(v) for v in sources])), args.repeat)
+        ok = np.allclose(mine, theirs, rtol=1e-9, atol=1e-9)
+        row["peers"]["igraph"] = (tp, ok)
+    print(format_row(row), flush=True)
+    return [row]
+
+
+def format_row(row):
+    cells = [f"{p} {t:.3f} s ({row['grstream'] / t:.2f}x){'' if ok else ' RESULTS DIFFER'}"
+             for p, (t, ok) in row["peers"].items()]
+    return f"{row['graph']} {row['algo']}: grstream {row['grstream']:.3f} s; " + "; ".join(cells)
+
+
+def markdown(rows, args, have):
+    cols = [p for p in PEERS if p in have]
+    lines = [f"Device: {bench_cpu.cpu_model()}, {os.cpu_count()} cores, shared with other work (medians of "
+             f"{args.repeat}). Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
+             f"UTC. Command: `python tools/bench_cpu_peers.py {' '.join(sys.argv[1:])}`. "
+             f"Skipped (not installed): {', '.join(p for p in PEERS if p not in have) or 'none'}.",
+             "", "| graph | algorithm | grstream | " + " | ".join(cols) + " | grstream / best |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " | --- |"]
+    for r in rows:
+        cells = []
+        for p in cols:
+            t, ok = r["peers"].get(p, (None, True))
+            cells.append("-" if t is None else f"{t:.3f} s" + ("" if ok else " (differs)"))
+        best = min((t for t, ok in r["peers"].values() if ok), default=None)
+        ratio = "-" if best is None else f"{r['grstream'] / best:.2f} x"
+        lines.append(f"| {r['graph']} | {r['algo']} | {r['grstream']:.3f} s | "
+                     + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scale", type=int, default=20)
+    ap.add_argument("--bc-scale", type=int, default=18)
+    ap.add_argument("--bc-sources", type=int, default=64)
+    ap.add_argument("--shards", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bc-repeat", type=int, default=1, help="grstream betweenness runs")
+    ap.add_argument("--skip-bc", action="store_true")
+    ap.add_argument("--markdown", help="write the table to this file")
+    args = ap.parse_args(argv)
+    have = peers_available()
+    with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
+        rows = run_main(args, have, tmp)
+        if not args.skip_bc:
+            rows += run_bc(args, have, tmp)
+    text = markdown(rows, args, have)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
