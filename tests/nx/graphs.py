@@ -5,8 +5,8 @@ from hypothesis import strategies as st
 
 @st.composite
 def nx_graphs(draw, directed=None, weighted=None, max_nodes=10, min_nodes=1, float_weights=False):
-    """A Graph or DiGraph on nodes "n0", "n1", ... with edges added in node order, so that
-    NetworkX's neighbour order is node order (the backend's order for ties)."""
+    """A Graph or DiGraph on nodes "n0", "n1", ... with edges added in node order (neighbours
+    in node order; tests/nx/test_order.py shuffles the insertion order)."""
     directed = draw(st.booleans()) if directed is None else directed
     weighted = draw(st.booleans()) if weighted is None else weighted
     n = draw(st.integers(min_nodes, max_nodes))
