@@ -143,15 +143,26 @@ def main(args):
     if args.pinned_budget is not None:
         args.pinned_budget = parse_bytes(args.pinned_budget)
     _check_outputs(args)
+    # under an MPI launcher with several ranks each process is one rank (docs/DISTRIBUTED.md):
+    # rank 0 alone shows progress and writes the outputs and the summary
+    from ..distributed import world_from_environment
+    world = world_from_environment()
+    lead = world is None or world.Get_rank() == 0
     if args.store is None:
         from ..defaults import default_store
-        path = default_store(progress=not args.quiet)
+        for turn in (True, False) if world is not None else (True,):
+            if turn == lead:   # rank 0 builds the default store before the others open it
+                path = default_store(progress=not args.quiet and lead)
+            if world is not None and turn:
+                world.Barrier()
     else:
         path = args.store
     t0 = time.perf_counter()
     with store_mod.open(path) as store:
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
-                       "progress": not args.quiet, "direction": args.direction}
+                       "progress": not args.quiet and lead, "direction": args.direction}
+        if world is not None:
+            run_options["comm"] = world
         if args.push_threshold is not None:
             run_options["push_threshold"] = args.push_threshold
         if args.pinned_budget is not None:
@@ -160,12 +171,15 @@ def main(args):
         values, results = algo.entry(store, **given, **run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
+        if not lead:
+            return 0
         if args.output:
             write_values(args.output, store, algo, values)
         if args.stats_json:
             from ..engine.result import jsonable
             from ..io.write import save_text
             doc = {"algorithm": algo.name, "store": str(path), "seconds": seconds,
+                   "ranks": 1 if world is None else world.Get_size(),
                    "throughput": throughput(results, seconds),
                    "runs": [r.to_json_dict() for r in results]}
             text = json.dumps(jsonable(doc), indent=2)
@@ -222,6 +236,8 @@ def throughput(results, seconds):
 def summary(algo, store, values, results, seconds):
     iters = sum(r.iterations for r in results)
     read = sum(r.totals()["bytes_read"] for r in results)
+    ranks, ranks_read = _ranks_summary(results)
+    read = read if ranks_read is None else ranks_read   # ranks: every rank's reads
     h2d = sum(r.totals()["bytes_h2d"] for r in results)
     device = results[0].info.get("backend", "?") if results else "?"
     extra = algo.summary(store, values, results)
@@ -241,7 +257,24 @@ def summary(algo, store, values, results, seconds):
     return (f"{algo.name}: {store.num_vertices:,} vertices, {store.num_edges:,} edges, "
             f"{store.num_shards} shards, {iters} iterations, {seconds:.3f} s on {device}, "
             f"{format_bytes(read)} read ({_gbs(rates['store_gb_per_s'])})" + gpu
-            + (f", {extra}" if extra else ""))
+            + ranks + (f", {extra}" if extra else ""))
+
+
+def _ranks_summary(results):
+    """Ranks: each rank's bytes read and its exchange's bytes and seconds, over every run, and
+    the bytes all ranks read (``("", None)`` for a run in one process)."""
+    per = {}
+    for r in results:
+        for st in r.info.get("rank_stats", ()):
+            t = per.setdefault(st["rank"], [0, 0, 0.0])
+            t[0] += st["bytes_read"]
+            t[1] += st["exchange_bytes"]
+            t[2] += st["exchange_s"]
+    if not per:
+        return "", None
+    return f"; {len(per)} ranks (read / exchanged / exchange time): " + ", ".join(
+        f"{format_bytes(a)} / {format_bytes(b)} / {c:.3f} s" for _, (a, b, c) in sorted(per.items())
+    ), sum(a for a, _, _ in per.values())
 
 
 def _gbs(rate):

@@ -1,6 +1,7 @@
 """Ranks: every program under ``mpiexec -n 2`` and ``-n 3`` equals one process
 (tests/distributed/ranks_check.py runs the cases on every rank), a failing rank ends every rank
 with an error naming it, and the partition. Skips without mpi4py or mpiexec."""
+import json
 import os
 import shutil
 import subprocess
@@ -61,7 +62,8 @@ def test_ranks_pull_only():
 def test_partition_is_contiguous_and_balanced_by_edges(tmp_path):
     rng = np.random.default_rng(3)
     edges = rng.integers(0, 400, (4000, 2))
-    store = gr.open(gr.build_shards(edges, tmp_path / "g.h5", num_shards=12, progress=False))
+    gr.build_shards(edges, tmp_path / "g.h5", num_shards=12, progress=False)
+    store = gr.open(tmp_path / "g.h5")
     S = store.num_shards
     weight = np.array([store.shard_info(i).num_in_edges + store.shard_info(i).num_out_edges + 1
                        for i in range(S)])
@@ -86,11 +88,32 @@ def test_plain_runs_need_no_mpi(monkeypatch):
 def test_a_world_of_one_equals_a_plain_run(tmp_path):
     from mpi4py import MPI
     rng = np.random.default_rng(5)
-    store = gr.open(gr.build_shards(rng.integers(0, 200, (900, 2)), tmp_path / "g.h5", num_shards=4,
-                                    progress=False))
+    gr.build_shards(rng.integers(0, 200, (900, 2)), tmp_path / "g.h5", num_shards=4, progress=False)
+    store = gr.open(tmp_path / "g.h5")
     program = gr.algorithms.bfs.BFS(source=3)
     plain = gr.run(program, store)
     ranked = gr.run(gr.algorithms.bfs.BFS(source=3), store, comm=MPI.COMM_SELF)
     assert np.array_equal(plain.value, ranked.value)
     assert ranked.info["ranks"] == 1 and ranked.info["rank_stats"][0]["shards"] == [0, store.num_shards]
     store.close()
+
+
+@needs_mpi
+def test_the_command_line_under_mpiexec(tmp_path):
+    rng = np.random.default_rng(11)
+    path = tmp_path / "g.h5"
+    gr.build_shards(rng.integers(0, 300, (2000, 2)), path, num_shards=5, progress=False)
+    one = tmp_path / "one.csv"
+    subprocess.run([sys.executable, "-m", "grstream", "run", "pagerank", str(path), "-o", str(one),
+                    "--quiet"], cwd=ROOT, check=True, capture_output=True)
+    out = mpirun(2, "grstream", "run", "pagerank", str(path), "-o", str(tmp_path / "two.csv"),
+                 "--stats-json", str(tmp_path / "s.json"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    want, got = (np.loadtxt(p, delimiter=",", skiprows=1) for p in (one, tmp_path / "two.csv"))
+    assert np.allclose(got, want, rtol=1e-12)
+    assert out.stderr.count("pagerank: 300 vertices") == 1 and "2 ranks (read / exchanged" in out.stderr
+    assert out.stderr.count("| 0/") == 1   # one progress bar
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert doc["ranks"] == 2
+    stats = doc["runs"][0]["info"]["rank_stats"]
+    assert [s["rank"] for s in stats] == [0, 1] and all(s["exchange_bytes"] > 0 for s in stats)
