@@ -124,7 +124,8 @@ def test_map_ahead_raises_at_the_failing_item_and_stops_a_waiting_producer():
         while True:
             yield pool.acquire()
 
+    before = set(threading.enumerate())
     items = map_ahead(lambda b: b, source(), threads=2, pool=pool)
     assert next(items) == 0
-    items.close()   # returns: the producer waiting in acquire is woken
-    assert not any(t.name.startswith("grstream-read") for t in threading.enumerate())
+    items.close()   # returns: the producer waiting in acquire is woken, the workers are joined
+    assert [t for t in threading.enumerate() if t not in before] == []
