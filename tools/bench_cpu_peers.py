@@ -318,12 +318,13 @@ def main(argv=None):
     ap.add_argument("--shards", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bc-repeat", type=int, default=1, help="grstream betweenness runs")
-    ap.add_argument("--skip-bc", action="store_true")
+    ap.add_argument("--skip-bc", action="store_true", help="leave betweenness out")
+    ap.add_argument("--only-bc", action="store_true", help="betweenness alone")
     ap.add_argument("--markdown", help="write the table to this file")
     args = ap.parse_args(argv)
     have = peers_available()
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
-        rows = run_main(args, have, tmp)
+        rows = [] if args.only_bc else run_main(args, have, tmp)
         if not args.skip_bc:
             rows += run_bc(args, have, tmp)
     text = markdown(rows, args, have)
