@@ -88,6 +88,8 @@ class Session:
                  push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
                  comm: Any = None, **options: Any) -> None:
         from ..devices import resolve
+        if comm is not None and device == "auto":   # ranks run on the CPU executor (for now)
+            device = "cpu"
         if comm is not None and direction != "pull":   # ranks pull (docs/DISTRIBUTED.md)
             if direction == "push":
                 raise UsageError("direction='push': ranks run pull plans only")

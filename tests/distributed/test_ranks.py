@@ -92,8 +92,9 @@ def test_a_world_of_one_equals_a_plain_run(tmp_path):
     store = gr.open(tmp_path / "g.h5")
     program = gr.algorithms.bfs.BFS(source=3)
     plain = gr.run(program, store)
-    ranked = gr.run(gr.algorithms.bfs.BFS(source=3), store, comm=MPI.COMM_SELF)
+    ranked = gr.run(gr.algorithms.bfs.BFS(source=3), store, comm=MPI.COMM_SELF, device="auto")
     assert np.array_equal(plain.value, ranked.value)
+    assert ranked.info["backend"] == "cpu"   # "auto" ranks: the CPU, on a GPU machine too
     assert ranked.info["ranks"] == 1 and ranked.info["rank_stats"][0]["shards"] == [0, store.num_shards]
     store.close()
 
