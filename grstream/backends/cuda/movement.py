@@ -149,8 +149,11 @@ class Mover:
 
     def _produce(self, units, pool):
         """Runs on the read-ahead thread: the host side of each unit, in plan order. The reads of
-        up to ``read_threads`` units run at once (:meth:`_reads`); packing follows in order."""
-        for u, reads in map_ahead(self._fill, self._reads(units, pool), self.read_threads, pool):
+        up to ``read_threads`` units run at once (:meth:`_reads`); packing follows in order. A
+        plan that reads nothing from the store (resident, held, cached units) starts no thread:
+        its units are handed over on the caller's thread, with no pool to set up per plan."""
+        threads = self.read_threads if any(self._needs_store(u) for u in units) else 1
+        for u, reads in map_ahead(self._fill, self._reads(units, pool), threads, pool):
             if u.transfer == "compact":   # a cached shard is packed into a staging buffer
                 for k, (i, views, nbytes, b) in enumerate(reads):
                     if b is None:

@@ -77,7 +77,9 @@ def test_cli_stats_json_names_the_tiers(gpu, tmp_path, rng, capsys):
     from grstream.cli import main
     n, src, dst, w = skewed_graph(rng, n=2000, m=20000, hub_edges=1000)
     store = build(tmp_path, n, src, dst, w, num_shards=6)
-    low = gpu_minimum(gr.algorithms.pagerank.PageRank(), store)
+    # the program the CLI runs on this (weighted) store, whose minimum the budget is
+    from grstream.algorithms.pagerank import pagerank_program
+    low = gpu_minimum(pagerank_program(store), store)
     out = tmp_path / "stats.json"
     assert main(["run", "pagerank", str(store.path), "--device", "cuda", "--max-iter", "3",
                  "--memory-budget", str(low), "--stats-json", str(out)]) == 0
