@@ -53,16 +53,7 @@ def _bfs_edges(a):
 
 
 def _nonnegative(G, weight, what):
-    if callable(weight):
-        return f"a weight function cannot run in grstream's {what} program"
-    if weight is None:
-        return True
-    w = weights(G, weight)
-    if not w.known:
-        return f"the graph was converted without edge attribute {weight!r}"
-    if not (w.numeric and w.finite and w.lo >= 0):
-        return f"grstream's {what} needs finite non-negative numbers as {weight!r}"
-    return True
+    return rules.numeric_weights(G, weight, what, nonnegative=True)
 
 
 def _dijkstra(a):

@@ -5,7 +5,9 @@ import math
 from .convert import weights
 
 
-def _numeric_weights(G, weight, what):
+def numeric_weights(G, weight, what, nonnegative=False):
+    """True where ``weight`` names finite numbers on every edge (and, with ``nonnegative``, none
+    below 0), else the reason grstream's ``what`` program cannot run."""
     if callable(weight):
         return f"a weight function cannot run in grstream's {what} program"
     if weight is None:
@@ -13,8 +15,9 @@ def _numeric_weights(G, weight, what):
     w = weights(G, weight)
     if not w.known:
         return f"the graph was converted without edge attribute {weight!r}"
-    if not (w.numeric and w.finite):
-        return f"grstream's {what} needs finite numbers as {weight!r}"
+    if not (w.numeric and w.finite and (w.lo >= 0 or not nonnegative)):
+        kind = "finite non-negative numbers" if nonnegative else "finite numbers"
+        return f"grstream's {what} needs {kind} as {weight!r}"
     return True
 
 
@@ -36,7 +39,7 @@ def _eigenvector(a):
         ok = _every_node(a["G"], a["nstart"], "nstart", nonnegative=True)
         if ok is not True:
             return ok
-    return _numeric_weights(a["G"], a["weight"], "eigenvector centrality")
+    return numeric_weights(a["G"], a["weight"], "eigenvector centrality")
 
 
 def _katz(a):
@@ -56,7 +59,7 @@ def _katz(a):
                 return "beta must be finite"
         except (TypeError, ValueError):
             return f"beta={beta!r} is neither a number nor a dict"
-    return _numeric_weights(G, a["weight"], "Katz centrality")
+    return numeric_weights(G, a["weight"], "Katz centrality")
 
 
 def _reverse(a):
