@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 
 from ..errors import OutputExistsError, UsageError
-from ..io.atomic import (check_folder, commit, creation_error, no_space_error, refuse_special,
+from ..io.atomic import (check_output, commit, creation_error, no_space_error,
                          remove_stale_temporaries, temporary_path)
 from ..store import format as fmt
 
@@ -33,8 +33,7 @@ class StoreWriter:
         if self.path.exists() and not overwrite:  # early; commit checks again, exclusively
             raise OutputExistsError(f"{self.path} exists (pass overwrite=True to replace it)",
                                     path=self.path)
-        refuse_special(self.path, "store")
-        check_folder(self.path.absolute().parent, f"store {self.path}")
+        check_output(self.path, what="store")
         remove_stale_temporaries(self.path.parent)
         self.tmp_path = temporary_path(self.path)
         try:
