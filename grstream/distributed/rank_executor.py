@@ -20,7 +20,7 @@ class RankExecutor:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         lo, hi = self.ranks.span
-        own = [(max(a, lo), min(b, hi)) for a, b in self._chunks if min(b, hi) > max(a, lo)]
+        own = [(max(a, lo), min(b, hi)) for a, b in super().vertex_chunks() if min(b, hi) > max(a, lo)]
         self._owned_chunks, self._apply_all = own, False
 
     def vertex_chunks(self):
