@@ -76,10 +76,11 @@ class MpiExchange(Exchange):
         n = int(self.bounds[-1])
         width = sum(a.itemsize for a in fields.values())
         if total_applied * (8 + width) < n * width:   # sparse: the applied (id, value) pairs
-            ids = self._allgatherv(np.ascontiguousarray(applied, dtype=np.int64))
+            lengths = self._lengths(len(applied))   # the same for the ids and every field
+            ids = self._allgatherv(np.ascontiguousarray(applied, dtype=np.int64), lengths)
             moved = ids.nbytes
             for a in fields.values():
-                vals = self._allgatherv(np.ascontiguousarray(a[applied]))
+                vals = self._allgatherv(np.ascontiguousarray(a[applied]), lengths)
                 a[ids] = vals
                 moved += vals.nbytes
             self._timed(t0, moved)
@@ -92,11 +93,18 @@ class MpiExchange(Exchange):
         self._timed(t0, n * width)
         return "dense"
 
-    def _allgatherv(self, mine):
-        """Every rank's 1-d array ``mine`` (one dtype), concatenated in rank order."""
-        from mpi4py import MPI
+    def _lengths(self, length):
+        """Every rank's ``length``, as an int64 array."""
         lengths = np.zeros(self.size, dtype=np.int64)
-        self.comm.Allgather(np.array([len(mine)], dtype=np.int64), lengths)
+        self.comm.Allgather(np.array([length], dtype=np.int64), lengths)
+        return lengths
+
+    def _allgatherv(self, mine, lengths=None):
+        """Every rank's 1-d array ``mine`` (one dtype), concatenated in rank order; ``lengths``:
+        every rank's ``len(mine)`` when already known (else gathered here)."""
+        from mpi4py import MPI
+        if lengths is None:
+            lengths = self._lengths(len(mine))
         k = mine.dtype.itemsize
         out = np.empty(int(lengths.sum()), dtype=mine.dtype)
         displs = np.concatenate([[0], np.cumsum(lengths)[:-1]])
