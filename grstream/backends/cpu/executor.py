@@ -250,12 +250,8 @@ class CpuExecutor(CpuFacts, Executor):
 
     def read_back(self, plan, stats):
         tally, frontier = self.tally, self.frontier
-        seconds = tally.seconds
-        stats.time_gather += seconds["gather"]
-        stats.time_apply += seconds["apply"]
-        stats.time_activate += seconds["activate"]
-        stats.time_scatter += seconds["scatter"]
-        stats.time_read += seconds["read"]
+        for phase, seconds in tally.seconds.items():
+            setattr(stats, f"time_{phase}", getattr(stats, f"time_{phase}") + seconds)
         stats.bytes_read += tally.nbytes
         self.slots.report(stats)
         stats.local_rounds += tally.local_rounds

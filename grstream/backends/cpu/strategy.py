@@ -14,8 +14,10 @@ import time
 
 import numpy as np
 
-#: phases timed per iteration (IterationStats.time_<phase>)
-PHASES = ("gather", "apply", "activate", "scatter", "read")
+from ...engine import plan as plans
+
+#: phases timed per iteration (IterationStats.time_<phase>): the plan's phases and the reads
+PHASES = plans.PHASES + ("read",)
 
 
 class Tally:
