@@ -7,7 +7,8 @@ is kept in memory and replayed to every later reader; the data reader goes on fr
 straight from the pipe, so the edges stream through without being held. An input that ends
 within what the header readers kept (a small one) can then be read any number of times; any
 other input can be read through once, and a second pass raises :class:`InputFormatError`.
-gzip data in the pipe is decompressed, as for files.
+gzip data in the pipe is decompressed by the reader files use (:mod:`.textblocks`: ISA-L when
+installed).
 """
 import gzip
 import os
@@ -19,7 +20,6 @@ from ..errors import InputFormatError
 
 #: how ``-`` (standard input) is named in messages and in the store's ``build`` record
 STDIN_NAME = "<stdin>"
-_GZIP_MAGIC = b"\x1f\x8b"
 #: bytes added to the kept head at a time while a header reader needs more
 _STEP = 1 << 16
 
@@ -91,6 +91,12 @@ class _Prefixed:
             return data
         return self._raw.read(size)
 
+    def readinto(self, buffer):
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+
 
 class OnceStream:
     """One stream input: its (decompressed) bytes, the head kept for replays, and whether a
@@ -111,10 +117,11 @@ class OnceStream:
 
     def _data(self):
         if self._source is None:
+            # imported here: textblocks imports this module
+            from .textblocks import GZIP_MAGIC, gzip_reader
             first = self._raw.read(2)
             prefixed = _Prefixed(self._raw, first)
-            self._source = (gzip.GzipFile(fileobj=prefixed, mode="rb")
-                            if first == _GZIP_MAGIC else prefixed)
+            self._source = gzip_reader(prefixed) if first == GZIP_MAGIC else prefixed
         return self._source
 
     def read_again_error(self):

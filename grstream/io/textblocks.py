@@ -68,6 +68,11 @@ def open_bytes(path, whole=False):
     return _after_bom(raw, path)
 
 
+def gzip_reader(fileobj):
+    """A binary reader of the gzip data in ``fileobj`` (ISA-L's when installed)."""
+    return _gzip.GzipFile(fileobj=fileobj, mode="rb")
+
+
 def _after_bom(f, path):
     """*f* positioned after a leading UTF-8 byte-order mark, or at its start."""
     if read_checked(f, len(UTF8_BOM), path) != UTF8_BOM:
