@@ -57,8 +57,15 @@ def levels(G, sources):
     return gr.run(SourcesBFS(sources), G.store, **run_options()).values["level"]
 
 
+def stored_weight(G, weight):
+    """The weight the programs use: the store's ("weight") when ``weight`` names them, else
+    None (NetworkX then counts every edge as 1)."""
+    return "weight" if (weight is not None and weight == G.weight
+                        and "weight" in G.store.edge_props) else None
+
+
 def _weighted(G, weight):
-    return weight is not None and weight == G.weight and "weight" in G.store.edge_props
+    return stored_weight(G, weight) is not None
 
 
 def distances(G, sources, weight):

@@ -1,6 +1,7 @@
 """Betweenness centrality of NetworkX on the backend graph (grstream's streamed Brandes)."""
 import numpy as np
 
+from .algorithm_runs import stored_weight
 from .convert import run_options
 
 
@@ -18,9 +19,8 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
         return dict.fromkeys(G.labels(), 0.0)
     if not len(G):
         return {}
-    stored = weight is not None and weight == G.weight and "weight" in G.store.edge_props
     # NetworkX ignores the seed of an exact run; grstream refuses a seed without a sample
     sample = {} if k is None else {"k": k, "seed": seed}
     bc, _ = betweenness(G.store, normalized=normalized, endpoints=endpoints,
-                        weight="weight" if stored else None, **sample, **run_options())
+                        weight=stored_weight(G, weight), **sample, **run_options())
     return dict(zip(G.labels(), np.asarray(bc, dtype=np.float64).tolist()))

@@ -3,14 +3,8 @@ iterations, grstream/algorithms/eigenvector.py)."""
 import networkx as nx
 import numpy as np
 
-from .algorithm_runs import node_dict
+from .algorithm_runs import node_dict, stored_weight
 from .convert import run_options
-
-
-def _stored(G, weight):
-    """The weight the programs use: the store's when ``weight`` names them, else None."""
-    return "weight" if (weight is not None and weight == G.weight
-                        and "weight" in G.store.edge_props) else None
 
 
 def _vector(G, values):
@@ -45,7 +39,7 @@ def eigenvector_centrality(G, max_iter=100, tol=1.0e-6, nstart=None, weight=None
         if not start.any():
             raise nx.NetworkXError("initial vector cannot have all zero values")
     x, result = run(G.store, max_iter=max_iter, tol=tol, nstart=start,
-                    weight=_stored(G, weight), **run_options())
+                    weight=stored_weight(G, weight), **run_options())
     if not result.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return node_dict(G, np.arange(len(G)), x)
@@ -74,7 +68,7 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
         b = _vector(G, beta)
     start = None if nstart is None else _vector(G, nstart)
     x, result = run(G.store, alpha=alpha, beta=b, max_iter=max_iter, tol=tol, nstart=start,
-                    normalized=normalized, weight=_stored(G, weight), **run_options())
+                    normalized=normalized, weight=stored_weight(G, weight), **run_options())
     if not result.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return node_dict(G, np.arange(len(G)), x)

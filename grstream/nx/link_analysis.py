@@ -3,7 +3,7 @@ import networkx as nx
 import numpy as np
 
 from .convert import run_options
-from .algorithm_runs import node_dict
+from .algorithm_runs import node_dict, stored_weight
 
 
 def _vector(G, values):
@@ -29,10 +29,9 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     p = _vector(G, personalization)
     if p is not None and p.sum() == 0:
         raise ZeroDivisionError
-    stored = weight is not None and weight == G.weight and "weight" in G.store.edge_props
     rank, result = run_pagerank(G.store, damping=alpha, personalization=p, max_iter=max_iter,
                                 tol=tol, nstart=_vector(G, nstart),
-                                weight="weight" if stored else None,
+                                weight=stored_weight(G, weight),
                                 dangling=_vector(G, dangling), stop="networkx", **run_options())
     if not result.converged:
         raise nx.PowerIterationFailedConvergence(max_iter)
