@@ -40,9 +40,12 @@ class BFS(gr.GASProgram):
         return changed
 
     def finish(self, values):
-        # the iterations need unreached far above any level (a minimum); the result shows -1
+        # the iterations need unreached far above any level (a minimum); the result shows -1.
+        # The arrays are the Result's own (executors hand out copies): mapped in place, with
+        # no second array of n levels
         level = values["level"]
-        return dict(values, level=np.where(level >= UNREACHED, -1, level))
+        np.putmask(level, level >= UNREACHED, -1)
+        return values
 
 
 @declare("bfs", source_param(), max_iter_param(),

@@ -221,7 +221,8 @@ class GASProgram:
     ``finish(self, values)``            host-side, once after the run: the final vertex state
                                         (dict field -> array) as the Result reports it, e.g. a
                                         sentinel the iterations need mapped to the documented
-                                        value (BFS: unreached is -1).
+                                        value (BFS: unreached is -1); the arrays are
+                                        the Result's own, so it may change them in place.
     """
 
     spec = None  # set for each subclass

@@ -70,3 +70,11 @@ def test_bfs_empty_graph(tmp_path):
     levels, result = bfs(store, 1)
     np.testing.assert_array_equal(levels, [-1, 0, -1])
     assert result.iterations == 0
+
+
+def test_bfs_finish_maps_unreached_in_place():
+    # the Result owns the final arrays: finish maps the sentinel to -1 without a second array
+    level = np.array([0, 1, 1 << 62, 2, 1 << 62], dtype=np.int64)
+    values = BFS(source=0).finish({"level": level})
+    assert values["level"] is level
+    np.testing.assert_array_equal(level, [0, 1, -1, 2, -1])
