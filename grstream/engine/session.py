@@ -364,11 +364,10 @@ class Session:
         ex.begin(plan)
         phases = [getattr(ex, p) for p in plan.phases]
 
-        def work(unit, data):   # a unit's phases, over its data or shard by shard (any thread)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                for part in phase_parts(ex, plan, unit, data):
-                    for phase in phases:
-                        phase(plan, unit, part)
+        def work(unit, data):   # a unit's phases, over its data or shard by shard
+            for part in phase_parts(ex, plan, unit, data):
+                for phase in phases:
+                    phase(plan, unit, part)
             ex.done(plan, unit)
         items = ex.load(plan)
         try:
@@ -392,7 +391,7 @@ class Session:
         pending = []
         try:
             for unit, data in items:
-                pending.append(self._pool.submit(work, unit, data))
+                pending.append(self._pool.submit(_quiet, work, unit, data))
                 while len(pending) >= workers:
                     pending.pop(0).result()
             while pending:
@@ -421,6 +420,13 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _quiet(work, unit, data):
+    """``work`` on a worker thread under the floating-point error state the run sets on the
+    caller's thread (numpy's error state is per thread; the caller's covers the serial path)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        work(unit, data)
 
 
 def _set_aggregates(program, aggs):
