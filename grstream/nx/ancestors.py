@@ -8,7 +8,7 @@ import grstream as gr
 from .algorithm_runs import levels, node_dict
 from .convert import run_options, temp_store
 from .graph import GrstreamGraph
-from .store_edges import out_edges
+from .store_edges import edge_arrays
 
 
 def _missing(G, node):
@@ -67,15 +67,8 @@ def reverse(G, copy=True):
     if not labels:
         return GrstreamGraph(None, [], directed=True, multigraph=G.is_multigraph(),
                              graph_attrs=G.graph)
-    srcs, dsts, ws = [], [], []
-    for src, dst, w in out_edges(G.store, weights=True):
-        srcs.append(dst)
-        dsts.append(src)
-        if w is not None:
-            ws.append(w.astype(np.float64))
-    weight = np.concatenate(ws) if ws else None
-    store, tmp_dir = temp_store(np.concatenate(srcs), np.concatenate(dsts), weight, len(labels),
-                                True, "<reverse>")
+    src, dst, weight = edge_arrays(G.store, True, weights=True)
+    store, tmp_dir = temp_store(dst, src, weight, len(labels), True, "<reverse>")
     return GrstreamGraph(store, labels, directed=True, multigraph=G.is_multigraph(),
                          weight=G.weight if weight is not None else None,
                          attrs_known=G.attrs_known, num_edges=G.number_of_edges(),

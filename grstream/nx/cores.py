@@ -6,7 +6,7 @@ import numpy as np
 
 from .convert import temp_store
 from .graph import GrstreamGraph
-from .store_edges import out_edges
+from .store_edges import edge_arrays, out_edges
 
 
 def _neighbour_lists(G):
@@ -65,18 +65,13 @@ def subgraph(G, keep, listed=None):
            else np.flatnonzero(keep).tolist())
     rank = np.full(len(G), -1, dtype=np.int64)
     rank[seq] = np.arange(k)
-    srcs, dsts, ws = [], [], []
-    for src, dst, w in out_edges(G.store, weights=True):
-        both = keep[src] & keep[dst] & (True if directed else src <= dst)
-        srcs.append(rank[src[both]])
-        dsts.append(rank[dst[both]])
-        if w is not None:
-            ws.append(w[both].astype(np.float64))
-    src, dst = np.concatenate(srcs), np.concatenate(dsts)
-    weight = np.concatenate(ws) if ws else None
+    src, dst, weight = edge_arrays(G.store, directed, weights=True)
+    both = keep[src] & keep[dst]
+    src, dst = rank[src[both]], rank[dst[both]]
+    weight = None if weight is None else weight[both]
     store, tmp_dir = temp_store(src, dst, weight, k, directed, "<subgraph>")
     return GrstreamGraph(store, [labels[i] for i in seq], directed=directed,
-                         weight=G.weight if ws else None, attrs_known=G.attrs_known,
+                         weight=G.weight if weight is not None else None, attrs_known=G.attrs_known,
                          num_edges=len(src), tmp_dir=tmp_dir, graph_attrs=G.graph,
                          order=_subgraph_order(G, keep, rank, k))
 

@@ -3,7 +3,7 @@ import networkx as nx
 import numpy as np
 
 from .convert import temp_store
-from .store_edges import out_edges
+from .store_edges import edge_arrays, out_edges
 from .adjacency import copied, unsorted
 from .graph import GrstreamGraph
 from .relabel import convert_node_labels_to_integers, relabel_nodes
@@ -32,11 +32,10 @@ def union_all(graphs, rename=()):
     weight = union_weight(graphs)
     labels, srcs, dsts, ws, offset, attrs = [], [], [], [], 0, {}
     for G in graphs:
-        for src, dst, w in out_edges(G.store, weights=weight is not None):
-            keep = slice(None) if G.is_directed() else src <= dst  # stored both ways: once
-            srcs.append(src[keep] + offset)
-            dsts.append(dst[keep] + offset)
-            ws.append(np.ones(len(srcs[-1])) if w is None else w[keep].astype(np.float64))
+        src, dst, w = edge_arrays(G.store, G.is_directed(), weights=weight is not None)
+        srcs.append(src + offset)
+        dsts.append(dst + offset)
+        ws.append(np.ones(len(src)) if w is None else w)
         labels += G.labels()
         offset += len(G)
         attrs.update(G.graph)

@@ -25,3 +25,18 @@ def out_edges(store, weights=False):
 def in_edges(store, weights=False):
     """Yield ``(src, dst, weight)`` per shard from the store's in-edges (CSC order)."""
     yield from _edges(store, weights, "in")
+
+
+def edge_arrays(store, directed, weights=False):
+    """``(src, dst, weight)`` of every edge of ``store`` in one set of arrays (int64, float64;
+    ``weight`` None unless ``weights`` and the store has them); an undirected store's edges
+    once each (the stored direction with ``src <= dst``), as NetworkX's ``G.edges()`` counts."""
+    srcs, dsts, ws = [], [], []
+    for src, dst, w in out_edges(store, weights):
+        keep = slice(None) if directed else src <= dst
+        srcs.append(src[keep])
+        dsts.append(dst[keep])
+        if w is not None:
+            ws.append(w[keep].astype(np.float64))
+    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int64))
+    return cat(srcs), cat(dsts), np.concatenate(ws) if ws else None
