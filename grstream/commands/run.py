@@ -221,13 +221,27 @@ def merged_stats(results):
     return out
 
 
-def throughput(results, seconds):
+def run_totals(results):
+    """The totals of every run an algorithm made summed (Result.totals; bc runs two per
+    source), the shard bytes by memory tier too."""
+    from ..engine.result import TOTALS
+    out, tiers = dict.fromkeys(TOTALS, 0), {}
+    for r in results:
+        totals = r.totals()
+        for tier, nbytes in totals.pop("tier_bytes").items():
+            tiers[tier] = tiers.get(tier, 0) + nbytes
+        for k, v in totals.items():
+            out[k] += v
+    out["tier_bytes"] = tiers
+    return out
+
+
+def throughput(results, seconds, totals=None):
     """Bytes moved per second: from the store over the run's wall time, and to the GPU over
-    the run's wall time and over the copy engine's busy time (the link's rate while copying)."""
-    totals = [r.totals() for r in results]
-    read = sum(t["bytes_read"] for t in totals)
-    h2d = sum(t["bytes_h2d"] for t in totals)
-    copying = sum(t["time_copy"] for t in totals)
+    the run's wall time and over the copy engine's busy time (the link's rate while copying).
+    ``totals``: run_totals(results) where the caller has it."""
+    totals = run_totals(results) if totals is None else totals
+    read, h2d, copying = totals["bytes_read"], totals["bytes_h2d"], totals["time_copy"]
     rate = (lambda count, span: count / span / 1e9 if span > 0 else None)
     return {"store_gb_per_s": rate(read, seconds), "h2d_gb_per_s": rate(h2d, seconds),
             "link_gb_per_s": rate(h2d, copying) if h2d else None}
@@ -235,22 +249,20 @@ def throughput(results, seconds):
 
 def summary(algo, store, values, results, seconds):
     iters = sum(r.iterations for r in results)
-    read = sum(r.totals()["bytes_read"] for r in results)
+    totals = run_totals(results)
     ranks, ranks_read = _ranks_summary(results)
-    read = read if ranks_read is None else ranks_read   # ranks: every rank's reads
-    h2d = sum(r.totals()["bytes_h2d"] for r in results)
+    # ranks: every rank's reads
+    read = totals["bytes_read"] if ranks_read is None else ranks_read
+    h2d = totals["bytes_h2d"]
     device = results[0].info.get("backend", "?") if results else "?"
     extra = algo.summary(store, values, results)
-    rates = throughput(results, seconds)
+    rates = throughput(results, seconds, totals)
     gpu = ""
     if h2d:
         gpu = f", {format_bytes(h2d)} to the GPU ({_gbs(rates['h2d_gb_per_s'])}"
         gpu += (f"; {_gbs(rates['link_gb_per_s'])} while copying)" if rates["link_gb_per_s"]
                 else ")")
-        tiers = {}
-        for r in results:
-            for tier, nbytes in r.totals()["tier_bytes"].items():
-                tiers[tier] = tiers.get(tier, 0) + nbytes
+        tiers = totals["tier_bytes"]
         if tiers.get("pinned") or tiers.get("store"):   # where the streamed shards came from
             gpu += (f", shard data from the pinned cache {format_bytes(tiers.get('pinned', 0))} "
                     f"and from the store {format_bytes(tiers.get('store', 0))}")

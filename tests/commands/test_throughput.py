@@ -5,7 +5,7 @@ import re
 import numpy as np
 
 from grstream.cli import main
-from grstream.commands.run import throughput
+from grstream.commands.run import run_totals, throughput
 from grstream.engine.backend import IterationStats
 from grstream.engine.result import Result
 
@@ -41,3 +41,17 @@ def test_link_rate_is_bytes_over_copy_time():
     assert throughput([result], 4.0) == {"store_gb_per_s": 2.0, "h2d_gb_per_s": 1.0,
                                          "link_gb_per_s": 4.0}
     assert throughput([result], 0.0)["store_gb_per_s"] is None
+
+
+def test_run_totals_sum_every_run_and_tier():
+    # bc makes several runs: the summary and --stats-json add their totals, tiers by name
+    one = Result(values={}, output="x", iterations=1, converged=True, stats=[
+        IterationStats(bytes_read=3, bytes_h2d=2, tier_bytes={"store": 3})])
+    two = Result(values={}, output="x", iterations=2, converged=True, stats=[
+        IterationStats(bytes_read=1, tier_bytes={"pinned": 5}),
+        IterationStats(bytes_read=2, time_copy=0.5, tier_bytes={"store": 1, "pinned": 1})])
+    totals = run_totals([one, two])
+    assert (totals["bytes_read"], totals["bytes_h2d"], totals["time_copy"]) == (6, 2, 0.5)
+    assert totals["tier_bytes"] == {"store": 4, "pinned": 6}
+    assert throughput([one, two], 2.0, totals) == throughput([one, two], 2.0)
+    assert run_totals([])["bytes_read"] == 0
