@@ -14,7 +14,7 @@ sequential read.
 """
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 _DONE = object()
 
@@ -121,24 +121,39 @@ def read_ahead(iterable, depth=1, pool=None):
             items.get_nowait()
 
 
-def map_ahead(fn, iterable, threads, pool=None):
+def map_ahead(fn, iterable, threads, pool=None, workers=None):
     """Yield ``fn(item)`` for the items of ``iterable`` in order, up to ``threads`` calls running
     at once on a thread pool while the caller consumes earlier results.
 
     ``iterable`` is drawn on its own thread (:func:`read_ahead`), so a producer waiting there for a
     buffer of ``pool`` never blocks the results already made; closing early stops it (``pool``
     closed) and waits for the calls in flight. An exception of ``fn`` is raised at its item.
+    ``workers``: a ``ThreadPoolExecutor`` the caller keeps across calls (no pool set up per
+    call); None: one of ``threads`` threads for this call, shut down at its end.
     """
     threads = int(threads)
     if threads <= 1:
         for item in iterable:
             yield fn(item)
         return
-    with ThreadPoolExecutor(threads, thread_name_prefix="grstream-read") as workers:
-        futures = read_ahead((workers.submit(fn, item) for item in iterable), depth=threads,
-                             pool=pool)
+    own = workers is None
+    if own:
+        workers = ThreadPoolExecutor(threads, thread_name_prefix="grstream-read")
+    submitted = []
+
+    def submit(item):
+        future = workers.submit(fn, item)
+        submitted.append(future)
+        return future
+    try:
+        futures = read_ahead((submit(item) for item in iterable), depth=threads, pool=pool)
         try:
             for future in futures:
                 yield future.result()
         finally:
             futures.close()
+    finally:
+        if own:
+            workers.shutdown(wait=True)
+        else:   # the calls in flight finish before their buffers are reused
+            wait(submitted)

@@ -129,3 +129,26 @@ def test_map_ahead_raises_at_the_failing_item_and_stops_a_waiting_producer():
     assert next(items) == 0
     items.close()   # returns: the producer waiting in acquire is woken, the workers are joined
     assert [t for t in threading.enumerate() if t not in before] == []
+
+
+def test_map_ahead_on_the_callers_pool_keeps_it_and_waits_for_the_calls_in_flight():
+    from concurrent.futures import ThreadPoolExecutor
+
+    finished, release = [], threading.Event()
+
+    def slow(k):
+        if k > 0:
+            release.wait(10)
+        finished.append(k)
+        return k
+
+    with ThreadPoolExecutor(2) as workers:
+        items = map_ahead(slow, range(5), threads=2, workers=workers)
+        assert next(items) == 0
+        threading.Timer(0.2, release.set).start()
+        items.close()   # returns once the calls already submitted have finished
+        assert set(finished) >= {0, 1} and len(finished) == len(set(finished))
+        done_at_close = list(finished)
+        # the caller's pool is not shut down: a second call runs on the same threads
+        assert list(map_ahead(lambda k: k + 1, range(6), threads=2, workers=workers)) == list(range(1, 7))
+        assert finished == done_at_close   # nothing of the closed call ran after close returned

@@ -16,6 +16,7 @@ executor's :class:`~grstream.engine.memory.Ledger` under the memory model's name
 """
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 from ...engine.contract import dataset_dtype, residency_key
 from ...errors import DeviceError, InternalError
@@ -85,6 +86,7 @@ class Mover:
         self.cache_dev = streams.mapped_address(self.cache) if mapped and cache else None
         self.packer = packer
         self.read_threads = max(int(read_threads), 1)
+        self._workers = None   # the store reads' thread pool, set up once (the first plan that reads)
         self.staging = [self._take("pinned", f"staging {k}", memory.staging_bytes, streams.pinned_empty)
                         for k in range(memory.staging)]
         self.cache_filled = set()
@@ -151,9 +153,12 @@ class Mover:
         """Runs on the read-ahead thread: the host side of each unit, in plan order. The reads of
         up to ``read_threads`` units run at once (:meth:`_reads`); packing follows in order. A
         plan that reads nothing from the store (resident, held, cached units) starts no thread:
-        its units are handed over on the caller's thread, with no pool to set up per plan."""
+        its units are handed over on the caller's thread. The reads' thread pool is the mover's,
+        set up by the first plan that reads and shut down by :meth:`close` (none per plan)."""
         threads = self.read_threads if any(self._needs_store(u) for u in units) else 1
-        for u, reads in map_ahead(self._fill, self._reads(units, pool), threads, pool):
+        if threads > 1 and self._workers is None:
+            self._workers = ThreadPoolExecutor(threads, thread_name_prefix="grstream-read")
+        for u, reads in map_ahead(self._fill, self._reads(units, pool), threads, pool, self._workers):
             if u.transfer == "compact":   # a cached shard is packed into a staging buffer
                 for k, (i, views, nbytes, b) in enumerate(reads):
                     if b is None:
@@ -307,6 +312,9 @@ class Mover:
 
     def close(self):
         """Free what this mover took (resident data stays in the session's ``shared``)."""
+        if self._workers is not None:
+            self._workers.shutdown(wait=True)
+            self._workers = None
         for kind, name, nbytes, mem in self._owned:
             if kind == "device":
                 self.ex.device_free(mem)
