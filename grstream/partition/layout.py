@@ -303,12 +303,16 @@ def _split_sorted(key, count, sbits, id_dtype, indptr=None):
     if indptr is None:
         bounds = np.arange(count + 1, dtype=np.uint64) << np.uint64(sbits)
         indptr = np.searchsorted(key, bounds, side="left").astype(np.int64)
+    return indptr, low_ids(key, sbits, id_dtype).astype(id_dtype)
+
+
+def low_ids(key, sbits, id_dtype):
+    """The secondary ids of ``primary << sbits | secondary`` keys: a uint32 view of their low
+    words when ``id_dtype`` is 32-bit, else the keys masked in place (they are spent)."""
     if sbits == 32 and np.dtype(id_dtype).itemsize == 4:
-        neighbours = key.view(np.uint32)[_LOW_WORD::2].astype(id_dtype)
-    else:
-        key &= np.uint64((1 << sbits) - 1)         # the keys are spent: mask them in place
-        neighbours = key.astype(id_dtype)
-    return indptr, neighbours
+        return key.view(np.uint32)[_LOW_WORD::2]
+    key &= np.uint64((1 << sbits) - 1)
+    return key
 
 
 #: index of a uint64's low 32-bit word in a uint32 view of it

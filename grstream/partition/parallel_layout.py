@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from .layout import _KEY_BITS, _LOW_WORD, _as_u64, _bits, _drop_repeats, compress_pieces
+from .layout import _KEY_BITS, _as_u64, _bits, _drop_repeats, compress_pieces, low_ids
 
 #: edges sampled to place the bucket bounds
 SAMPLE_EDGES = 1 << 16
@@ -111,11 +111,7 @@ def _bucketed(primaries, secondaries, n, id_dtype, dedup, weight, threads, pool,
         # sorted primaries: the count of each vertex of the bucket from its keys' high bits
         counts[lo:hi] = np.bincount(
             (part >> np.uint64(sbits)).view(np.int64) - lo, minlength=hi - lo)[:hi - lo]
-        if sbits == 32 and id_dtype.itemsize == 4:
-            ids = part.view(np.uint32)[_LOW_WORD::2]
-        else:
-            part &= np.uint64((1 << sbits) - 1)
-            ids = part
+        ids = low_ids(part, sbits, id_dtype)
         if dedup:
             return ids.astype(id_dtype), w
         region = slice(int(bucket_start[b]), int(bucket_start[b + 1]))
