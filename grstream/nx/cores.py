@@ -1,7 +1,6 @@
 """k-cores of NetworkX on the backend graph: ``k_core``, ``k_shell``, ``k_crust`` and
 ``k_corona`` as subgraphs of the node sets the streamed core numbers select, each a new store
 (``G.subgraph(nodes).copy()``, neighbour order included)."""
-import networkx as nx
 import numpy as np
 
 from .convert import temp_store
@@ -77,9 +76,9 @@ def subgraph(G, keep, listed=None):
 
 
 def _cores(G, core_number):
+    from .eigen import _no_multigraph
     from .strong import core_number as compute
-    if G.is_multigraph():
-        raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+    _no_multigraph(G)
     core = compute(G) if core_number is None else core_number
     return np.array([core[v] for v in G.labels()], dtype=np.int64)
 

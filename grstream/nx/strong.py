@@ -4,11 +4,8 @@ import networkx as nx
 import numpy as np
 
 from .convert import run_options
-
-
-def _directed_only(G):
-    if not G.is_directed():
-        raise nx.NetworkXNotImplemented("not implemented for undirected type")
+from .degree import _directed_only
+from .eigen import _no_multigraph
 
 
 def _labels(G):
@@ -57,8 +54,7 @@ def core_number(G):
     a directed graph)."""
     from ..algorithms.kcore import core_number as run
     from .degree import _loops
-    if G.is_multigraph():
-        raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+    _no_multigraph(G)
     if not len(G):
         return {}
     if _loops(G).any():
