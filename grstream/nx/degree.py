@@ -112,9 +112,10 @@ def average_neighbor_degree(G, source="out", target="out", nodes=None, weight=No
         i for i in (G.index_of(v) for v in nodes) if i is not None))
     if not len(G):
         return {}
-    sums, _ = neighbour_sums(G.store, _degrees(G, target),
+    target_deg = _degrees(G, target)   # an undirected graph's: a pass for its self-loops
+    sums, _ = neighbour_sums(G.store, target_deg,
                              source if G.is_directed() else "out", **run_options())
-    deg = _degrees(G, source)
+    deg = target_deg if source == target else _degrees(G, source)
     return {labels[i]: (int(sums[i]) / int(deg[i]) if deg[i] else 0.0) for i in ids}
 
 
