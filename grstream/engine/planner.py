@@ -265,7 +265,10 @@ class Planner(UnitGrouping):
     def _with_format(self, plan, counts):
         active = self.n if plan.all_active else int(np.sum(counts))
         fmt = choose_format(self.rule, self.caps, active, self.n)
-        return replace(plan, frontier_format=fmt, next_queue=next_queue(fmt, self.n))
+        queue = next_queue(fmt, self.n)
+        if fmt == plan.frontier_format and queue == plan.next_queue:   # a bitmap plan stays as built
+            return plan
+        return replace(plan, frontier_format=fmt, next_queue=queue)
 
     def observe(self, plan, stats):
         """After ``plan`` ran: its measured statistics refine the transfer cost model."""
