@@ -68,8 +68,8 @@ class CoreNumber(gr.GASProgram):
 
 
 class UndirectedCoreNumber(CoreNumber):
-    """On a store built ``undirected`` every edge is stored both ways: in-edges hold each
-    neighbour once."""
+    """On an undirected store (``store.directed`` False) every edge is stored both ways:
+    in-edges hold each neighbour once."""
 
 
 class DirectedCoreNumber(CoreNumber):
@@ -78,16 +78,12 @@ class DirectedCoreNumber(CoreNumber):
     gather_edges = "all"
 
 
-def is_undirected(store):
-    """Whether the store was built from an undirected graph (every edge stored both ways)."""
-    return bool(store.build.get("options", {}).get("undirected", False))
-
-
 @declare("kcore", summary=lambda store, values, results:
          f"largest core {int(values.max()) if len(values) else 0}")
 def core_number(store: "ShardStore", **run_options: Any) -> Tuple[np.ndarray, "Result"]:
     """Core number of every vertex (int64) and the engine Result."""
-    cls = UndirectedCoreNumber if is_undirected(store) else DirectedCoreNumber
+    # the store's own flag: built --undirected or from a symmetric input (bc reads it too)
+    cls = DirectedCoreNumber if store.directed else UndirectedCoreNumber
     n = int(store.num_vertices)
     result = execute(cls(), store, dict(run_options, max_iter=2 * n + 2))
     return result.values["core"], result

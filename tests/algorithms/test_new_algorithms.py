@@ -150,8 +150,8 @@ def test_core_number_matches_peeling(tmp_path_factory, n, m, seed, shards, budge
         loops = src == dst
         src, dst = (np.concatenate([src, dst[~loops]]), np.concatenate([dst, src[~loops]]))
     store = build(tmp_path_factory.mktemp("core"), n, src, dst, num_shards=shards)
-    if undirected:
-        store.build.setdefault("options", {})["undirected"] = True
+    if undirected:   # what an undirected build records
+        store.directed = False
     cls = kcore.UndirectedCoreNumber if undirected else kcore.DirectedCoreNumber
     core, result = kcore.core_number(store, memory_budget=budget_for(budget, cls(), store))
     assert result.converged
@@ -163,6 +163,20 @@ def test_core_number_is_networkx_on_an_undirected_build(tmp_path):
     edges = np.array(list(G.edges()))
     store = gr.open(gr.build_shards(edges, tmp_path / "u.h5", undirected=True, num_shards=3,
                                     progress=False))
+    core, _ = kcore.core_number(store)
+    assert dict(enumerate(core.tolist())) == nx.core_number(G)
+
+
+def test_core_number_is_networkx_on_a_symmetric_input(tmp_path):
+    # a symmetric Matrix Market file makes an undirected store without --undirected: each
+    # neighbour counts once, not once per stored direction
+    G = nx.gnm_random_graph(40, 120, seed=5)
+    lines = [f"{v + 1} {u + 1}" for u, v in G.edges()]
+    path = tmp_path / "g.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n"
+                    f"40 40 {len(lines)}\n" + "\n".join(lines) + "\n")
+    store = gr.open(gr.build_shards(str(path), tmp_path / "s.h5", num_shards=3, progress=False))
+    assert not store.directed
     core, _ = kcore.core_number(store)
     assert dict(enumerate(core.tolist())) == nx.core_number(G)
 
