@@ -8,7 +8,6 @@ from typing import ClassVar, Optional
 import numpy as np
 
 from ...engine.contract import ExecutorOptions
-from ...engine.entry import flag
 from ...errors import UsageError
 from .loadbalance import forced_strategy
 from .pushes import HUB_EDGES
@@ -21,6 +20,11 @@ def _integer(name, value, least, none_ok=False):
         return
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise UsageError(f"{name} must be an integer >= {least}, not {value!r}")
+
+
+def _flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise UsageError(f"{name} must be True or False, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class CudaOptions(ExecutorOptions):
 
     def __post_init__(self):
         for name in ("deterministic", "hold_slots", "publish_unit", "push_memory"):
-            flag(name, getattr(self, name))
+            _flag(name, getattr(self, name))
         forced_strategy(self.load_balance, self.deterministic)
         if self.transfer not in TRANSFERS:
             raise UsageError(f"transfer must be one of {', '.join(TRANSFERS)}, not {self.transfer!r}")
