@@ -24,12 +24,12 @@ from .capabilities import (BASIC_TRANSFERS, BatchResident, Batching, Capabilitie
 from .costs import LinkCosts
 from .executor import Executor
 from .memory import Footprint, Ledger, MemoryModel, residency_key, resident_runs
-from .plan import IterationPlan, Readback, Unit
+from .plan import PHASES, IterationPlan, Readback, Unit
 from .schedule import (activation_arrays, dataset_dtype, gather_directions, hoistable, is_dense,
                        needed_arrays, push_arrays, shard_bytes)
 from .state import seed_ids
 
-__all__ = ["BASIC_TRANSFERS", "BatchResident", "Batching", "Capabilities", "Executor",
+__all__ = ["BASIC_TRANSFERS", "PHASES", "BatchResident", "Batching", "Capabilities", "Executor",
            "ExecutorOptions", "Feature", "Footprint", "Forced", "IterationPlan", "IterationStats",
            "Ledger", "LinkCosts", "MemoryModel", "Policies", "PushFacts", "Readback", "Setup",
            "ShardFacts", "Unit", "activation_arrays", "compaction", "dataset_dtype",

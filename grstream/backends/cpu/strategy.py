@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from ...engine import plan as plans
+from ...engine.contract import PHASES as PLAN_PHASES
 
 #: phases timed per iteration (IterationStats.time_<phase>): the plan's phases and the reads
-PHASES = plans.PHASES + ("read",)
+PHASES = PLAN_PHASES + ("read",)
 
 
 class Tally:
