@@ -10,10 +10,22 @@ Each iteration a rank calls, in this order and the same number of times as every
   (an all-gather of every rank's owned slice) or sparse (the applied (id, value) pairs),
   whichever moves fewer bytes;
 - :meth:`Exchange.union`: the next frontier, as the union of every rank's ids (sparse: an
-  all-gather of the ids; dense: a bitwise-or all-reduce of a bitmap of n bits).
+  all-gather of the ids; dense: a bitwise-or all-reduce of a bitmap of n bits); programs whose
+  next plan reads the changed set (push senders, ``gather_from = "changed"``) unite it too.
 
-A GPU exchange (NCCL on device buffers) implements the same three methods. Bytes received and
-seconds spent are counted in ``bytes`` and ``seconds`` (the engine reports them per rank).
+A push plan calls :meth:`Exchange.combine` before the rest: its messages to other ranks'
+vertices go to their owners, combined with the program's monoid (dense: a reduce-scatter of n
+values plus an or-reduced receiver bitmap; sparse: an all-to-all-v of the (id, value) pairs),
+whichever moves fewer bytes; each owner then applies its receivers. Edge state (written by
+scatter, which runs at the edge's source) is exchanged by :meth:`Exchange.state` too, with
+``bounds`` the ranks' owned runs of the global CSR order (a rank's sources own a contiguous
+run of it).
+
+Every method is collective: every rank calls it with the same arguments besides its own data
+(``ids``, ``values``, ``applied``). Arrays are flat numpy arrays, or (rows, lanes) arrays whose
+rows are the vertices. A GPU exchange (NCCL on device buffers) implements the same methods.
+Bytes received and seconds spent are counted in ``bytes`` and ``seconds`` (the engine reports
+them per rank).
 """
 import time
 
@@ -32,10 +44,19 @@ class Exchange:
         """Every rank's ``values`` (a few ints): an int64 array (size, len(values))."""
         raise NotImplementedError
 
-    def state(self, fields, applied, total_applied):
-        """Make every rank's ``fields`` (name -> length-n array) equal to the owners' slices.
+    def state(self, fields, applied, total_applied, bounds=None):
+        """Make every rank's ``fields`` (name -> array of n rows) equal to the owners' slices.
         ``applied``: this rank's ids whose values may have changed (sorted, owned);
-        ``total_applied``: the sum of every rank's. Returns "dense" or "sparse"."""
+        ``total_applied``: the sum of every rank's; ``bounds``: the owned row ranges (default
+        the vertices', :attr:`bounds`; edge state: the owned runs of edge positions). Returns
+        "dense" or "sparse"."""
+        raise NotImplementedError
+
+    def combine(self, ids, values, monoid):
+        """Push messages: ``ids`` (sorted, unique, any rank's vertices) with ``values`` (one row
+        each, already combined on this rank). Returns this rank's owned receivers (sorted,
+        unique: every id any rank sent to an owned vertex) and their values combined with
+        ``monoid`` (grstream.monoid) over every rank's."""
         raise NotImplementedError
 
     def union(self, ids, n, total):
@@ -70,11 +91,12 @@ class MpiExchange(Exchange):
         self._timed(t0, out.nbytes)
         return out
 
-    def state(self, fields, applied, total_applied):
+    def state(self, fields, applied, total_applied, bounds=None):
         from mpi4py import MPI
         t0 = time.perf_counter()
-        n = int(self.bounds[-1])
-        width = sum(a.itemsize for a in fields.values())
+        bounds = self.bounds if bounds is None else np.asarray(bounds, dtype=np.int64)
+        n = int(bounds[-1])
+        width = sum(_row_bytes(a) for a in fields.values())
         if total_applied * (8 + width) < n * width:   # sparse: the applied (id, value) pairs
             lengths = self._lengths(len(applied))   # the same for the ids and every field
             ids = self._allgatherv(np.ascontiguousarray(applied, dtype=np.int64), lengths)
@@ -85,13 +107,60 @@ class MpiExchange(Exchange):
                 moved += vals.nbytes
             self._timed(t0, moved)
             return "sparse"
-        sizes = np.diff(self.bounds)
+        sizes = np.diff(bounds)
         for a in fields.values():   # dense: every owned slice, in place
-            k = a.itemsize
-            buf = a.view(np.uint8)
-            self.comm.Allgatherv(MPI.IN_PLACE, [buf, (sizes * k, self.bounds[:-1] * k), MPI.BYTE])
+            k = _row_bytes(a)
+            buf = a.reshape(-1).view(np.uint8)
+            self.comm.Allgatherv(MPI.IN_PLACE, [buf, (sizes * k, bounds[:-1] * k), MPI.BYTE])
         self._timed(t0, n * width)
         return "dense"
+
+    def combine(self, ids, values, monoid):
+        from mpi4py import MPI
+        t0 = time.perf_counter()
+        ids = np.asarray(ids, dtype=np.int64)
+        lo, hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
+        n, k = int(self.bounds[-1]), _row_bytes(values)
+        total = int(self._lengths(len(ids)).sum())
+        op = _MPI_OPS.get(monoid.name)
+        if op is not None and total * (8 + k) > n * k + n // 8:
+            # dense: every rank's messages as n values (the identity elsewhere), reduced and
+            # scattered to the owners, and who received any, as an or-reduced bitmap
+            full = np.full((n,) + values.shape[1:], monoid.identity(values.dtype), dtype=values.dtype)
+            full[ids] = values
+            mask = np.zeros(n, dtype=bool)
+            mask[ids] = True
+            bits = np.packbits(mask)
+            self.comm.Allreduce(MPI.IN_PLACE, [bits, MPI.BYTE], op=MPI.BOR)
+            got = np.flatnonzero(np.unpackbits(bits, count=n)[lo:hi]).astype(np.int64)
+            wire = _wire(full)
+            mine = np.empty_like(wire[lo:hi])
+            counts = np.diff(self.bounds) * (wire.size // max(n, 1))
+            self.comm.Reduce_scatter(wire.reshape(-1), mine.reshape(-1), counts, op=getattr(MPI, op))
+            self._timed(t0, mine.nbytes + bits.nbytes)
+            return got + lo, mine.view(values.dtype)[got]
+        # sparse: each owner's pairs to it, then combined there in rank order
+        cut = np.searchsorted(ids, self.bounds)
+        send = np.diff(cut)
+        recv = np.zeros(self.size, dtype=np.int64)
+        self.comm.Alltoall(send, recv)
+        got = self._alltoallv(ids, send, recv)
+        vals = self._alltoallv(np.ascontiguousarray(values), send, recv)
+        out, where = np.unique(got, return_inverse=True)
+        acc = np.full((len(out),) + values.shape[1:], monoid.identity(values.dtype), dtype=values.dtype)
+        monoid.ufunc.at(acc, where, vals)
+        self._timed(t0, got.nbytes + vals.nbytes)
+        return out, acc
+
+    def _alltoallv(self, mine, send, recv):
+        """Rows ``mine[cut[r]:cut[r+1]]`` to rank r (``send`` rows each); ``recv`` rows from each."""
+        from mpi4py import MPI
+        k = _row_bytes(mine)
+        out = np.empty((int(recv.sum()),) + mine.shape[1:], dtype=mine.dtype)
+        sdis, rdis = (np.concatenate([[0], np.cumsum(c)[:-1]]) for c in (send, recv))
+        self.comm.Alltoallv([mine.reshape(-1).view(np.uint8), (send * k, sdis * k), MPI.BYTE],
+                            [out.reshape(-1).view(np.uint8), (recv * k, rdis * k), MPI.BYTE])
+        return out
 
     def _lengths(self, length):
         """Every rank's ``length``, as an int64 array."""
@@ -100,16 +169,16 @@ class MpiExchange(Exchange):
         return lengths
 
     def _allgatherv(self, mine, lengths=None):
-        """Every rank's 1-d array ``mine`` (one dtype), concatenated in rank order; ``lengths``:
+        """Every rank's array ``mine`` (rows of one dtype and shape), concatenated in rank order; ``lengths``:
         every rank's ``len(mine)`` when already known (else gathered here)."""
         from mpi4py import MPI
         if lengths is None:
             lengths = self._lengths(len(mine))
-        k = mine.dtype.itemsize
-        out = np.empty(int(lengths.sum()), dtype=mine.dtype)
+        k = _row_bytes(mine)
+        out = np.empty((int(lengths.sum()),) + mine.shape[1:], dtype=mine.dtype)
         displs = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        self.comm.Allgatherv([mine.view(np.uint8), MPI.BYTE],
-                             [out.view(np.uint8), (lengths * k, displs * k), MPI.BYTE])
+        self.comm.Allgatherv([mine.reshape(-1).view(np.uint8), MPI.BYTE],
+                             [out.reshape(-1).view(np.uint8), (lengths * k, displs * k), MPI.BYTE])
         return out
 
     def union(self, ids, n, total):
@@ -131,3 +200,17 @@ class MpiExchange(Exchange):
 
     def gather(self, value):
         return self.comm.allgather(value)
+
+
+#: the MPI reduction of each monoid (grstream.monoid), on the wire types of :func:`_wire`
+_MPI_OPS = {"sum": "SUM", "prod": "PROD", "min": "MIN", "max": "MAX", "or": "MAX", "and": "MIN"}
+
+
+def _wire(a):
+    """``a`` as MPI reduces it: booleans as uint8 (or / and become max / min)."""
+    return a.view(np.uint8) if a.dtype == np.bool_ else a
+
+
+def _row_bytes(a):
+    """Bytes of one row of ``a`` (a value, or a vertex's lanes)."""
+    return a.itemsize * (int(np.prod(a.shape[1:])) if a.ndim > 1 else 1)

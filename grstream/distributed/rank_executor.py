@@ -1,15 +1,26 @@
 """A rank's executor: the backend's executor running only the rank's own shards, with the
 exchange (grstream/distributed/exchange.py) as the last step of each plan's ``publish``.
 
+It uses the backend through the executor contract only (grstream/engine/executor.py, "ranks"):
+``setup.span`` makes an apply over every vertex run over the rank's vertices; after the
+backend's publish, :meth:`~grstream.engine.executor.Executor.touched` says what the plan wrote
+and found, the exchange moves it, and :meth:`~grstream.engine.executor.Executor.adopt` hands the
+world's next frontier and changed set back.
+
 The rank's planner plans its own shards only (Ranks.local zeroes the others' counts), so every
-unit is the rank's; a dense plan's apply over "every vertex" runs over the rank's vertices. After
-the backend's publish the owned slices of the fields apply wrote are exchanged, the next
-frontier becomes the union of every rank's, and the read back reports the global counts (so
-every rank takes the same decisions: convergence, frontier size) while its per-shard counts
-stay the rank's own. Aggregates are reduced by the backend over the whole replicated state,
-so they equal one process's, bit for bit.
+unit is the rank's. A push plan's apply waits for the exchange: the messages the rank's units
+sent (to any vertex) are combined with the other ranks' at the owners
+(:meth:`Exchange.combine`), and each rank applies its own receivers. Then the owned values the
+applies wrote (and the edge state scatters wrote) are exchanged, the next frontier becomes the
+union of every rank's, and so does the changed set where a next plan reads it (push senders,
+``gather_from = "changed"`` sources). The read back reports the global counts (so every rank
+takes the same decisions: direction, convergence, frontier size) while its per-shard counts
+stay the rank's own. Aggregates are reduced by the backend over the whole replicated state, so
+they equal one process's, bit for bit. Push plans run synchronously under ranks (an
+asynchronous push applies receivers as units go, which a receiver another rank also sends to
+cannot wait for).
 """
-import numpy as np
+from dataclasses import replace
 
 
 class RankExecutor:
@@ -17,55 +28,66 @@ class RankExecutor:
 
     ranks = None   # the Ranks this class serves (set on the generated subclass)
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        lo, hi = self.ranks.span
-        own = [(max(a, lo), min(b, hi)) for a, b in super().vertex_chunks() if min(b, hi) > max(a, lo)]
-        self._owned_chunks, self._apply_all = own, False
+    @classmethod
+    def make_setup(cls, store=None, options=None, **facts):
+        return super().make_setup(store, options, span=cls.ranks.span, **facts)
 
-    def vertex_chunks(self):
-        return self._owned_chunks if self._apply_all else super().vertex_chunks()
+    @classmethod
+    def capabilities(cls, setup):
+        caps = super().capabilities(setup)
+        if caps.push is not None and caps.push.asynchronous:
+            caps = replace(caps, push=replace(caps.push, asynchronous=False))
+        return caps
 
     def begin(self, plan):
         super().begin(plan)
         self._moved, self._exchange_s = self.ranks.exchange.bytes, self.ranks.exchange.seconds
 
     def apply(self, plan, unit, piece):
-        if unit is not None:
-            return super().apply(plan, unit, piece)
-        self._apply_all = True   # a dense plan's apply: the rank's own vertices
-        try:
-            super().apply(plan, unit, piece)
-        finally:
-            self._apply_all = False
-
-    def _applied_ids(self):
-        parts = [np.arange(i.start, i.stop, dtype=np.int64) if isinstance(i, slice)
-                 else np.asarray(i, dtype=np.int64) for i, _ in self.mode.applied]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        if plan.direction == "push" and unit is None:
+            return   # a push plan's apply: after its messages reach their owners (publish)
+        super().apply(plan, unit, piece)
 
     def publish(self, plan):
-        applied = self._applied_ids()
+        ex, spec, n = self.ranks.exchange, self.spec, self.n
+        push = plan.direction == "push"
+        if push:   # (every rank, whether its units sent or not: it may receive)
+            receivers, values = self.push_messages()
+            self.apply_messages(plan, *ex.combine(receivers, values, spec.gather_reduce))
+            if plan.publish == "none":   # (no unit of its own: its receivers' values publish)
+                plan = replace(plan, publish="copy", publish_fields=tuple(sorted(spec.analysis.apply_writes)))
         super().publish(plan)
-        ex, frontier = self.ranks.exchange, self.frontier
-        ids = frontier.ids if plan.frontier else None
-        counts = ex.counts([self.tally.changed, self.tally.edges, len(applied),
-                            -1 if ids is None else len(ids)]).sum(axis=0)
+        t = self.touched(plan)
+        counts = ex.counts([t.changed_count, t.edges_walked, len(t.applied),
+                            -1 if t.frontier is None else len(t.frontier),
+                            -1 if t.changed is None else len(t.changed),
+                            0 if t.edges is None else len(t.edges)]).sum(axis=0)
         self._global = int(counts[0]), int(counts[1])
-        # what every rank decides alike: the fields apply writes (a rank without units plans
-        # none), dense after a swap (it leaves other ranks' slices of cur stale)
-        written = () if plan.seed or plan.activation else sorted(self.spec.analysis.apply_writes)
+        # what every rank decides alike, from the program and the plan's global facts (not from
+        # its own units: a rank without units still takes part): the fields apply writes,
+        # dense for topology-driven programs (a swap leaves other ranks' slices of cur stale)
+        ran = not plan.seed and not plan.activation
+        written = sorted(spec.analysis.apply_writes) if ran else ()
         if written:
-            dense = self.spec.activate == "all"
-            ex.state({f: self.cur[f] for f in written}, applied, self.n if dense else int(counts[2]))
-        if ids is not None:
-            frontier.ids = ex.union(ids, self.n, int(counts[3]))
+            arrays = self.vertex_arrays()
+            total = n if spec.activate == "all" else int(counts[2])
+            ex.state({f: arrays[f] for f in written}, t.applied, total)
+        if ran and spec.edge_state:
+            ex.state(self.edge_arrays(), t.edges, int(counts[5]), bounds=self.ranks.edge_bounds)
+        changed = None if t.changed is None else ex.union(t.changed, n, int(counts[4]))
+        if push:   # a push plan's frontier is its changed set
+            self.adopt(frontier=changed, changed=changed)
+        else:
+            frontier = None if t.frontier is None else ex.union(t.frontier, n, int(counts[3]))
+            self.adopt(frontier=frontier, changed=changed)
 
     def read_back(self, plan, stats):
         rb = super().read_back(plan, stats)
         rb.changed_vertices, rb.active_edges = self._global
         rb.total_active = int(rb.shard_active.sum())
         rb.shard_active = self.ranks.local(rb.shard_active)
+        if rb.shard_changed is not None:
+            rb.shard_changed = self.ranks.local(rb.shard_changed)
         ex = self.ranks.exchange
         stats.bytes_exchanged += ex.bytes - self._moved
         stats.time_exchange += ex.seconds - self._exchange_s

@@ -60,6 +60,10 @@ class Ranks:
         self.owned = np.zeros(len(intervals) - 1, dtype=np.int64)
         self.owned[self.shards[self.rank]:self.shards[self.rank + 1]] = 1
         self.span = (int(self.bounds[self.rank]), int(self.bounds[self.rank + 1]))
+        # each rank's run of the global CSR order (its sources' out-edges): the edge state its
+        # scatters write
+        out = [store.shard_info(i).num_out_edges for i in range(int(store.num_shards))]
+        self.edge_bounds = np.concatenate(([0], np.cumsum(out, dtype=np.int64)))[self.shards]
 
     def executor_class(self, cls):
         """``cls`` run as this rank's executor (grstream/distributed/rank_executor.py)."""
@@ -67,15 +71,6 @@ class Ranks:
             raise UsageError(f"ranks run on the CPU executor; {cls.name} ranks are not available yet")
         from .rank_executor import RankExecutor
         return type(f"Rank{cls.__name__}", (RankExecutor, cls), {"ranks": self})
-
-    @staticmethod
-    def check(spec):
-        """Refuse the programs whose state the exchange does not move."""
-        if spec.edge_state:
-            raise UsageError(f"{spec.name} keeps mutable edge state, which ranks do not exchange")
-        if spec.gather_from == "changed":
-            raise UsageError(f"{spec.name} gathers only from changed vertices (gather_from = "
-                             f"'changed'), which ranks do not exchange")
 
     def local(self, counts):
         """Per-shard ``counts`` with other ranks' shards zeroed: what this rank's planner plans."""

@@ -241,6 +241,9 @@ class Setup:
         Instances run at once (``Session.run_lanes``; None: one run, fields of length n).
     push
         The memory model holds the push arrays too (the session may plan push iterations).
+    span
+        (lo, hi): the vertices an apply over every vertex runs over (ranks: the rank's own,
+        docs/DISTRIBUTED.md); None: every vertex.
     """
 
     store: Any = None
@@ -248,6 +251,7 @@ class Setup:
     memory_budget: Optional[int] = None
     lanes: Optional[int] = None
     push: bool = False
+    span: Optional[Tuple[int, int]] = None
 
     def with_push(self, push: bool = True) -> "Setup":
         return dataclasses.replace(self, push=bool(push))

@@ -72,7 +72,7 @@ import numpy as np
 
 from .capabilities import Capabilities, ExecutorOptions, Policies, Setup
 from .memory import Footprint, Ledger, MemoryModel
-from .plan import IterationPlan, Readback, Unit
+from .plan import IterationPlan, Readback, Touched, Unit
 
 
 class Executor:
@@ -242,6 +242,40 @@ class Executor:
         changed vertices, gathered edges, aggregates. Fill the measured fields of ``stats``
         (bytes_read, bytes_h2d, bytes_d2h, time_read, time_copy, time_kernel, copy_hidden; the
         CPU fills time_gather / time_apply / time_activate / time_scatter)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ ranks
+    # A rank's executor (grstream/distributed/rank_executor.py, docs/DISTRIBUTED.md) is this
+    # class with the exchange mixed in; it runs the plan primitives above over the rank's own
+    # shards and, after ``publish``, moves what the plan left between ranks through these.
+    # ``setup.span`` is then the rank's vertices: an apply over every vertex (``unit`` None)
+    # runs over them only.
+
+    def touched(self, plan: IterationPlan) -> Touched:
+        """After ``publish``: what ``plan`` wrote and found (:class:`Touched`)."""
+        raise NotImplementedError
+
+    def adopt(self, frontier: Optional[np.ndarray] = None, changed: Optional[np.ndarray] = None) -> None:
+        """The world's next frontier and changed set (sorted ids; None: keep this executor's)
+        replace the ones this executor's units found, before ``reduce`` and ``read_back``."""
+        raise NotImplementedError
+
+    def vertex_arrays(self) -> Dict[str, np.ndarray]:
+        """The current vertex fields (``cur``) in place, which the exchange writes."""
+        raise NotImplementedError
+
+    def edge_arrays(self) -> Dict[str, np.ndarray]:
+        """The current mutable edge state in place (global CSR order), which the exchange writes."""
+        return {}
+
+    def push_messages(self) -> Tuple[np.ndarray, np.ndarray]:
+        """A push plan's messages after its units sent them: (receivers sorted, their values
+        combined), of any vertex; the executor's accumulator is left at the identity."""
+        raise NotImplementedError
+
+    def apply_messages(self, plan: IterationPlan, receivers: np.ndarray, values: np.ndarray) -> None:
+        """A push plan's apply over ``receivers`` (sorted, owned) with their combined messages
+        ``values`` (what its ``apply(plan, None, None)`` runs in one process), before publish."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ results

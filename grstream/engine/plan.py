@@ -231,3 +231,22 @@ class Readback:
     shard_changed: "object" = None        # int64 per shard: vertices apply changed (None: unknown)
     changed_edges: int = -1               # edges a push from the changed set walks (-1: unknown)
     total_active: int = -1                # ranks: the world's next frontier (-1: shard_active's sum)
+
+
+@dataclass
+class Touched:
+    """What a plan left on one executor after its publish (``Executor.touched``): what ranks
+    exchange (grstream/distributed/rank_executor.py).
+
+    ``applied``: sorted ids whose fields the plan's applies wrote; ``frontier``: the next
+    frontier's sorted ids (None: every vertex, or a plan without a frontier); ``changed``: the
+    sorted ids the plan changed where the executor keeps the changed set for the next plan (push
+    senders, ``gather_from = "changed"`` sources; None: it keeps none); ``edges``: sorted
+    positions of the edge state it wrote; ``changed_count`` and ``edges_walked``: its counters."""
+
+    applied: "object"
+    frontier: "object" = None
+    changed: "object" = None
+    edges: "object" = None
+    changed_count: int = 0
+    edges_walked: int = 0

@@ -90,10 +90,6 @@ class Session:
         from ..devices import resolve
         if comm is not None and device == "auto":   # ranks run on the CPU executor (for now)
             device = "cpu"
-        if comm is not None and direction != "pull":   # ranks pull (docs/DISTRIBUTED.md)
-            if direction == "push":
-                raise UsageError("direction='push': ranks run pull plans only")
-            direction = "pull"
         self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
         self._given = (push_threshold is not None, queue_fraction is not None)
         self.cls = resolve(device)
@@ -130,8 +126,6 @@ class Session:
             return prep
         store, spec = self.store, cls.spec
         check_edge_props(store, spec)
-        if self.ranks is not None:
-            self.ranks.check(spec)
         ex_cls = self.cls
         setup = ex_cls.make_setup(store, self.options, memory_budget=self.memory_budget,
                                   lanes=lanes or None)
@@ -346,7 +340,8 @@ class Session:
         if not programs:
             return []
         if not self.can_run_lanes(type(programs[0])):
-            raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes on {self.cls.name}: use run()")
+            where = "under ranks" if self.ranks is not None else f"on {self.cls.name}"
+            raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes {where}: use run()")
         with self._serial("Session.run_lanes()"):
             entry.check_open(self.store, self)
             for p in programs:

@@ -1,6 +1,9 @@
 """Run under ``mpiexec -n R python -m tests.distributed.ranks_check DIR [CASE]``: every program
 on random graphs (several shard counts and budgets, empty and tiny graphs), each run both
-distributed over the world and in one process on every rank, the results compared.
+distributed over the world and in one process on every rank, the results compared: the
+programs in each direction the engine runs them (pull, push, and "auto" switching between
+them), a user program with mutable edge state in each, delta PageRank (``gather_from =
+"changed"``), and the built-in algorithms' entry points (betweenness, predecessors, ...).
 
 CASE "all" (default) checks equality; "fail" makes rank 1 raise in iteration 2 (a callback;
 the fault test expects every rank to exit, the error naming rank 1).
@@ -15,7 +18,9 @@ import grstream as gr
 from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
+from grstream.algorithms.pagerank_delta import DeltaPageRank
 from grstream.algorithms.sssp import SSSP
+from tests.engine.test_scatter import CountedBFS, EdgeRank   # (edge state, written at the source)
 
 COMM = MPI.COMM_WORLD
 
@@ -61,7 +66,7 @@ def graphs(root):
             edges = np.stack([src, dst], axis=1) if m else np.zeros((0, 2), dtype=np.int64)
             w = rng.uniform(0.5, 3.0, m)
             edges = np.column_stack([edges, w]) if m else np.zeros((0, 3))
-            gr.build_shards(edges, path, num_shards=shards, weighted=True, progress=False,
+            gr.build_shards(edges, path, num_shards=shards, weighted=True, progress=False, edge_ids=True,
                             renumber=False)
     COMM.Barrier()
     return out
@@ -76,36 +81,75 @@ def smallest_budget(program, store):
     return 1   # (an empty graph needs no memory)
 
 
-def programs():
-    return [("bfs", lambda: BFS(source=0)), ("sssp", lambda: SSSP(source=0)),
-            ("pagerank", lambda: PageRank()), ("cc", lambda: ConnectedComponents()),
-            ("user", lambda: TwoHopMax())]
+#: (name, program, directions, tolerance): each program in every direction it runs in
+PROGRAMS = [("bfs", lambda: BFS(source=0), ("auto", "push", "pull"), False),
+            ("sssp", lambda: SSSP(source=0), ("auto", "push", "pull"), False),
+            ("cc", lambda: ConnectedComponents(), ("auto", "push"), False),
+            ("pagerank", lambda: PageRank(), ("auto",), True),
+            ("delta-pagerank", lambda: DeltaPageRank(), ("auto",), True),
+            ("user", lambda: TwoHopMax(), ("auto",), False),
+            ("edge-state", lambda: CountedBFS(source=0), ("push", "pull"), False),
+            ("edge-rank", lambda: EdgeRank(), ("auto",), True)]
 
 
-def check_all(root):
-    runs = 0
-    for gname, path in graphs(root):
-        store = gr.open(path)
-        for pname, make in programs():
-            if store.num_vertices == 0 and pname in ("bfs", "sssp"):   # (no source to give)
-                continue
+def same(a, b, close):
+    return np.allclose(a, b, rtol=1e-12, atol=1e-15) if close else np.array_equal(a, b)
+
+
+def check_programs(path, gname, counts):
+    store = gr.open(path)
+    for pname, make, directions, close in PROGRAMS:
+        if store.num_vertices == 0 and pname in ("bfs", "sssp", "edge-state", "edge-rank"):
+            continue
+        for direction in directions:
             for budget in (None, smallest_budget(make(), store)):
-                one = gr.run(make(), store, memory_budget=budget, max_iter=60)
-                many = gr.run(make(), store, memory_budget=budget, max_iter=60, comm=COMM)
-                for field, want in one.values.items():
-                    got = many.values[field]
-                    ok = (np.allclose(got, want, rtol=1e-12, atol=1e-15) if pname == "pagerank"
-                          else np.array_equal(got, want))
-                    if not ok:
-                        raise AssertionError(f"{gname}/{pname}/{budget}: {field} differs")
+                kw = dict(memory_budget=budget, max_iter=60, direction=direction)
+                one = gr.run(make(), store, **kw)
+                many = gr.run(make(), store, comm=COMM, **kw)
+                for field, want in list(one.values.items()) + list(one.edge_values.items()):
+                    got = many.values[field] if field in many.values else many.edge_values[field]
+                    if not same(got, want, close):
+                        raise AssertionError(f"{gname}/{pname}/{direction}/{budget}: {field} differs")
+                assert many.iterations == one.iterations or close, (gname, pname, direction)
                 assert many.info["ranks"] == COMM.Get_size()
                 owned = [r["shards"] for r in many.info["rank_stats"]]   # contiguous, covering
                 assert owned[0][0] == 0 and owned[-1][1] == store.num_shards
                 assert all(a[1] == b[0] for a, b in zip(owned, owned[1:]))
-                runs += 1
-        store.close()
+                counts["runs"] += 1
+                counts["pushed"] += sum(s.plan["direction"].get("push", 0) for s in many.stats)
+    store.close()
+
+
+#: the built-in algorithms' entry points (name, call), their first value compared
+ALGORITHMS = [("bc", lambda s, **kw: gr.algorithms.bc.betweenness(s, k=None, **kw)),
+              ("bfs-predecessors", lambda s, **kw: gr.algorithms.predecessors.bfs_predecessors(s, 0, **kw)),
+              ("sssp-predecessors", lambda s, **kw: gr.algorithms.predecessors.sssp_predecessors(s, 0, **kw)),
+              ("delta", lambda s, **kw: gr.algorithms.pagerank.pagerank(s, method="delta", **kw)),
+              ("katz", lambda s, **kw: gr.algorithms.eigenvector.katz_centrality(s, **kw)),
+              ("scc", lambda s, **kw: gr.algorithms.scc.strongly_connected_components(s, **kw)),
+              ("kcore", lambda s, **kw: gr.algorithms.kcore.core_number(s, **kw)),
+              ("bfs-to", lambda s, **kw: gr.algorithms.reach.bfs_to(s, 0, **kw))]
+
+
+def check_algorithms(path, gname, counts):
+    store = gr.open(path)
+    for name, call in ALGORITHMS:
+        one, many = call(store)[0], call(store, comm=COMM)[0]
+        if not same(many, one, name in ("bc", "delta", "katz")):
+            raise AssertionError(f"{gname}/{name} differs")
+        counts["runs"] += 1
+    store.close()
+
+
+def check_all(root):
+    counts = {"runs": 0, "pushed": 0}
+    for gname, path in graphs(root):
+        check_programs(path, gname, counts)
+        if gname in ("tiny", "random"):
+            check_algorithms(path, gname, counts)
+    assert counts["pushed"] > 0
     if COMM.Get_rank() == 0:
-        print(f"ranks_check: {runs} runs equal on {COMM.Get_size()} ranks")
+        print(f"ranks_check: {counts['runs']} runs equal on {COMM.Get_size()} ranks")
 
 
 def main():

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ...engine.contract import Executor, Readback, dataset_dtype
+from ...engine.contract import Executor, Readback, Touched, dataset_dtype
 from ...readahead import BufferPool, read_ahead
 from . import changes, kernels
 from .pieces import ResidentRuns, Slots
@@ -42,6 +42,8 @@ class CpuExecutor(CpuFacts, Executor):
         sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
         step = max(int(sizes.max(initial=0)), 1)   # passes over every vertex: a shard at a time
         self._chunks = [(lo, min(lo + step, n)) for lo in range(0, n, step)] or [(0, 0)]
+        lo, hi = setup.span or (0, n)   # an apply over every vertex: over the span only
+        self._apply_chunks = [(max(a, lo), min(b, hi)) for a, b in self._chunks if min(b, hi) > max(a, lo)]
         self.cur, self.nxt = {}, {}
         for f, dt in spec.vertex_fields.items():
             for side, where in (("cur", self.cur), ("nxt", self.nxt)):
@@ -108,6 +110,11 @@ class CpuExecutor(CpuFacts, Executor):
         """``[(lo, hi)]``: the vertex ranges of passes over every vertex (a shard's vertices at
         most each, so that a program's temporaries over them stay within the scratch)."""
         return self._chunks
+
+    def apply_chunks(self):
+        """``[(lo, hi)]``: the vertex ranges of an apply over every vertex (``unit`` None), within
+        ``setup.span``."""
+        return self._apply_chunks
 
     def strategy(self, plan):
         """The strategy that runs ``plan``."""
@@ -263,6 +270,38 @@ class CpuExecutor(CpuFacts, Executor):
         self.mode.read_back(plan, rb)
         return rb
 
+    # ------------------------------------------------------------------ ranks
+    def touched(self, plan):
+        mode, tally = self.mode, self.tally
+        parts = [np.arange(i.start, i.stop, dtype=np.int64) if isinstance(i, slice)
+                 else np.asarray(i, dtype=np.int64) for i, _ in mode.applied]
+        edges = [np.asarray(p, dtype=np.int64) for p, _ in mode.edge_writes]
+        return Touched(applied=_union(parts), frontier=self.frontier.ids if plan.frontier else None,
+                       changed=mode.changed_ids, edges=_union(edges) if self.spec.edge_state else None,
+                       changed_count=tally.changed, edges_walked=tally.edges)
+
+    def adopt(self, frontier=None, changed=None):
+        if frontier is not None:
+            self.frontier.ids = frontier
+        if changed is not None:
+            self.sources.record(changed)
+            if self.push is not None:
+                self.frontier.changed = changed
+
+    def vertex_arrays(self):
+        return dict(self.cur)
+
+    def edge_arrays(self):
+        return dict(self.edges)
+
+    def push_messages(self):
+        return self.push.combine()
+
+    def apply_messages(self, plan, receivers, values):
+        t0 = time.perf_counter()
+        self.push.receive(receivers, values)
+        self.tally.timed("apply", t0)
+
     # ------------------------------------------------------------------ results
     def state(self):
         """The vertex fields: a single run's in ``nxt``'s arrays, which the next run replaces
@@ -282,3 +321,8 @@ class CpuExecutor(CpuFacts, Executor):
 
     def close(self):
         self.runs = self.slots = None
+
+
+def _union(parts):
+    """The sorted unique ids of int64 arrays ``parts``."""
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)

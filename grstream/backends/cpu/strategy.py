@@ -131,14 +131,15 @@ class Strategy:
     """How one kind of plan runs. ``ex``: the executor, whose vertex fields (``cur``, ``nxt``,
     ``builtins``), kernels, frontier and tally the strategy works on. ``applied`` lists the
     (index, fields) each apply wrote, which a "copy" publish copies; ``edge_writes`` the
-    scatters' (positions, values)."""
+    scatters' (positions, values); ``changed_ids`` the sorted ids the plan changed where a next
+    plan reads them (push senders, gather_from "changed" sources; None: not kept)."""
 
     def __init__(self, ex):
         self.ex = ex
-        self.applied, self.edge_writes = [], []
+        self.applied, self.edge_writes, self.changed_ids = [], [], None
 
     def begin(self, plan):
-        self.applied, self.edge_writes = [], []
+        self.applied, self.edge_writes, self.changed_ids = [], [], None
 
     def gather(self, plan, unit, piece):
         raise NotImplementedError

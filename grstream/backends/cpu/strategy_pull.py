@@ -45,7 +45,7 @@ class Pull(Strategy):
         t0 = time.perf_counter()
         ex = self.ex
         if unit is None:   # every vertex (dense plans), in runs of at most a shard's vertices
-            for lo, hi in ex.vertex_chunks():
+            for lo, hi in ex.apply_chunks():
                 self._apply(plan, None, None, slice(lo, hi), hi - lo, ex.acc_all[lo:hi], {})
         else:
             ctx = self.ctx.setdefault(unit, {})
@@ -111,12 +111,15 @@ class Pull(Strategy):
 
     def publish(self, plan):
         ex, frontier = self.ex, self.ex.frontier
-        if not plan.seed and not plan.activation:   # (an activation plan keeps the push's)
-            ex.sources.record_parts(self.changed_parts)
+        # the changed set, where a next plan reads it (an activation plan keeps the push's)
+        if (not plan.seed and not plan.activation
+                and (ex.push is not None or ex.sources.mask is not None)):
+            parts = self.changed_parts
+            self.changed_ids = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            ex.sources.record(self.changed_ids)
         if not plan.frontier:
             frontier.ids = None
             return
         frontier.ids = frontier.merge(plan.next_queue)
-        if ex.push is not None and not plan.seed and not plan.activation:
-            parts = self.changed_parts
-            frontier.changed = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        if ex.push is not None and self.changed_ids is not None:
+            frontier.changed = self.changed_ids

@@ -344,15 +344,19 @@ class Push(Strategy):
         the changed ones are the changed set (asynchronous: marked unsent, and the values
         written to ``cur`` too)."""
         t0 = time.perf_counter()
+        self.receive(*self.combine())
+        self.ex.tally.timed("apply", t0)
+
+    def receive(self, receivers, acc):
+        """The apply over ``receivers`` (sorted) with their combined messages ``acc``."""
         ex = self.ex
-        receivers, written, changed = self._apply_receivers()
+        receivers, written, changed = self._apply_receivers(receivers, acc)
         if self.asynchronous:   # (cur holds the values already; the changed set: publish)
             ex.tally.add(changed=len(changed))
         else:
             self.applied.append((receivers, tuple(written)))
-            ex.frontier.changed = changed
+            ex.frontier.changed = self.changed_ids = changed
             ex.tally.add(changed=len(changed))
-        ex.tally.timed("apply", t0)
 
     def publish(self, plan):
         """The record after a push is its changed set (asynchronous: the vertices no unit
@@ -363,10 +367,9 @@ class Push(Strategy):
             frontier.changed = self.end_async()
         frontier.ids = frontier.changed
 
-    def _apply_receivers(self):
+    def _apply_receivers(self, receivers, acc):
         """(receivers, {field: new values}, changed ids) of the apply over the receivers."""
         ex = self.ex
-        receivers, acc = self.combine()
         if len(receivers) == 0:
             return receivers, {}, receivers
         v = VertexView(ex.cur, ex.builtins, receivers, len(receivers), writable=True)
