@@ -36,12 +36,14 @@ class GrstreamError(Exception):
 class InputFormatError(GrstreamError):
     """An input graph file or object is malformed.
 
-    ``path`` and ``line`` (1-based) locate the problem when known.
+    ``path`` and ``line`` (1-based) locate the problem when known; ``message`` is what is
+    wrong without them.
     """
 
     def __init__(self, message, path=None, line=None):
         self.path = None if path is None else str(path)
         self.line = line
+        self.message = message
         where = ""
         if self.path is not None:
             where = self.path + (f":{line}" if line is not None else "") + ": "

@@ -12,7 +12,7 @@ from .texttable import TextTable, file_size
 from .validate import refuse_empty, resolve_weighted
 
 
-def read_dimacs(path, *, weighted=None, chunk_edges=None):
+def read_dimacs(path, *, weighted=None, chunk_edges=None, threads=1):
     """Open a DIMACS ``.gr`` file as an :class:`EdgeSource`.
 
     Parameters
@@ -23,6 +23,8 @@ def read_dimacs(path, *, weighted=None, chunk_edges=None):
         None or True: arc lengths are the weights; False: drop them.
     chunk_edges : int, optional
         Maximum edges per chunk.
+    threads : int
+        Processes that parse blocks of the text at once (:mod:`.parallel_text`; 1: this one).
 
     Returns
     -------
@@ -76,6 +78,7 @@ def read_dimacs(path, *, weighted=None, chunk_edges=None):
     line = first[2].lstrip()
     prefix = line[:2] if line[1:2] in (b" ", b"\t") else b"a "
     table = TextTable(path, first, 3, use_weight=use_weight, base=1, limits=(n, n),
-                      comments=(b"c",), prefix=prefix, expected=(m, "arcs", p_line))
+                      comments=(b"c",), prefix=prefix, expected=(m, "arcs", p_line),
+                      workers=threads)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, n, file_size(path),
                       "dimacs", meta, id_base=1)

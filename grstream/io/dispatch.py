@@ -13,6 +13,8 @@ from .textblocks import open_bytes
 #: format names accepted by ``open_source(format=...)``
 FORMATS = ("edgelist", "csv", "konect", "mtx", "dimacs", "npy", "store", "numpy", "scipy",
            "networkx")
+#: the formats read as text, whose blocks parse on worker processes (``threads``)
+TEXT_FORMATS = ("edgelist", "csv", "konect", "mtx", "dimacs")
 
 _EXTENSIONS = {".mtx": "mtx", ".gr": "dimacs", ".npy": "npy", ".h5": "store", ".hdf5": "store",
                ".csv": "csv", ".txt": "edgelist",
@@ -93,7 +95,8 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None, threads
     chunk_edges : int, optional
         Maximum edges per chunk (default 4 Mi).
     threads : int
-        Chunks read at once where the format allows it (``.npy``: each on its own thread).
+        Chunks read at once where the format allows it: ``.npy`` each on its own thread, the
+        text formats' blocks each on its own process (:mod:`grstream.io.parallel_text`).
 
     Returns
     -------
@@ -138,11 +141,11 @@ def open_source(source, format=None, *, weighted=None, chunk_edges=None, threads
         raise InputFormatError(f"a {'.npy' if format == 'npy' else 'store'} input is read at "
                                "offsets, which a pipe cannot give: save it to a file first",
                                source)
+    if format in TEXT_FORMATS or format == "npy":
+        options["threads"] = threads
     if format == "csv":
         return edgelist.read_edgelist(source, delimiter=",", **options)
     reader = {"edgelist": edgelist.read_edgelist, "konect": konect.read_konect,
               "mtx": mtx.read_mtx, "dimacs": dimacs.read_dimacs, "npy": npy.read_npy,
               "store": h5store.read_store}[format]
-    if format == "npy":
-        options["threads"] = threads
     return reader(source, **options)

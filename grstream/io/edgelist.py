@@ -22,7 +22,7 @@ from .validate import refuse_empty, resolve_weighted
 COMMENTS = (b"#", b"%")
 
 
-def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
+def read_edgelist(path, *, weighted=None, chunk_edges=None, threads=1, delimiter=None):
     """Open a text edge list as an :class:`EdgeSource`.
 
     Parameters
@@ -33,6 +33,8 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
         None: use the third column when present; True: require it; False: ignore it.
     chunk_edges : int, optional
         Maximum edges per chunk.
+    threads : int
+        Processes that parse blocks of the text at once (:mod:`.parallel_text`; 1: this one).
     delimiter : {None, ","}
         None for spaces/tabs, ``","`` for CSV.
 
@@ -76,6 +78,6 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, delimiter=None):
                           meta={"columns": ncol, "names": True}, labels=named.labels)
     declared = None if is_stream(path) else declared_vertices(path)
     table = TextTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
-                      delimiter=delim, limits=(declared, declared))
+                      delimiter=delim, limits=(declared, declared), workers=threads)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, declared,
                       size_bytes=file_size(path), format=fmt, meta={"columns": ncol})

@@ -32,7 +32,7 @@ def _header(path, header):
     return kind, sizes
 
 
-def read_konect(path, *, weighted=None, chunk_edges=None):
+def read_konect(path, *, weighted=None, chunk_edges=None, threads=1):
     """Open a KONECT ``out.*`` file as an :class:`EdgeSource`.
 
     Parameters
@@ -43,6 +43,8 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
         None: use the third column when present; True: require it; False: ignore it.
     chunk_edges : int, optional
         Maximum edges per chunk.
+    threads : int
+        Processes that parse blocks of the text at once (:mod:`.parallel_text`; 1: this one).
 
     Returns
     -------
@@ -92,6 +94,6 @@ def read_konect(path, *, weighted=None, chunk_edges=None):
         raise InputFormatError(f"expected at least 2 columns, found {ncol}", path, first[0])
     use_weight = resolve_weighted(ncol >= 3, weighted, path)
     table = TextTable(path, first, ncol, use_weight=use_weight, base=1, limits=limits,
-                      transform=transform, comments=(b"%",))
+                      transform=transform, comments=(b"%",), workers=threads)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
                       file_size(path), "konect", meta, kind == "sym", id_base=1)

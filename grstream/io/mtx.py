@@ -48,7 +48,7 @@ def _size_line(path, line_no, line):
     return sizes
 
 
-def read_mtx(path, *, weighted=None, chunk_edges=None):
+def read_mtx(path, *, weighted=None, chunk_edges=None, threads=1):
     """Open a Matrix Market coordinate file as an :class:`EdgeSource`.
 
     Parameters
@@ -60,6 +60,8 @@ def read_mtx(path, *, weighted=None, chunk_edges=None):
         False: drop them.
     chunk_edges : int, optional
         Maximum edges per chunk.
+    threads : int
+        Processes that parse blocks of the text at once (:mod:`.parallel_text`; 1: this one).
 
     Returns
     -------
@@ -106,7 +108,7 @@ def read_mtx(path, *, weighted=None, chunk_edges=None):
                           "mtx", meta, symmetry == "symmetric",
                           id_base=1)
     table = TextTable(path, first, _FIELDS[field], use_weight=use_weight, base=1,
-                      limits=(rows, cols), comments=(b"%",),
+                      limits=(rows, cols), comments=(b"%",), workers=threads,
                       transform=mirror if symmetry == "symmetric" else None,
                       expected=(entries, "entries", size_line_no))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,

@@ -9,6 +9,9 @@ from .chunking import rechunk
 from .textblocks import BLOCK_BYTES, BlockParser, head_lines, iter_blocks, line_of
 from .validate import to_edges
 
+#: fewest bytes of text (after the header) parsed on worker processes when there are several
+PARALLEL_TEXT_BYTES = 4 * BLOCK_BYTES
+
 
 def find_first_data(path, is_data):
     """Scan the start of *path* for its first data line.
@@ -57,12 +60,16 @@ class TextTable:
     expected : (int, str, int), optional
         ``(count, what, line_no)``: the number of data lines the header declares, a word for
         them in the error, and the header's line.
+    workers : int
+        Processes that parse blocks at once (:mod:`.parallel_text`) when the text is at least
+        ``PARALLEL_TEXT_BYTES`` (or compressed, or a pipe); 1 parses here, block after block.
     parser_options : dict
         Passed to :class:`BlockParser` (prefix, comments, delimiter).
     """
 
     def __init__(self, path, first, ncol, *, use_weight, base=0, limits=(None, None),
-                 transform=None, expected=None, block_bytes=BLOCK_BYTES, **parser_options):
+                 transform=None, expected=None, block_bytes=None, workers=1,
+                 **parser_options):
         self.path = path
         self.first = first
         self.ncol = ncol
@@ -71,11 +78,17 @@ class TextTable:
         self.limits = limits
         self.transform = transform
         self.expected = expected
-        self.block_bytes = block_bytes
+        self.block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
+        self.workers = max(1, int(workers))
+        self.parser_options = parser_options
         self.parser = BlockParser(path, ncol, 3 if use_weight else 2, first[2], **parser_options)
 
     def pieces(self):
         """Yield checked ``(src, dst, weight)`` pieces, one per block."""
+        if self.workers > 1 and self._worth_workers():
+            from .parallel_text import parallel_pieces
+            yield from parallel_pieces(self, self.workers)
+            return
         line_no, offset, _ = self.first
         count = 0
         for block in iter_blocks(self.path, offset, self.block_bytes):
@@ -90,6 +103,15 @@ class TextTable:
                              limits=self.limits)
             count += len(edges[0])
             yield self.transform(*edges) if self.transform else edges
+        self.check_count(count)
+
+    def _worth_workers(self):
+        """Worker processes pay off beyond a few blocks: they take a moment to start."""
+        size = file_size(self.path)
+        return size is None or size - self.first[1] >= PARALLEL_TEXT_BYTES
+
+    def check_count(self, count):
+        """Raise when the header declared another number of data lines than ``count``."""
         if self.expected is not None and count != self.expected[0]:
             declared, what, header_line = self.expected
             raise InputFormatError(f"header declares {declared} {what} but the file has {count}",

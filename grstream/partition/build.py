@@ -42,6 +42,9 @@ MIN_CHUNK_EDGES = 1 << 12
 MAX_HEAVY_RECORDED = 1000
 #: chunks read at once by an external build (their buffers share its chunk memory)
 MAX_LIMITED_READERS = 2
+#: memory of one process parsing a text input (its interpreter with numpy, about 30 MB, and
+#: the blocks in flight: their text and parsed edges; :mod:`grstream.io.parallel_text`)
+TEXT_WORKER_BYTES = 64 << 20
 
 
 def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
@@ -150,7 +153,8 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     # the default may renumber (renumber=None): chunks leave room for it
     chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops,
                                _chunks_at_once(threads, memory_limit))
-    edges = _open(source, format, weighted, chunk_edges, reader_threads(threads, memory_limit))
+    edges = _open(source, format, weighted, chunk_edges, reader_threads(threads, memory_limit),
+                  text_workers(threads, memory_limit))
     is_weighted = edges.weighted if weighted is None else bool(weighted)
     if is_weighted and not edges.weighted:
         raise UsageError(f"{edges.name}: weights requested but the input has none")
@@ -221,6 +225,14 @@ def reader_threads(threads, memory_limit):
     return threads if memory_limit is None else min(threads, MAX_LIMITED_READERS)
 
 
+def text_workers(threads, memory_limit):
+    """Processes that parse a text input: every thread in memory; within a memory limit as
+    many as fit an eighth of it at ``TEXT_WORKER_BYTES`` each (one: parsed in this process)."""
+    if memory_limit is None:
+        return threads
+    return max(1, min(threads, memory_limit // (8 * TEXT_WORKER_BYTES)))
+
+
 def _chunks_at_once(threads, memory_limit):
     """Chunks an external build holds beyond one reader's and one sorter's: those of the
     further readers and of the chunks sorting at once (their memory divides the chunk's)."""
@@ -241,11 +253,16 @@ def _chunk_edges(memory_limit, undirected=False, renumber=False, self_loops=True
                    max(MIN_CHUNK_EDGES, memory_limit // (2 * per_edge * at_once))))
 
 
-def _open(source, format, weighted, chunk_edges, threads=1):
+def _open(source, format, weighted, chunk_edges, threads=1, text_threads=1):
     from ..io.base import EdgeSource
     if isinstance(source, EdgeSource):
         return source
     from ..io import open_source
+    from ..io.dispatch import TEXT_FORMATS, detect_format
+    # a pipe is always text (and is not opened here: open_source takes it afresh)
+    if isinstance(source, (str, os.PathLike)) and (
+            is_stream(source) or (format or detect_format(source)) in TEXT_FORMATS):
+        threads = text_threads
     return open_source(source, format=format, weighted=weighted, chunk_edges=chunk_edges,
                        threads=threads)
 

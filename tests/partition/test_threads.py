@@ -132,3 +132,36 @@ def test_bad_thread_counts_are_refused(tmp_path, threads):
 def test_default_is_the_cores_available():
     import os
     assert default_threads() == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_text_inputs_write_the_npy_store(tmp_path, weighted):
+    """A SNAP text edge list (plain and gzip) parsed on worker processes, in memory and within
+    a memory limit, writes the store the same edges write from a ``.npy``."""
+    import gzip
+
+    from grstream.io import texttable
+    from grstream.partition import build
+
+    src, dst, *rest = rmat(11, 8, seed=5, weights=weighted)
+    table = np.column_stack([src, dst] + rest)
+    np.save(tmp_path / "g.npy", table.astype(np.float64 if weighted else np.int64))
+    lines = "".join(("{}\t{}\t{:g}\n" if weighted else "{}\t{}\n").format(*row)
+                    for row in table.tolist())
+    text = "# Directed graph (each unordered pair of nodes is saved once)\n" + lines
+    (tmp_path / "g.txt").write_text(text)
+    with gzip.open(tmp_path / "g.txt.gz", "wt") as f:
+        f.write(text)
+    options = {"num_shards": 5, "weight_dtype": "float32" if weighted else "float64"}
+    for limit in (None, 1 << 20):
+        want = _build(str(tmp_path / "g.npy"), tmp_path / f"npy-{limit}.h5", threads=1,
+                      memory_limit=limit, **options)
+        # blocks of 16 KiB: several per worker; workers even within the small limit
+        with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0), \
+                mock.patch.object(texttable, "BLOCK_BYTES", 1 << 14), \
+                mock.patch.object(build, "TEXT_WORKER_BYTES", 1 << 10):
+            for name in ("g.txt", "g.txt.gz"):
+                for threads in (1, 2):
+                    got = _build(str(tmp_path / name), tmp_path / f"{name}-{threads}-{limit}.h5",
+                                 threads=threads, memory_limit=limit, **options)
+                    assert got == want, (name, threads, limit)

@@ -1,0 +1,237 @@
+"""Text blocks parsed on several worker processes, handed back in file order.
+
+The block parser (:class:`.textblocks.BlockParser`) runs numpy's text conversion and bytes
+passes that hold the GIL, so threads would take turns on one core; worker processes parse
+blocks side by side instead. A plain file is cut at line ends into byte ranges that each
+worker reads itself (``os.pread``), so its text never passes between processes; gzip data and
+pipes are read (and decompressed) here, and their blocks sent to the workers. Each worker
+returns a block's checked 0-based edges, or the first error in it with its line counted from
+the block's start, which this process turns into the file's line: the pieces, their order and
+every message are those of the one-process reader (:meth:`.texttable.TextTable.pieces`).
+
+The workers are fresh interpreters (``python -c``) talking pickle over their standard input
+and output, not :mod:`multiprocessing`'s: those would import the caller's main script again
+(every script would need a ``__main__`` guard) or fork a process whose other threads may hold
+locks. Blocks go out round robin and come back in that order; a feeder thread per worker
+writes its blocks, so a large block waiting to be written never holds up reading results.
+
+Memory: at most ``AHEAD_PER_WORKER`` blocks per worker are in flight (their text and their
+parsed edges), beside each worker's interpreter (about 30 MB).
+"""
+import os
+import pickle
+import queue
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from collections import deque
+
+from ..errors import InputFormatError, InternalError
+from .textblocks import GZIP_MAGIC, BlockParser, iter_blocks, line_of
+from .validate import to_edges
+
+#: blocks handed to each worker ahead of the one the caller is reading
+AHEAD_PER_WORKER = 2
+#: bytes read back from a cut point at a time to find the line end before it
+_CUT_WINDOW = 1 << 16
+_WORKER = "from grstream.io.parallel_text import serve; serve()"
+
+
+def parse_block(job, parser, use_weight, base, limits):
+    """Parse one block with ``parser`` (a :class:`.textblocks.BlockParser`): ``job`` is its
+    bytes, or ``(path, start, stop)`` of a plain file to read. Returns ``(src, dst, weight, nlines)`` or ``(message, line)`` of the block's first
+    error (``line`` 1-based from the block's start, or None)."""
+    if isinstance(job, tuple):
+        job = _read_range(*job)
+    try:
+        values, lines, nlines = parser.parse(job, 1)
+
+        def fail(row, message):
+            raise InputFormatError(message, parser.path, line_of(lines, row))
+
+        weight = values[:, 2] if use_weight else None
+        src, dst, weight = to_edges(values[:, 0], values[:, 1], weight, fail, base=base,
+                                    limits=limits)
+    except InputFormatError as exc:
+        return exc.message, exc.line
+    return src, dst, weight, nlines
+
+
+def serve():
+    """A worker's loop: the table's settings, then blocks until its input ends; each answer is
+    :func:`parse_block`'s, or ``(exception,)`` when parsing failed otherwise."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the caller stops it by closing the input
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    path, ncol, first_line, use_weight, base, limits, options = pickle.load(source)
+    settings = (BlockParser(path, ncol, 3 if use_weight else 2, first_line, **options),
+                use_weight, base, limits)
+    while True:
+        try:
+            job = pickle.load(source)
+        except EOFError:
+            return
+        try:
+            answer = parse_block(job, *settings)
+        except Exception as exc:   # handed back: the caller raises it
+            answer = (exc,)
+        pickle.dump(answer, sink, protocol=pickle.HIGHEST_PROTOCOL)
+        sink.flush()
+
+
+def _read_range(path, start, stop):
+    data = bytearray(stop - start)
+    view = memoryview(data)
+    with open(path, "rb") as f:
+        done = 0
+        while done < len(data):
+            got = os.preadv(f.fileno(), [view[done:]], start + done)
+            if not got:
+                raise InputFormatError(f"the file shrank while it was read (at byte "
+                                       f"{start + done})", path)
+            done += got
+    view.release()
+    if not data.endswith(b"\n"):
+        data += b"\n"       # the last line of a file without a final line end
+    return bytes(data)
+
+
+def is_plain_file(path):
+    """A regular file that is not gzip-compressed: workers can read its byte ranges."""
+    try:
+        with open(path, "rb") as f:
+            return stat.S_ISREG(os.fstat(f.fileno()).st_mode) and f.read(2) != GZIP_MAGIC
+    except OSError:
+        return False
+
+
+def line_ranges(path, offset, block_bytes):
+    """``(path, start, stop)`` byte ranges from ``offset`` to the end of a plain file, cut
+    where :func:`.textblocks.iter_blocks` cuts its blocks: after the last line end before
+    each multiple of ``block_bytes`` past ``offset`` (none where no line ends since the last
+    cut), and before a last line without a line end. Transforms of whole blocks (the mirrored
+    edges of a symmetric file) then see the same blocks either way."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        start = grid = offset
+        while start < size:
+            grid = min(grid + block_bytes, size)
+            cut = _last_line_end(f.fileno(), start, grid)
+            if cut is not None:
+                yield path, start, cut
+                start = cut
+            if grid == size and start < size:
+                yield path, start, size
+                return
+
+
+def _last_line_end(fd, start, stop):
+    """The position after the last ``\n`` in bytes ``start..stop-1``, or None."""
+    while stop > start:
+        low = max(start, stop - _CUT_WINDOW)
+        window = os.pread(fd, stop - low, low)
+        end = window.rfind(b"\n")
+        if end >= 0:
+            return low + end + 1
+        stop = low
+    return None
+
+
+class _Worker:
+    """One worker process and the thread that writes its blocks."""
+
+    def __init__(self, settings):
+        env = dict(os.environ)
+        # the workers import this package from where the caller found it
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen([sys.executable, "-c", _WORKER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, env=env)
+        self.jobs = queue.Queue()
+        self.feeder = threading.Thread(target=self._feed, args=(settings,), daemon=True,
+                                       name="grstream-text-feed")
+        self.feeder.start()
+
+    def _feed(self, settings):
+        sink = self.process.stdin
+        try:
+            pickle.dump(settings, sink, protocol=pickle.HIGHEST_PROTOCOL)
+            while True:
+                job = self.jobs.get()
+                if job is None:
+                    break
+                pickle.dump(job, sink, protocol=pickle.HIGHEST_PROTOCOL)
+                sink.flush()
+        except (BrokenPipeError, OSError):
+            pass                # the worker ended: its reader reports it
+        finally:
+            try:
+                sink.close()
+            except OSError:
+                pass
+
+    def send(self, job):
+        self.jobs.put(job)
+
+    def receive(self):
+        try:
+            return pickle.load(self.process.stdout)
+        except EOFError:
+            code = self.process.wait()
+            if code == -signal.SIGKILL:
+                raise MemoryError("a text parsing process was killed (out of memory?)") from None
+            raise InternalError(f"a text parsing process ended with status {code}") from None
+
+    def close(self):
+        self.jobs.put(None)
+        self.feeder.join()
+        self.process.stdout.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def parallel_pieces(table, workers):
+    """:meth:`TextTable.pieces` of ``table`` with its blocks parsed on ``workers`` processes."""
+    line_no, offset, _ = table.first
+    if is_plain_file(table.path):
+        jobs = line_ranges(table.path, offset, table.block_bytes)
+    else:
+        jobs = iter_blocks(table.path, offset, table.block_bytes)
+    # the parser's arguments, not the parser: plain values pickle whatever imports it
+    settings = (table.path, table.ncol, table.first[2], table.use_weight, table.base,
+                table.limits, table.parser_options)
+    pool = [_Worker(settings) for _ in range(workers)]
+    count = 0
+    pending = deque()           # the worker of each block in flight, in file order
+
+    def take():
+        nonlocal line_no, count
+        answer = pending.popleft().receive()
+        if len(answer) == 1:
+            raise answer[0]
+        if len(answer) == 2:
+            message, line = answer
+            raise InputFormatError(message, table.path,
+                                   None if line is None else line_no + line - 1)
+        src, dst, weight, nlines = answer
+        line_no += nlines
+        count += len(src)
+        return table.transform(src, dst, weight) if table.transform else (src, dst, weight)
+
+    try:
+        for k, job in enumerate(jobs):
+            if len(pending) >= AHEAD_PER_WORKER * workers:
+                yield take()
+            worker = pool[k % workers]
+            worker.send(job)
+            pending.append(worker)
+        while pending:
+            yield take()
+    finally:
+        for worker in pool:
+            worker.close()
+    table.check_count(count)
