@@ -81,13 +81,14 @@ def distances(G, sources, weight):
     return gr.run(SourcesSSSP(sources), G.store, **run_options()).values["dist"], True
 
 
-def every_source(G, weight):
-    """``(source, dist)`` for every vertex as the source (dist as :func:`distances`), computed
-    :data:`LANES` sources per pass over the store."""
+def every_source(G, weight, sources=None):
+    """``(source, dist)`` for every vertex as the source (or each internal id of ``sources``;
+    dist as :func:`distances`), computed :data:`LANES` sources per pass over the store."""
     weighted = _weighted(G, weight)
+    sources = range(len(G)) if sources is None else list(sources)
     with gr.Session(G.store, **run_options()) as session:
-        for lo in range(0, len(G), LANES):
-            batch = range(lo, min(lo + LANES, len(G)))
+        for lo in range(0, len(sources), LANES):
+            batch = sources[lo:lo + LANES]
             programs = [SSSP(source=s) if weighted else BFS(source=s) for s in batch]
             for s, result in zip(batch, session.run_lanes(programs)):
                 if weighted:

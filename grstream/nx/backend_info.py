@@ -34,7 +34,11 @@ FUNCTIONS = {
                      "node_connected_component", "weakly_connected_components",
                      "number_weakly_connected_components", "is_weakly_connected"], _CC),
     **dict.fromkeys(["relabel_nodes", "convert_node_labels_to_integers", "union", "union_all",
-                     "disjoint_union", "disjoint_union_all"], _PLAIN),
+                     "disjoint_union", "disjoint_union_all", "compose", "compose_all"], _PLAIN),
+    **dict.fromkeys(["eccentricity", "diameter", "radius", "periphery", "center"],
+                    "Every node's distances from one streamed run (BFS, or SSSP over "
+                    "non-negative weights), 64 sources per pass; `usebounds` gives the same "
+                    "answer."),
     **dict.fromkeys(["eigenvector_centrality", "katz_centrality"],
                     "Streamed power iteration with NetworkX's start, options and stopping rule."),
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality"],

@@ -183,6 +183,8 @@ RULES = {
     "bidirectional_shortest_path": _always,
     "has_path": _always,
     "union": _plain_graphs,
+    "compose": _plain_graphs,
+    "compose_all": _plain_graphs,
     "union_all": _plain_graphs,
     "disjoint_union": _plain_graphs,
     "disjoint_union_all": _plain_graphs,

@@ -103,11 +103,16 @@ def _kosaraju(a):
     return True if a["source"] is None else "a search from a source is not supported"
 
 
+def _distances(a):
+    return numeric_weights(a["G"], a["weight"], "SSSP", nonnegative=True)
+
+
 def _always(a):
     return True
 
 
 RULES = {
+    **dict.fromkeys(["eccentricity", "diameter", "radius", "periphery", "center"], _distances),
     "eigenvector_centrality": _eigenvector,
     "katz_centrality": _katz,
     "reverse": _reverse,
