@@ -61,6 +61,9 @@ FUNCTIONS = {
     **dict.fromkeys(["ancestors", "descendants", "single_target_shortest_path_length"],
                     "Streamed BFS over in-edges (ancestors, single target) or out-edges."),
     "reverse": _PLAIN + " Weights are kept.",
+    **dict.fromkeys(["triangles", "clustering", "average_clustering", "transitivity"],
+                    "Triangle counts as a block product over pairs of shards (two in memory "
+                    "at a time, CPU); clustering without weights (or all 1)."),
 }
 
 

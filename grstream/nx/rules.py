@@ -107,11 +107,32 @@ def _distances(a):
     return numeric_weights(a["G"], a["weight"], "SSSP", nonnegative=True)
 
 
+def _unit_weights(a):
+    """Clustering: NetworkX's weighted formula equals the unweighted one where every weight
+    is 1 (its sums of cube roots are floats in its own order otherwise)."""
+    if a["weight"] is None:
+        return True
+    w = weights(a["G"], a["weight"])
+    if not w.known:
+        return f"the graph was converted without edge attribute {a['weight']!r}"
+    if not (w.numeric and w.lo == w.hi == 1):
+        return "weighted clustering sums cube roots of weights in NetworkX's order"
+    return True
+
+
+def _transitivity(a):
+    return True if not a["G"].is_directed() else \
+        "transitivity of a directed graph counts successors only"
+
+
 def _always(a):
     return True
 
 
 RULES = {
+    **dict.fromkeys(["clustering", "average_clustering"], _unit_weights),
+    "transitivity": _transitivity,
+    "triangles": _always,
     **dict.fromkeys(["eccentricity", "diameter", "radius", "periphery", "center"], _distances),
     "eigenvector_centrality": _eigenvector,
     "katz_centrality": _katz,
