@@ -2,14 +2,18 @@
 from ``k`` sampled sources (NetworkX's sample and rescaling), ``normalized``, ``endpoints``,
 ``weight``; undirected stores scaled as NetworkX scales undirected graphs.
 
-Per source s GAS programs run (:func:`source_dependencies`); many sources share one Session and
-run as lanes of one program per pass (:func:`batch_dependencies`). Unweighted: a forward BFS counts
-shortest paths (sigma) level by level. Weighted: SSSP gives distances; the tight edges
-(``dist[u] + w == dist[v]``) form the shortest-path DAG, whose vertices get levels (most edges
-from s on it), and sigma is summed level by level over it. Then a backward sweep from the deepest
-level accumulates dependencies ``delta(v) = sum over DAG successors w of sigma(v)/sigma(w) *
-(1 + delta(w))``. Parallel edges count once (the lightest when weighted), as NetworkX's
-betweenness counts them on a MultiDiGraph: a store holding some is copied without them first.
+Per source s GAS programs run on one Session shared by every source (:func:`dependencies`).
+First the levels: unweighted, a BFS; weighted, SSSP's distances, whose tight edges
+(``dist[u] + w == dist[v]``) form the shortest-path DAG, and the DAG levels (most tight edges from
+s; :class:`DagLevels`). Then two passes whose activation is scheduled by level
+(``activate = "schedule"``, docs/PROGRAMS.md): the forward pass counts shortest paths (sigma),
+level 1 first, each vertex summing its predecessors' counts over its in-edges once; the
+backward pass accumulates dependencies from the deepest level up, each vertex over its
+out-edges once: ``delta(v) = sigma(v) * sum over successors w of ratio(w)``, ``ratio(w) = (1 +
+delta(w)) / sigma(w)``. So each pass walks each edge once per source, Brandes' work bound, and
+holds nothing per edge beyond one shard's gather. Parallel edges count once (the lightest when
+weighted), as NetworkX's betweenness counts them on a MultiDiGraph: a store holding some is
+copied without them first.
 """
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
@@ -27,49 +31,62 @@ import grstream as gr
 
 from ._common import internal_sources, open_session
 from ._simple import has_parallel_edges, simple_graph
+from .bfs import BFS
 from .params import Count, CountOr, Flag, Kind, Param, Seed, declare
 from .sssp import SSSP, FromDistances
-from ..errors import MemoryBudgetError, UsageError, plain
+from ..errors import UsageError, plain
+
+
+def _turns(level, first):
+    """The schedule of a pass over levels 1.. (vertices of level 0 -- the source -- and the
+    unreached never run): level ``l`` in iteration ``l`` from ``first`` None, else in iteration
+    ``first + 1 - l`` (the deepest level ``first`` first)."""
+    level = np.asarray(level)
+    turn = level if first is None else first + 1 - level
+    return np.where(level > 0, turn, 0)
 
 
 class BrandesForward(gr.GASProgram):
-    """Level-synchronous BFS from ``source`` counting shortest paths into ``sigma``."""
+    """Shortest-path counts from ``source`` given its BFS ``level``\\ s, one level per iteration:
+    a vertex of level l sums ``sigma`` over its in-edges, where only the predecessors (level
+    l - 1) count already (every other in-neighbour is of level l or more, still 0)."""
 
-    vertex = {"level": "int64", "sigma": "float64"}
+    vertex = {"sigma": "float64", "turn": "int32"}
     gather_reduce = gr.monoid.sum
     gather_dtype = "float64"
+    activate = "schedule"
+    schedule = "turn"
     params = {"source": 0}
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
+    output = "sigma"
+
+    def __init__(self, level=None, **params):
+        super().__init__(**params)
+        self._level = level
 
     def init(self, v):
-        is_source = v.id == self.source
-        v.level = np.where(is_source, 0, -1)
-        v.sigma = np.where(is_source, 1.0, 0.0)
-        return is_source
+        v.sigma = np.where(v.id == self.source, 1.0, 0.0)
+        v.turn = _turns(self._level, None)
 
     def gather_map(self, src, dst, edge):
-        return gr.where(src.level == self.iteration - 1, src.sigma, 0.0)
+        return src.sigma
 
     def apply(self, v, acc):
-        found = (v.level < 0) & (acc > 0.0)
-        v.level = gr.where(found, self.iteration, v.level)
-        v.sigma = gr.where(found, acc, v.sigma)
-        return found
+        v.sigma = acc
+        return acc > 0.0
 
 
 class BrandesBackward(gr.GASProgram):
-    """Dependency accumulation, one BFS level per iteration from the deepest one up.
+    """Dependencies from the deepest level up, one level per iteration: a vertex sums its
+    out-neighbours' ``ratio`` over its out-edges, where only its successors (one level
+    deeper) have one already (every other out-neighbour is no deeper, still 0)."""
 
-    Gathers over out-edges (successors). Every level must be swept even where a vertex's
-    successors did not change, so it runs topology-driven.
-    """
-
-    vertex = {"level": "int64", "sigma": "float64", "delta": "float64"}
+    vertex = {"sigma": "float64", "delta": "float64", "ratio": "float64", "turn": "int32"}
     gather_edges = "out"
     gather_reduce = gr.monoid.sum
     gather_dtype = "float64"
-    activate = "all"
-    params = {"depth": 0}
+    activate = "schedule"
+    schedule = "turn"
     output = "delta"
 
     def __init__(self, level=None, sigma=None, dist=None, **params):
@@ -78,21 +95,20 @@ class BrandesBackward(gr.GASProgram):
 
     def init(self, v):
         for field in type(self).spec.vertex_fields:
-            if field != "delta":
+            if field in ("sigma", "dist"):
                 setattr(v, field, self._given[field])
+        level = np.asarray(self._given["level"])
+        v.turn = _turns(level, int(level.max(initial=0)))
         v.delta = 0.0
+        v.ratio = 0.0
 
     def gather_map(self, src, dst, edge):
-        on_path = dst.level == src.level + 1
-        return gr.where(on_path, src.sigma / dst.sigma * (1.0 + dst.delta), 0.0)
+        return dst.ratio
 
     def apply(self, v, acc):
-        mine = v.level == self.depth - self.iteration
-        v.delta = gr.where(mine, acc, v.delta)
-        return mine
-
-    def converged(self):
-        return self.iteration >= self.depth
+        v.delta = v.sigma * acc
+        v.ratio = (1.0 + v.delta) / v.sigma
+        return acc > 0.0
 
 
 class DagLevels(FromDistances):
@@ -120,47 +136,37 @@ class DagLevels(FromDistances):
         return changed
 
 
-class WeightedBrandesForward(gr.GASProgram):
-    """Shortest-path counts over the DAG of :class:`DagLevels`, one level per iteration."""
+class WeightedBrandesForward(BrandesForward):
+    """:class:`BrandesForward` over the shortest-path DAG of weighted distances and its levels
+    (:class:`DagLevels`): only tight in-edges count."""
 
-    vertex = {"dist": "float64", "level": "int64", "sigma": "float64"}
+    vertex = {"dist": "float64", "sigma": "float64", "turn": "int32"}
     reads = {"weight"}
-    gather_reduce = gr.monoid.sum
-    gather_dtype = "float64"
-    params = {"source": 0}
-    vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
-    output = "sigma"
 
     def __init__(self, dist=None, level=None, **params):
-        super().__init__(**params)
-        self._given = {"dist": dist, "level": level}
+        super().__init__(level=level, **params)
+        self._dist = dist
 
     def init(self, v):
-        is_source = v.id == self.source
-        v.dist = self._given["dist"]
-        v.level = self._given["level"]
-        v.sigma = np.where(is_source, 1.0, 0.0)
-        return is_source
+        super().init(v)
+        v.dist = self._dist
 
     def gather_map(self, src, dst, edge):
         tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
         return gr.where(tight, src.sigma, 0.0)
 
-    def apply(self, v, acc):
-        mine = v.level == self.iteration
-        v.sigma = gr.where(mine, acc, v.sigma)
-        return mine
-
 
 class WeightedBrandesBackward(BrandesBackward):
-    """:class:`BrandesBackward` over the shortest-path DAG of weighted distances."""
+    """:class:`BrandesBackward` over the shortest-path DAG of weighted distances: only tight
+    out-edges count."""
 
-    vertex = {"dist": "float64", "level": "int64", "sigma": "float64", "delta": "float64"}
+    vertex = {"dist": "float64", "sigma": "float64", "delta": "float64", "ratio": "float64",
+              "turn": "int32"}
     reads = {"weight"}
 
     def gather_map(self, src, dst, edge):
         tight = (src.dist + edge.weight == dst.dist) & (src.dist < dst.dist)
-        return gr.where(tight, src.sigma / dst.sigma * (1.0 + dst.delta), 0.0)
+        return gr.where(tight, dst.ratio, 0.0)
 
 
 def source_dependencies(store, source, weighted=False, **run_options):
@@ -169,65 +175,30 @@ def source_dependencies(store, source, weighted=False, **run_options):
     session, run_kwargs = open_session(store, run_options)
     run_kwargs.pop("progress", None)
     with session:
-        (delta,), (reached,), results = batch_dependencies(session, [int(source)], weighted,
-                                                           run_kwargs)
-    return delta, reached, results
+        return dependencies(session, int(source), weighted, run_kwargs)
 
 
-def batch_dependencies(session, batch, weighted, run_kwargs, lanes=True):
-    """:func:`source_dependencies` of every source of ``batch`` on one session: each pass runs
-    for the whole batch as lanes of one program (Session.run_lanes) where the session can,
-    sources of equal depth together where the pass length depends on it."""
-    n = int(session.store.num_vertices)
+def dependencies(session, source, weighted, run_kwargs):
+    """:func:`source_dependencies` on an open ``session``: the levels, then the forward and the
+    backward pass, each a run of the session."""
+    def run(program):
+        return session.run(program, **run_kwargs)
     if weighted:
-        dists = _run_all(session, [SSSP(source=s) for s in batch], run_kwargs, lanes)
-        levels = _run_all(session, [DagLevels(dist=d.values["dist"], source=s)
-                                    for d, s in zip(dists, batch)], run_kwargs, lanes)
-        depths = [int(lv.values["level"].max()) for lv in levels]
-        fwds = _by_depth(session, depths, lambda i: WeightedBrandesForward(
-            dist=dists[i].values["dist"], level=levels[i].values["level"], source=batch[i]),
-            run_kwargs, lanes, minimum=0)
-        results = dists + levels + fwds
-        back_cls = WeightedBrandesBackward
+        dist = run(SSSP(source=source))
+        levels = run(DagLevels(dist=dist.values["dist"], source=source))
+        level = levels.values["level"]
+        fwd = run(WeightedBrandesForward(dist=dist.values["dist"], level=level, source=source))
+        results = [dist, levels, fwd]
     else:
-        fwds = _run_all(session, [BrandesForward(source=s) for s in batch], run_kwargs, lanes)
-        depths = [int(f.values["level"].max()) for f in fwds]
-        results = list(fwds)
-        back_cls = BrandesBackward
-    states = [f.values for f in fwds]
-    backs = _by_depth(session, depths, lambda i: back_cls(
-        level=states[i]["level"], sigma=states[i]["sigma"], dist=states[i].get("dist"),
-        depth=depths[i]), run_kwargs, lanes, minimum=1)
-    deltas = []
-    for i, back in enumerate(backs):
-        delta = np.zeros(n) if back is None else back.values["delta"]
-        delta[batch[i]] = 0.0
-        deltas.append(delta)
-    return deltas, [st["level"] >= 0 for st in states], results + [b for b in backs if b is not None]
-
-
-def _run_all(session, programs, run_kwargs, lanes, max_iter=None):
-    """Results of ``programs`` (instances of one class): as lanes of one run where the session
-    can, else one run each."""
-    limit = run_kwargs.get("max_iter") if max_iter is None else max_iter
-    if lanes and len(programs) > 1 and session.can_run_lanes(type(programs[0])):
-        return session.run_lanes(programs, max_iter=limit)
-    return [session.run(p, **dict(run_kwargs, max_iter=limit)) for p in programs]
-
-
-def _by_depth(session, depths, make, run_kwargs, lanes, minimum):
-    """Run ``make(i)`` for every i with depths[i] >= minimum, ``max_iter=depths[i]``, sources of
-    equal depth as lanes of one run; None for the others."""
-    out = [None] * len(depths)
-    groups = {}
-    for i, d in enumerate(depths):
-        if d >= minimum:
-            groups.setdefault(d, []).append(i)
-    for depth, members in sorted(groups.items()):
-        for i, r in zip(members, _run_all(session, [make(i) for i in members], run_kwargs, lanes,
-                                          max_iter=depth)):
-            out[i] = r
-    return out
+        levels = run(BFS(source=source))
+        level = levels.values["level"]
+        fwd = run(BrandesForward(level=level, source=source))
+        results = [levels, fwd]
+    back = run((WeightedBrandesBackward if weighted else BrandesBackward)(
+        level=level, sigma=fwd.values["sigma"], dist=fwd.values.get("dist")))
+    delta = back.values["delta"]
+    delta[source] = 0.0
+    return delta, level >= 0, results + [back]
 
 
 def check_bc_weights(store):
@@ -372,50 +343,38 @@ def _duration(seconds):
     return f"{seconds:.0f} s"
 
 
-#: a lane batch holds at most this many (sources x edges): the (edges, lanes) temporaries of a
-#: pass stay near 8 M elements (64 MB of float64)
-LANE_ELEMENTS = 1 << 23
-MAX_LANES = 256
+#: an exact run's estimate is made after this many sources (or after the first second)
+ESTIMATE_SOURCES = 4
 
 
 def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
     """Sum over ``chosen`` sources of their dependencies (plus endpoint counts).
 
-    One Session serves every source; sources run in batches as lanes of one program per pass
-    (a batch that does not fit the memory budget is halved, down to one run per source). With
-    ``limit``, the time of the first batch estimates the whole run (:func:`check_estimate`).
+    One Session serves every source, one source after the other (each pass walks each edge
+    once per source and keeps nothing per edge and source). With ``limit``, the time of the
+    first sources estimates the whole run (:func:`check_estimate`).
     """
     bc = np.zeros(int(store.num_vertices), dtype=np.float64)
     results = []
     session, run_kwargs = open_session(store, run_options)
     show = bool(run_kwargs.pop("progress", False))
     bar = _sources_bar(len(chosen), len(chosen) == store.num_vertices) if show else None
-    per = max(int(store.num_edges), int(store.num_vertices), 1)
-    size = max(1, min(MAX_LANES, LANE_ELEMENTS // per))
-    start = 0
+    t0 = time.perf_counter()
     with session:
-        while start < len(chosen):
-            batch = [int(s) for s in chosen[start:start + size]]
-            t0 = time.perf_counter()
-            try:
-                deltas, reached, runs = batch_dependencies(session, batch, weighted, run_kwargs,
-                                                           lanes=size > 1)
-            except MemoryBudgetError:
-                if size == 1:
-                    raise
-                size //= 2   # the budget holds fewer lanes: retry the batch smaller
-                continue
-            if limit is not None and start == 0 and len(batch) < len(chosen):
-                check_estimate(time.perf_counter() - t0, len(batch), len(chosen), limit)
+        for done, s in enumerate(int(v) for v in chosen):
+            delta, mask, runs = dependencies(session, s, weighted, run_kwargs)
             results += runs
-            for s, delta, mask in zip(batch, deltas, reached):
-                if endpoints:  # every reached t != s ends a path from s; s starts one to each
-                    delta = delta + mask
-                    delta[s] = np.count_nonzero(mask) - 1
-                bc += delta
-            start += len(batch)
+            if endpoints:  # every reached t != s ends a path from s; s starts one to each
+                delta = delta + mask
+                delta[s] = np.count_nonzero(mask) - 1
+            bc += delta
             if bar is not None:
-                bar.update(len(batch))
+                bar.update(1)
+            seconds = time.perf_counter() - t0
+            if limit is not None and done < ESTIMATE_SOURCES and done + 1 < len(chosen) and (
+                    done + 1 == ESTIMATE_SOURCES or seconds >= 1.0):
+                check_estimate(seconds, done + 1, len(chosen), limit)
+                limit = None
     if bar is not None:
         bar.close()
     return bc, results

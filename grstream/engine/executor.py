@@ -20,7 +20,7 @@ Lifecycle (driven by :class:`grstream.engine.session.Session`)::
         ex.bind(program)                  # the instance whose parameters kernels read
         ex.load_state(state, edge_state)  # initial vertex fields and edge state
         ex.set_frontier(None or mask, ids)  # then, if seeded: the seed plan (below)
-        for each iteration: run the plan (below)
+        for each iteration: [ex.set_active(ids) if scheduled]; run the plan (below)
         ex.state(); ex.edge_state()
     ex.close()
 
@@ -166,6 +166,13 @@ class Executor:
         treated as changed before iteration 1), consumed by the seed plan's ``activate``.
         ``ids``: the mask's True positions, sorted (the engine finds them once, so an executor
         need not scan the n-sized mask again); None: the executor finds them itself."""
+        raise NotImplementedError
+
+    def set_active(self, ids: np.ndarray) -> None:
+        """A scheduled program (``activate = "schedule"``, grstream/engine/turns.py): the next
+        plan's active vertices are exactly the sorted ``ids``, in place of any frontier. Its
+        plans have no activate phase and ``plan.frontier`` False, so the set stays until the
+        engine calls this again before the next iteration."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ per iteration

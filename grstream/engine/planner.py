@@ -47,7 +47,7 @@ def phases_of(spec, dense):
         out.append("gather")
     if not dense:
         out.append("apply")
-    if spec.activate != "all":
+    if spec.activate == "frontier":   # (a schedule, not the changed set, gives the next one)
         out.append("activate")
     if spec.has_scatter:
         out.append("scatter")
@@ -329,7 +329,7 @@ class Planner(UnitGrouping):
             apply_scope="all" if (dense and ran) else "unit",
             all_active=bool(all_active), dense=dense,
             hoist=hoist,
-            frontier=(spec.activate != "all") if frontier is None else (frontier and spec.activate != "all"),
+            frontier=(spec.activate == "frontier") if frontier is None else (frontier and spec.activate == "frontier"),
             publish=publish, publish_fields=fields,
             publish_edges=bool(spec.has_scatter and ran and not seed),
             reduce=tuple(spec.aggregates), workers=workers,

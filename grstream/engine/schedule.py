@@ -53,7 +53,7 @@ def gather_arrays(spec):
 
 def activation_arrays(spec):
     """Shard datasets frontier activation reads: the edges along which a change propagates."""
-    if spec.activate == "all":
+    if spec.activate != "frontier":
         return []
     direction = spec.gather_edges or "in"
     names = []

@@ -23,6 +23,7 @@ from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .state import initial_edge_state, initial_state, seed_ids
+from .turns import Turns
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
 
@@ -238,7 +239,7 @@ class Session:
         edge_init = initial_edge_state(store, spec, self._edge_init)
         t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
         ex.load_state(state, edge_init)
-        seeded = seed is not None and spec.activate != "all"
+        seeded = seed is not None and spec.activate == "frontier"
         counts, scan_s = self.sizes, 0.0
         if seeded:
             # the seed's ids, found once here: the executor takes them with the mask and the
@@ -253,16 +254,22 @@ class Session:
         local = counts if self.ranks is None else self.ranks.local(counts)
         seeding = planner.seed(local, seeded)
         rb = self._execute(ex, seeding, IterationStats())
+        # a scheduled program: each iteration's active vertices come from its schedule
+        turns = Turns(state[spec.schedule], store.intervals) if spec.activate == "schedule" else None
+        in_rank = None if self.ranks is None else self.ranks.local
+        if turns is not None:
+            rb = turns.enter(ex, rb, 1, in_rank)
         start_wall = time.perf_counter() - t_up
         _set_aggregates(program, rb.aggregates)
-        active, all_active = next_active(seeding, rb), not seeded
+        active, all_active = next_active(seeding, rb), not seeded and turns is None
         runs = Instances(program, lanes)
         limit = default_limit(n, max_iter)
         stats, it, bar = [], 0, None
         if progress:
             bar = progress_bar(program, max_iter, limit)
         try:
-            while not runs.stop(it, limit, active if lanes is None else rb.lane_active):
+            while not runs.stop(it, limit, rb.lane_active if lanes is not None else
+                                active if turns is None else turns.left(it + 1)):
                 if lanes is not None:   # the union of the lanes still running
                     rb.shard_active = ex.set_lanes(runs.alive)
                     active = int(rb.shard_active.sum())
@@ -281,6 +288,8 @@ class Session:
                 st.shards_processed, st.shards_skipped = len(plan.shards), len(plan.skipped)
                 rb = self._execute(ex, plan, st)
                 all_active = spec.activate == "all"
+                if turns is not None:
+                    rb = turns.enter(ex, rb, it + 1, in_rank)
                 active = next_active(plan, rb)
                 st.changed_vertices, st.active_edges = rb.changed_vertices, rb.active_edges
                 st.next_active_vertices, st.aggregates = active, rb.aggregates
@@ -321,7 +330,7 @@ class Session:
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
         return bool(self.cls.lanes and self.ranks is None and not spec.aggregates and not spec.edge_state
-                    and spec.gather_from == "all")
+                    and spec.gather_from == "all" and spec.activate != "schedule")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
         """Run several instances of one program class at once ("lanes"), one Result each.
@@ -332,8 +341,9 @@ class Session:
         or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
         Parameters that differ between the instances reach the program's methods as (lanes,)
         arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
-        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
-        ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state,
+        ``gather_from = "changed"`` or ``activate = "schedule"``, and executors without lanes,
+        use :meth:`run` per instance.
         """
         programs, max_iter = entry.programs(programs), entry.count("max_iter", max_iter)
         callback = entry.callback(callback)

@@ -16,7 +16,7 @@ BUILTIN_VERTEX = ("id", "in_degree", "out_degree")
 #: phase methods that must stay inside the translatable subset.
 TRANSLATED = ("gather_map", "apply", "scatter")
 GATHER_EDGES = ("in", "out", "all")
-ACTIVATE = ("frontier", "all")
+ACTIVATE = ("frontier", "all", "schedule")
 #: "all": an active vertex gathers over all its edges; "changed": only over edges whose other end
 #: changed in the previous iteration (delta programs; the seed counts as changed)
 GATHER_FROM = ("all", "changed")
@@ -90,9 +90,17 @@ class ProgramSpec:
         self.gather_from = getattr(cls, "gather_from", "all")
         if self.gather_from not in GATHER_FROM:
             raise ProgramError(f"gather_from must be one of {GATHER_FROM}, not {self.gather_from!r}", name)
-        if self.gather_from == "changed" and self.activate == "all":
+        if self.gather_from == "changed" and self.activate != "frontier":
             raise ProgramError('gather_from = "changed" needs activate = "frontier" (only changed '
                                'vertices send)', name)
+        # activate = "schedule": an int vertex field says in which iteration each vertex is active
+        self.schedule = getattr(cls, "schedule", None)
+        if (self.activate == "schedule") != (self.schedule is not None):
+            raise ProgramError('activate = "schedule" and schedule = "<int vertex field>" go '
+                               'together', name)
+        if self.schedule is not None and (self.schedule not in self.vertex_fields
+                                          or self.vertex_fields[self.schedule].kind not in "iu"):
+            raise ProgramError(f"schedule {self.schedule!r} is not an int vertex field", name)
         # "pull" forbids the engine to push this program; "auto": the engine decides (push_ok)
         self.direction = getattr(cls, "direction", "auto")
         if self.direction not in DIRECTIONS:
@@ -137,6 +145,9 @@ class ProgramSpec:
         from .checker import check_program
         self.owner = cls
         self.analysis = check_program(cls, self)
+        if self.schedule is not None and self.schedule in self.analysis.apply_writes:
+            raise ProgramError(f"apply writes v.{self.schedule}, the schedule: it is read once, "
+                               f"after init", name)
         from .cuda_emit import check_changed_mask
         check_changed_mask(self)
         # whether pushing from the changed vertices gives the pull result, and why not;
@@ -202,7 +213,11 @@ class GASProgram:
                       monoid: BFS, SSSP, CC), so the engine may iterate a loaded shard locally
                       (``local_rounds``, docs/PROGRAMS.md).
     ``activate``      ``"frontier"`` (default): only neighbours of changed vertices are active next
-                      iteration; ``"all"``: every vertex every iteration (topology-driven).
+                      iteration; ``"all"``: every vertex every iteration (topology-driven);
+                      ``"schedule"``: the vertices whose ``schedule`` field (as init left it) is
+                      ``t`` are active in iteration ``t``, and the run ends after the largest.
+    ``schedule``      with ``activate = "schedule"``: the int vertex field that schedules vertices
+                      (apply may not write it; 0 or less: never active).
     ``params``        dict of numeric parameters with defaults, readable as ``self.<name>``.
     ``vertex_params`` names of int params that are internal vertex ids (``("source",)``): a run
                       with one outside ``0..n-1`` is a UsageError.

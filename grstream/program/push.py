@@ -56,9 +56,12 @@ def derive(spec):
         return False, "the program sets direction = 'pull'"
     if not spec.has_gather:
         return False, "no gather_map: nothing to push"
-    if spec.activate != "frontier":
+    if spec.activate == "all":
         return False, ("activate = 'all': every vertex gathers every iteration, there is no "
                        "changed set to push from")
+    if spec.activate == "schedule":
+        return False, ("activate = 'schedule': the schedule, not the changed set, says who "
+                       "applies")
     if spec.has_scatter or spec.edge_state:
         return False, "scatter / edge state: an edge's message can change without its source"
     methods = spec.analysis.methods

@@ -4,7 +4,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import grstream as gr
 from grstream.algorithms.bc import (BrandesBackward, BrandesForward, DagLevels,
-                                    WeightedBrandesBackward, WeightedBrandesForward, betweenness)
+                                    WeightedBrandesBackward, WeightedBrandesForward, betweenness,
+                                    source_dependencies)
+from grstream.algorithms.bfs import BFS
 from grstream.algorithms.sssp import SSSP
 from grstream.errors import UsageError
 
@@ -25,7 +27,7 @@ def nx_graph(n, src, dst, w=None, directed=True):
 def one_budget(kind, store, weighted):
     """One budget serves every pass of a source: the largest of their needs."""
     programs = ((SSSP(), DagLevels(), WeightedBrandesForward(), WeightedBrandesBackward())
-                if weighted else (BrandesForward(), BrandesBackward()))
+                if weighted else (BFS(), BrandesForward(), BrandesBackward()))
     need = [budget_for(kind, p, store) for p in programs]
     return None if None in need else max(need)
 
@@ -153,3 +155,30 @@ def test_bc_bad_arguments(tmp_path):
     with pytest.raises(UsageError, match="positive weights"):
         betweenness(weighted, weight="weight")
     np.testing.assert_array_equal(betweenness(weighted)[0], [0, 1, 0])  # hops: weights unused
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("shards", [1, 4])
+def test_each_pass_walks_each_edge_once_per_source(tmp_path, rng, weighted, shards):
+    # Brandes' bound: the forward pass gathers over the in-edges and the backward pass over the
+    # out-edges of every vertex the source reaches (not the source), each exactly once
+    n = 60
+    src, dst, _ = random_edges(rng, n, 300)
+    src, dst = np.unique(np.stack([src, dst], axis=1), axis=0).T   # no parallel edges
+    w = rng.integers(1, 4, len(src)).astype(np.float64) if weighted else None
+    store = build(tmp_path, n, src, dst, w, num_shards=shards)
+    indeg, outdeg = np.bincount(dst, minlength=n), np.bincount(src, minlength=n)
+    for s in (0, 7, 31):
+        delta, reached, results = source_dependencies(store, s, weighted=weighted)
+        fwd, back = results[-2], results[-1]
+        assert back.info["program"].endswith("BrandesBackward")
+        inner = reached.copy()
+        inner[s] = False
+        assert sum(st.active_edges for st in fwd.stats) == int(indeg[inner].sum())
+        assert sum(st.active_edges for st in back.stats) == int(outdeg[inner].sum())
+        assert sum(st.active_vertices for st in fwd.stats) == int(inner.sum())
+        assert sum(st.active_vertices for st in back.stats) == int(inner.sum())
+        g = nx.DiGraph(nx_graph(n, src, dst, w))
+        want = nx.betweenness_centrality_subset(g, [s], list(g), normalized=False,
+                                                weight="weight" if weighted else None)
+        np.testing.assert_allclose(delta, as_array(want, n), rtol=1e-9, atol=1e-12)

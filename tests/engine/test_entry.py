@@ -10,7 +10,6 @@ import pytest
 
 import grstream as gr
 import grstream.algorithms as algorithms
-from grstream.algorithms.bc import BrandesForward
 from grstream.algorithms.bfs import BFS
 from grstream.algorithms.predecessors import BFSTree, path
 from grstream.algorithms.sssp import SSSP
@@ -84,7 +83,7 @@ def test_a_run_started_inside_a_run_of_the_same_session_is_refused(store):
 # -- sources -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("source", [4, 99, -1])
-@pytest.mark.parametrize("make", [BFS, SSSP, BFSTree, BrandesForward])
+@pytest.mark.parametrize("make", [BFS, SSSP, BFSTree])
 def test_a_source_outside_the_graph_is_a_usage_error(tiny, make, source):
     with pytest.raises(UsageError, match=rf"source vertex {source} is out of range.*4 vertices"):
         gr.run(make(source=source), tiny)

@@ -20,9 +20,9 @@ def test_monotone_builtins_push(cls):
 
 @pytest.mark.parametrize("cls,why", [
     (PageRank, "activate = 'all'"), (PersonalizedPageRank, "activate = 'all'"),
-    (WeightedPageRank, "activate = 'all'"), (BrandesBackward, "activate = 'all'"),
-    (WeightedBrandesBackward, "activate = 'all'"), (BrandesForward, "self.iteration"),
-    (WeightedBrandesForward, "self.iteration"), (BFSTree, "self.iteration"),
+    (WeightedPageRank, "activate = 'all'"), (BrandesBackward, "activate = 'schedule'"),
+    (WeightedBrandesBackward, "activate = 'schedule'"), (BrandesForward, "activate = 'schedule'"),
+    (WeightedBrandesForward, "activate = 'schedule'"), (BFSTree, "self.iteration"),
     (ShortestPathTree, "self.iteration")])
 def test_other_builtins_pull(cls, why):
     assert not cls.spec.push_ok

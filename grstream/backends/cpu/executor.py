@@ -49,7 +49,7 @@ class CpuExecutor(CpuFacts, Executor):
             for side, where in (("cur", self.cur), ("nxt", self.nxt)):
                 where[f] = np.zeros(shape, dtype=dt)
                 ledger.take("device", f"{side}/{f}", where[f].nbytes)
-        masks = spec.activate != "all"
+        masks = spec.activate == "frontier"
         if masks:
             ledger.take("device", "frontier", memory.static["frontier"])
         self.frontier = Frontier(n, self.intervals, masks)
@@ -159,6 +159,9 @@ class CpuExecutor(CpuFacts, Executor):
         ids = None if mask is None else np.flatnonzero(mask) if ids is None else np.asarray(ids)
         self.frontier.start(ids)
         self.sources.record(ids)
+
+    def set_active(self, ids):
+        self.frontier.ids = np.asarray(ids, dtype=np.int64)   # (publish left None: no frontier)
 
     def set_lanes(self, alive):
         """Lanes only: run only the lanes marked in ``alive`` from now on (the others converged:

@@ -166,7 +166,7 @@ def push_walks(spec, merge_ok=True):
     (dense) programs, no atomic for the monoid and message dtype (``merge_ok``), or mutable edge
     state (scatter / edge-state reads stay with pull). Whether pushing gives pull's result is
     the engine's judgement (the program's push_ok); this is what the kernels can do."""
-    if not (spec.has_gather and spec.activate != "all" and merge_ok) or spec.edge_state or spec.has_scatter:
+    if not (spec.has_gather and spec.activate == "frontier" and merge_ok) or spec.edge_state or spec.has_scatter:
         return ()
     return {"in": ("out",), "out": ("in",), "all": ("out", "in")}[spec.gather_edges]
 

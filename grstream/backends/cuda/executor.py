@@ -73,6 +73,7 @@ class CudaExecutor(CudaFacts, Executor):
         self.shard_edges = np.array([sum(x.num_in_edges if d == "in" else x.num_out_edges for d in self.dirs)
                                      for x in infos], dtype=np.int64)
         self.seed_idx = None
+        self._active_h2d = 0   # bytes of the last set_active upload, counted by the next plan
         self.start_times = {}
 
     # ------------------------------------------------------------------ per run
@@ -113,6 +114,14 @@ class CudaExecutor(CudaFacts, Executor):
             self.pushes.seed(self.seed_idx, self.sizes)
         self._seed_host = time.perf_counter() - t0
 
+    def set_active(self, ids):
+        """A scheduled program's next active set: its bitmap becomes the current frontier (one
+        n / 8-byte upload, after the previous iteration's read back synchronised)."""
+        words = transfer.frontier_words(ids, self.dev.n)
+        if words.size:
+            self.dev.cuda.memcpy_htod(self.dev.front[0], words)
+        self._active_h2d = words.nbytes
+
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
@@ -132,7 +141,8 @@ class CudaExecutor(CudaFacts, Executor):
         self._origin.record(s)
         self._mstats = {}
         self._gcounts = dict(self.gathers.counts)
-        self._h2d = dev.upload_args(self.program)
+        self._h2d = dev.upload_args(self.program) + self._active_h2d
+        self._active_h2d = 0
         dev.clear_counters(everything=plan.seed)
         if plan.frontier:
             cuda.memset_d32_async(dev.front[1], 0, (dev.n + 31) // 32, s)

@@ -135,6 +135,14 @@ class ModeTimes:
             stats.time_pack += secs
 
 
+def frontier_words(ids, n):
+    """The device frontier bitmap of sorted vertex ``ids`` (bit ``v % 32`` of word ``v // 32``,
+    the layout the kernels and :func:`host_frontier` read)."""
+    bits = np.zeros(((n + 31) // 32) * 32, dtype=bool)
+    bits[np.asarray(ids, dtype=np.int64)] = True
+    return np.packbits(bits, bitorder="little").view(np.uint32)
+
+
 def host_frontier(dev, plan):
     """The current frontier bitmap on the host when ``plan`` compacts a unit (None: every
     vertex is active, or nothing is compacted): one n / 8-byte download, after the previous

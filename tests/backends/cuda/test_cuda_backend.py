@@ -162,7 +162,8 @@ def programs_of(algo, store):
     """The programs an ALGOS entry runs, for its minimum budget (the largest of theirs)."""
     a = gr.algorithms
     return {"bfs": [a.bfs.BFS()], "sssp": [a.sssp.SSSP()], "pagerank": [a.pagerank.PageRank()],
-            "cc": [a.cc.ConnectedComponents()], "bc": [a.bc.BrandesForward()],
+            "cc": [a.cc.ConnectedComponents()], "bc": [a.bfs.BFS(), a.bc.BrandesForward(),
+                                                           a.bc.BrandesBackward()],
             "pagerank_weighted": [a.pagerank.pagerank_program(store)],
             "pagerank_personalized": [a.pagerank.pagerank_program(
                 store, weight=None, personalization=np.arange(store.num_vertices) % 5)],

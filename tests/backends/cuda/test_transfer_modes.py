@@ -11,6 +11,7 @@ from grstream.algorithms.pagerank import PageRank
 from grstream.algorithms.sssp import SSSP
 from grstream.backends.cuda.compact import Packer
 from grstream.backends.cuda.movement import Mover
+from grstream.backends.cuda.transfer import frontier_words
 from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Forced
 from ...engine.contract_helpers import policies_for
 from grstream.engine.memory import Ledger
@@ -49,10 +50,21 @@ def setup(store, spec, transfer, frontier=None):
     return mover, ex, model, Planner(spec, store, model, caps, policies_for(caps)), packer
 
 
-def bitmap(n, active):
-    bits = np.zeros(((n + 31) // 32) * 32, np.uint8)
-    bits[active] = 1
-    return np.packbits(bits, bitorder="little").view(np.uint32)
+def test_frontier_words_hold_exactly_the_ids():
+    # a scheduled program's active set goes to the device as these words (CudaExecutor.set_active)
+    rng = np.random.default_rng(3)
+    for n in (1, 31, 32, 33, 100, 1000):
+        ids = np.flatnonzero(rng.random(n) < 0.4)
+        words = frontier_words(ids, n)
+        assert words.dtype == np.uint32 and words.size == (n + 31) // 32
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+        np.testing.assert_array_equal(np.flatnonzero(bits), ids)
+        bounds = np.array([0, n // 3, n // 2, n])
+        packer = Packer(type("M", (), {})(), bounds, threads=1)
+        packer.set_frontier(words)   # the compacting host thread reads the same layout
+        for i in range(3):
+            np.testing.assert_array_equal(packer.rows(i) + bounds[i],
+                                          ids[(ids >= bounds[i]) & (ids < bounds[i + 1])])
 
 
 @pytest.mark.parametrize("transfer", ["compact", "zerocopy"])
@@ -61,7 +73,7 @@ def test_units_deliver_the_active_rows(tmp_path, transfer):
     spec = SSSP.spec   # in-edges + weights, out-edges
     rng = np.random.default_rng(1)
     active = np.flatnonzero(rng.random(store.num_vertices) < 0.3)
-    mover, ex, model, planner, packer = setup(store, spec, transfer, bitmap(store.num_vertices, active))
+    mover, ex, model, planner, packer = setup(store, spec, transfer, frontier_words(active, store.num_vertices))
     assert model.slots == 2 and model.pinned and model.staging
     intervals = np.asarray(store.intervals)
     counts = np.diff(np.searchsorted(active, intervals))

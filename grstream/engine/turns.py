@@ -1,0 +1,55 @@
+"""Scheduled activation (``activate = "schedule"``): the program's ``schedule`` field, as init
+left it, says in which iteration each vertex is active, so iteration ``t`` touches exactly the
+vertices scheduled for ``t`` (and the shards holding them) however their neighbours changed.
+
+The vertices are bucketed by turn once per run (a stable counting sort: each bucket's ids come
+out sorted); before every iteration the engine hands the executor that iteration's bucket
+(``Executor.set_active``) and the planner its counts per shard. A run ends after its last turn.
+"""
+import numpy as np
+
+
+class Turns:
+    """The buckets of one run's schedule ``key`` (one int per vertex; 0 or less: never active)."""
+
+    def __init__(self, key, intervals):
+        key = np.asarray(key)
+        self.intervals = np.asarray(intervals, dtype=np.int64)
+        self.last = int(key.max(initial=0))
+        if self.last <= 0:
+            self.ids, self.offsets = np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int64)
+            self.last = 0
+            return
+        turn = np.clip(key, 0, self.last).astype(np.int64)
+        sizes = np.bincount(turn, minlength=self.last + 1)
+        sizes[0] = 0   # never active
+        self.offsets = np.concatenate(([0], np.cumsum(sizes)))
+        active = np.flatnonzero(turn > 0)
+        # a stable order by turn: ids ascending within each turn
+        self.ids = active[np.argsort(turn[active], kind="stable")]
+
+    def bucket(self, t):
+        """The sorted ids active in iteration ``t`` (empty past the last turn)."""
+        if t < 1 or t > self.last:
+            return self.ids[:0]
+        return self.ids[self.offsets[t]:self.offsets[t + 1]]
+
+    def left(self, t):
+        """Vertices scheduled for iteration ``t`` or later."""
+        if t > self.last:
+            return 0
+        return int(self.offsets[-1] - self.offsets[max(t, 1)])
+
+    def counts(self, ids):
+        """Vertices of sorted ``ids`` per shard."""
+        return np.diff(np.searchsorted(ids, self.intervals))
+
+    def enter(self, ex, rb, t, local=None):
+        """Make iteration ``t``'s bucket the executor's active set and ``rb``'s counts (``local``:
+        the per-shard counts a rank plans, Ranks.local; ``rb.total_active`` the bucket's size)."""
+        ids = self.bucket(t)
+        ex.set_active(ids)
+        counts = self.counts(ids)
+        rb.shard_active = counts if local is None else local(counts)
+        rb.total_active = len(ids)
+        return rb
