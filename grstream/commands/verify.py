@@ -55,16 +55,24 @@ def verify_store(path, progress=False):
         store = open_store(path, verify="first")
     except StoreNotFoundError:
         raise
-    except ShardStoreError as exc:  # store-wide datasets and offsets are checked on open
+    except ShardStoreError as exc:  # what opening checks (without an index: every offset)
         report["errors"].append(_error(exc))
         return report
     report["opened"] = True
     with store:
-        # opening checked the store-wide datasets (intervals, degrees, original ids); string
+        # opening checked the intervals and the shard index; the per-vertex arrays and string
         # labels are read, and so checked, on first use: here
-        report["datasets"] = 3 + (2 if store.label_kind == "str" else int(store.renumbered))
-        try:
-            store.labels()
+        report["datasets"] = (3 + int(store.indexed)
+                              + (2 if store.label_kind == "str" else int(store.renumbered)))
+        for check in (store.in_degree, store.out_degree, store.labels):
+            try:
+                check()
+            except ShardStoreError as exc:
+                report["errors"].append(_error(exc))
+        try:    # the index must describe the shard objects it stands for
+            report["errors"] += [{"shard": shard, "dataset": dataset,
+                                  "message": f"{path}, shard {shard}, dataset {dataset}: {message}"}
+                                 for shard, dataset, message in store.index_mismatches()]
         except ShardStoreError as exc:
             report["errors"].append(_error(exc))
         report["shards"] = store.num_shards

@@ -12,6 +12,7 @@ from ..errors import OutputExistsError, UsageError
 from ..io.atomic import (check_output, commit, creation_error, no_space_error,
                          remove_stale_temporaries, temporary_path)
 from ..store import format as fmt
+from ..store.index import index_table
 
 
 #: arrays of at least this many bytes have their CRC32 computed beside the write
@@ -47,6 +48,7 @@ class StoreWriter:
         self._writeback = None
         self._writeback_error = None
         self._checksums = None
+        self._layout = {}      # dataset name -> (file offset, length, crc32): the shard index
 
     def __enter__(self):
         return self
@@ -75,6 +77,7 @@ class StoreWriter:
         dset = self.file.create_dataset(name, data=array)
         crc = fmt.crc32(array) if checksum is None else checksum.result()
         dset.attrs["crc32"] = np.int64(crc)
+        self._layout[name] = (dset.id.get_offset(), array.size, crc)
         return array.nbytes
 
     def shard_part(self, index, direction, indptr, ids, edge_data=None):
@@ -133,8 +136,14 @@ class StoreWriter:
             raise error
 
     def commit(self, attrs):
-        """Set the root attributes, flush, fsync and rename onto the target path."""
+        """Write the shard index, set the root attributes, flush, fsync and rename onto the
+        target path."""
         self._join_writeback()
+        names = fmt.shard_dataset_names(attrs.get("edge_props", {}), bool(attrs.get(fmt.EDGE_ID_ATTR)))
+        table = index_table(self._layout, int(attrs.get("num_shards", 0)), names)
+        if table is not None and table.size:
+            self.dataset(fmt.SHARD_INDEX, table)
+            self.file[fmt.SHARD_INDEX].attrs[fmt.INDEX_NAMES_ATTR] = json.dumps(names)
         self._stop_checksums()
         root = self.file.attrs
         for key, value in attrs.items():

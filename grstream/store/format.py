@@ -28,6 +28,13 @@ EDGE_ID_ATTR = "edge_ids"
 ROOT_ATTRS = ("format", "format_version", "num_vertices", "num_edges", "num_shards", "id_dtype",
               "edge_props", "directed", "renumbered", "build")
 SHARD_ATTRS = ("lo", "hi", "num_in_edges", "num_out_edges", "nbytes")
+#: optional store-wide dataset (added within version 1): every shard dataset's file offset,
+#: length and CRC32, read once on open in place of the shard groups' objects and attributes
+SHARD_INDEX = "shard_index"
+#: attribute of SHARD_INDEX: JSON list of the per-shard dataset names, in column order
+INDEX_NAMES_ATTR = "datasets"
+#: the fields of one index entry, in order (an empty dataset, which has no storage, has offset -1)
+INDEX_FIELDS = ("offset", "length", "crc32")
 
 
 def id_dtype_for(num_vertices):

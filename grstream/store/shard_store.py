@@ -12,14 +12,16 @@ import numpy as np
 from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreNotFoundError,
                       UsageError, plain)
 from . import format as fmt
+from .index import load_index
 from .labels import LabelledStore
+from .objects import ObjectLayout
 from .parallel_reads import read_datasets
 from .parts import DatasetInfo, ShardInfo, assemble_scipy
 
 VERIFY_MODES = ("first", "always", "never")
 
 
-class ShardStore(LabelledStore):
+class ShardStore(LabelledStore, ObjectLayout):
     """An open shard store; see :func:`open`; vertex labels: :mod:`grstream.store.labels`.
 
     Reads of shard datasets go straight into the caller's buffer with ``os.preadv`` at the
@@ -39,6 +41,8 @@ class ShardStore(LabelledStore):
         self.verify = verify
         self._lock = threading.RLock()
         self._verified = set()
+        self._offsets_checked = set()
+        self._vertex_arrays = {}
         self._fd = None
         self._h5 = None
         if not self.path.is_file():
@@ -104,14 +108,24 @@ class ShardStore(LabelledStore):
         if iv[0] != 0 or iv[-1] != n or np.any(np.diff(iv) < 0):
             self._fail("intervals must start at 0, end at num_vertices and not decrease",
                        dataset=fmt.INTERVALS)
-        self._in_degree = self._read_small(fmt.IN_DEGREE, np.int64, n)
-        self._out_degree = self._read_small(fmt.OUT_DEGREE, np.int64, n)
-        self._original_ids = (self._read_small(fmt.ORIGINAL_ID, np.int64, n)
-                              if self.renumbered and self.label_kind == "int" else None)
-        self._shards = []
-        self._datasets = []
-        for i in range(s):
-            self._load_shard(i)
+        # per-vertex arrays are described now, read (and verified) on first use
+        self._vertex_descs = {name: self._describe(name, np.int64, n)
+                              for name in (fmt.IN_DEGREE, fmt.OUT_DEGREE)}
+        if self.renumbered and self.label_kind == "int":
+            self._vertex_descs[fmt.ORIGINAL_ID] = self._describe(fmt.ORIGINAL_ID, np.int64, n)
+        names = fmt.shard_dataset_names(self.edge_props, self.edge_ids)
+        #: whether the shards are described by the builder's index (else by their objects)
+        self.indexed = self._object(fmt.SHARD_INDEX) is not None
+        if self.indexed:
+            self._shards, self._datasets = load_index(self, names)
+        else:
+            self._shards, self._datasets = [], []
+            for i in range(s):
+                info, descs = self.describe_shard(i)
+                self._shards.append(info)
+                self._datasets.append(descs)
+                for direction in fmt.ID_DATASET:   # without an index, offsets are checked now
+                    self.read(i, f"{direction}/{fmt.INDPTR}")
         total_in = sum(info.num_in_edges for info in self._shards)
         total_out = sum(info.num_out_edges for info in self._shards)
         if not total_in == total_out == self.num_edges:
@@ -133,97 +147,15 @@ class ShardStore(LabelledStore):
             self._fail(f"root attribute {name} is not a JSON object")
         return value
 
-    # Opening validates every shard, so these use h5py's low-level objects: the high-level
-    # wrappers cost about 2.5x as much per dataset and attribute, which a store of thousands
-    # of shards pays on every open.
-    def _object(self, name):
-        try:
-            return h5py.h5o.open(self._h5.id, name.encode())
-        except KeyError:
-            return None
-
-    def _scalar_attr(self, obj, name):
-        """The integer attribute ``name`` of a low-level object, or None when missing or not one."""
-        try:
-            # one call where a test for it first and an open cost two
-            attr = h5py.h5a.open(obj, name.encode())
-        except KeyError:
-            return None
-        dtype, shape = attr.dtype, attr.shape
-        if dtype.kind not in "iu" or shape not in ((), (1,)):
-            return None
-        value = np.empty(shape, dtype=dtype)
-        attr.read(value)
-        return int(value.reshape(-1)[0])
-
-    def _describe(self, name, dtype, size, shard=None, upper=None):
-        """Check one dataset's presence, dtype, shape and layout; return its read descriptor."""
-        dset = self._object(name)
-        if not isinstance(dset, h5py.h5d.DatasetID):
-            self._fail("dataset missing", shard=shard, dataset=name)
-        if dset.dtype != np.dtype(dtype):
-            self._fail(f"dtype {dset.dtype}, expected {np.dtype(dtype)}", shard=shard, dataset=name)
-        if dset.shape != (size,):
-            self._fail(f"shape {dset.shape}, expected ({size},)", shard=shard, dataset=name)
-        plist = dset.get_create_plist()
-        if plist.get_layout() != h5py.h5d.CONTIGUOUS or plist.get_nfilters():
-            self._fail("dataset must be contiguous and uncompressed", shard=shard, dataset=name)
-        crc = self._scalar_attr(dset, "crc32")
-        if crc is None:
-            self._fail("crc32 attribute missing or not an integer", shard=shard, dataset=name)
-        return DatasetInfo(name, np.dtype(dtype), size, dset.get_offset(), crc, upper)
-
-    def _read_small(self, name, dtype, size):
-        desc = self._describe(name, dtype, size)
+    def _read_small(self, name, dtype, size, desc=None):
+        """A store-wide dataset, read and (unless ``verify="never"``) verified, read-only."""
+        desc = desc or self._describe(name, dtype, size)
         array = np.empty(size, dtype=desc.dtype)
         self._read_into(desc, array, shard=None)
         if self.verify != "never":
             self._check_crc(desc, array, shard=None)
         array.flags.writeable = False
         return array
-
-    def _load_shard(self, i):
-        group_name = fmt.shard_group(i)
-        group = self._object(group_name)
-        if not isinstance(group, h5py.h5g.GroupID):
-            self._fail("shard group missing", shard=i, dataset=group_name)
-        a = {k: self._scalar_attr(group, k) for k in fmt.SHARD_ATTRS}
-        missing = [k for k, v in a.items() if v is None]
-        if missing:
-            self._fail(f"missing or non-integer shard attribute(s): {', '.join(missing)}", shard=i, dataset=group_name)
-        lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
-        if (a["lo"], a["hi"]) != (lo, hi):
-            self._fail(f"shard bounds [{a['lo']}, {a['hi']}) differ from intervals [{lo}, {hi})",
-                       shard=i, dataset=group_name)
-        descs = {}
-        for direction, ids in fmt.ID_DATASET.items():
-            edges = a[f"num_{direction}_edges"]
-            key = f"{direction}/{fmt.INDPTR}"
-            descs[key] = self._describe(f"{group_name}/{key}", np.int64, hi - lo + 1, shard=i)
-            descs[f"{direction}/{ids}"] = self._describe(
-                f"{group_name}/{direction}/{ids}", self.id_dtype, edges, shard=i,
-                upper=self.num_vertices)
-            for prop, dtype in self.edge_props.items():
-                descs[f"{direction}/{prop}"] = self._describe(
-                    f"{group_name}/{direction}/{prop}", dtype, edges, shard=i)
-            if self.edge_ids and direction == "in":
-                key = f"in/{fmt.EDGE_ID}"
-                descs[key] = self._describe(f"{group_name}/{key}", np.int64, edges, shard=i,
-                                            upper=self.num_edges)
-        self._datasets.append(descs)
-        for direction in fmt.ID_DATASET:
-            # offsets are read (and so verified) now: every later read trusts them
-            key = f"{direction}/{fmt.INDPTR}"
-            indptr = self.read(i, key)
-            if indptr[0] != 0 or indptr[-1] != a[f"num_{direction}_edges"] or np.any(np.diff(indptr) < 0):
-                self._fail(f"offsets must start at 0, not decrease and end at the edge count "
-                           f"{a[f'num_{direction}_edges']}", shard=i, dataset=descs[key].name)
-        nbytes = sum(d.nbytes for d in descs.values())
-        if nbytes != a["nbytes"]:
-            self._fail(f"nbytes attribute {a['nbytes']} differs from the datasets' {nbytes} bytes",
-                       shard=i, dataset=group_name)
-        self._shards.append(ShardInfo(i, lo, hi, a["num_in_edges"], a["num_out_edges"], nbytes,
-                                      {k: d.nbytes for k, d in descs.items()}))
 
     # ---- reading ----------------------------------------------------------------------------
 
@@ -285,7 +217,20 @@ class ShardStore(LabelledStore):
                                f"0..{desc.upper - 1}", shard=i, dataset=desc.name)
             with self._lock:
                 self._verified.add(key)
+        if name.endswith(fmt.INDPTR) and key not in self._offsets_checked:
+            self._check_offsets(i, name, target)
         return result
+
+    def _check_offsets(self, i, name, indptr):
+        """Check shard ``i``'s offsets ``name`` on their first read (every later read of the
+        shard trusts them): from 0, not decreasing, to the edge count."""
+        info = self._shards[i]
+        edges = info.num_in_edges if name.startswith("in/") else info.num_out_edges
+        if indptr[0] != 0 or indptr[-1] != edges or np.any(indptr[1:] < indptr[:-1]):
+            self._fail(f"offsets must start at 0, not decrease and end at the edge count "
+                       f"{edges}", shard=i, dataset=self._datasets[i][name].name)
+        with self._lock:
+            self._offsets_checked.add((i, name))
 
     def read_shard(self, i, names=None):
         """Dict of shard ``i``'s datasets (all of them, or those in ``names``), read at once."""
@@ -333,25 +278,37 @@ class ShardStore(LabelledStore):
 
     # ---- whole-store views ------------------------------------------------------------------
 
+    def _vertex_array(self, name):
+        """Store-wide per-vertex dataset ``name``, read and verified on first use, then kept."""
+        array = self._vertex_arrays.get(name)
+        if array is None:
+            with self._lock:
+                array = self._vertex_arrays.get(name)
+                if array is None:
+                    desc = self._vertex_descs[name]
+                    array = self._read_small(name, desc.dtype, desc.size, desc)
+                    self._vertex_arrays[name] = array
+        return array
+
     def in_degree(self):
-        """In-degree of every vertex (read-only int64 array)."""
-        return self._in_degree
+        """In-degree of every vertex (read-only int64 array, read on first call)."""
+        return self._vertex_array(fmt.IN_DEGREE)
 
     def out_degree(self):
-        """Out-degree of every vertex (read-only int64 array)."""
-        return self._out_degree
+        """Out-degree of every vertex (read-only int64 array, read on first call)."""
+        return self._vertex_array(fmt.OUT_DEGREE)
 
     def default_source(self):
         """Internal id of the vertex a traversal starts from when none is given: the first
         vertex with an out-edge, so the run reaches more than its source whenever any vertex
         can (R-MAT leaves vertex 0 isolated about a third of the time); 0 when no vertex has
         an out-edge."""
-        has_edge = self._out_degree > 0
+        has_edge = self.out_degree() > 0
         return int(np.argmax(has_edge)) if has_edge.any() else 0
 
     def original_ids(self):
         """Input id of every vertex when integer ids were renumbered, else None (see labels())."""
-        return self._original_ids
+        return self._vertex_array(fmt.ORIGINAL_ID) if fmt.ORIGINAL_ID in self._vertex_descs else None
 
     def nbytes(self):
         """Total bytes of all shard datasets."""
@@ -416,7 +373,9 @@ def open(path: Union[str, "os.PathLike[str]"], verify: str = "first") -> "ShardS
         The ``.h5`` file written by :func:`grstream.build_shards`.
     verify : {"first", "always", "never"}
         When shard datasets' CRC32 and id ranges are checked: on a dataset's first read, on
-        every read, or never. Store-wide datasets and offsets are checked on open unless "never".
+        every read, or never. The intervals and the shard index are checked on open and the
+        per-vertex arrays on first use, unless "never"; offsets on open (a store without a shard
+        index) or on their first read, in every mode.
 
     Returns
     -------

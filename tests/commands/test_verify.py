@@ -10,6 +10,8 @@ import grstream as gr
 from grstream.cli import main
 from grstream.errors import EXIT_CORRUPT, EXIT_USAGE
 
+from ..store.tamper import set_index
+
 
 @pytest.fixture
 def store(tmp_path):
@@ -40,7 +42,8 @@ def test_clean_store_verifies(store, capsys):
     code, out, err = verify(store, capsys)
     assert code == 0
     with gr.open(store) as s:
-        datasets = 3 + sum(len(s.dataset_names(i)) for i in range(s.num_shards))
+        datasets = 3 + int(s.indexed) + sum(len(s.dataset_names(i)) for i in range(s.num_shards))
+        assert s.indexed
         nbytes = s.nbytes()
     assert err.strip().splitlines() == [err.strip()]
     assert f"{store}: ok: {datasets} datasets in 3 shards" in err
@@ -68,12 +71,26 @@ def test_every_damaged_dataset_is_named_and_the_status_is_corruption(store, caps
 
 
 @pytest.mark.parametrize("dataset, shard", [("vertex/in_degree", None), ("shards/0/out/indptr", 0)])
-def test_damage_found_on_open_is_reported_too(store, capsys, dataset, shard):
+def test_damage_found_on_open_or_first_use_is_reported_too(store, capsys, dataset, shard):
     corrupt(store, dataset, index=3)
     code, out, _ = verify(store, capsys, "--json")
     report = json.loads(out)
     assert code == 3 and [(e["shard"], e["dataset"]) for e in report["errors"]] == [(shard, dataset)]
     assert "checksum mismatch" in report["errors"][0]["message"]
+
+
+def test_index_that_differs_from_the_shard_objects_is_reported(store, capsys):
+    with h5py.File(store, "r") as f:
+        offset, moved = f["shards/2/out/dst"].id.get_offset(), f["shards/1/in/src"].id.get_offset()
+        crc = int(f["shards/2/out/indptr"].attrs["crc32"])
+    set_index(store, 2, "out/dst", "offset", moved)
+    set_index(store, 2, "out/indptr", "crc32", 7)
+    code, out, _ = verify(store, capsys, "--json")
+    report = json.loads(out)
+    assert code == 3 and report["opened"]
+    found = {(e["shard"], e["dataset"], e["message"].split(": ")[-1]) for e in report["errors"]}
+    assert {(2, "shards/2/out/dst", f"the index gives offset {moved}, the dataset has {offset}"),
+            (2, "shards/2/out/indptr", f"the index gives crc32 7, the dataset has {crc}")} <= found
 
 
 def test_run_on_a_damaged_store_exits_with_the_corruption_status(store, capsys):

@@ -1,3 +1,4 @@
+import json
 import re
 import threading
 
@@ -11,6 +12,7 @@ from grstream.partition import build_shards
 from grstream.store import format as fmt
 
 from ..partition.graphs import array_source
+from .tamper import drop_index, has_index, reindex, rewrite, set_index
 
 
 @pytest.fixture
@@ -19,6 +21,43 @@ def store_path(tmp_path):
     src, dst = rng.integers(0, 60, 400), rng.integers(0, 60, 400)
     return build_shards(array_source(src, dst, rng.random(400)), tmp_path / "s.h5", num_shards=3,
                         progress=False)
+
+
+@pytest.fixture
+def legacy_path(store_path):
+    """The store as written before the shard index existed: opened from its HDF5 objects."""
+    drop_index(store_path)
+    return store_path
+
+
+@pytest.fixture(params=["index", "objects"])
+def either_path(request, store_path):
+    if request.param == "objects":
+        drop_index(store_path)
+    return store_path
+
+
+def test_builder_writes_the_index_and_both_open_alike(store_path, tmp_path):
+    assert has_index(store_path)
+    legacy = tmp_path / "legacy.h5"
+    legacy.write_bytes(store_path.read_bytes())
+    drop_index(legacy)
+    with gr.open(store_path) as new, gr.open(legacy) as old:
+        assert [new.shard_info(i) for i in range(3)] == [old.shard_info(i) for i in range(3)]
+        assert new._datasets == old._datasets
+        for i in range(3):
+            for name, array in new.read_shard(i).items():
+                np.testing.assert_array_equal(array, old.read(i, name))
+        np.testing.assert_array_equal(new.in_degree(), old.in_degree())
+        assert new.index_mismatches() == []
+
+
+def test_reindexed_store_equals_the_built_one(store_path, tmp_path):
+    with h5py.File(store_path, "r") as f:
+        built = f[fmt.SHARD_INDEX][()]
+    reindex(store_path)
+    with h5py.File(store_path, "r") as f:
+        np.testing.assert_array_equal(f[fmt.SHARD_INDEX][()], built)
 
 
 def test_attributes_and_shard_info(store_path):
@@ -106,35 +145,82 @@ def test_verify_first_checks_once_and_always_every_time(store_path):
             always.read(1, "in/src")
 
 
-def test_corrupt_store_wide_dataset_fails_on_open(store_path):
-    _flip_byte(store_path, "vertex/in_degree")
+def test_corrupt_store_wide_datasets_fail_on_open_or_first_use(either_path):
+    _flip_byte(either_path, "vertex/in_degree")
+    store = gr.open(either_path)        # per-vertex arrays are read on first use
     with pytest.raises(ChecksumError, match="vertex/in_degree"):
+        store.in_degree()
+    store.out_degree()
+    store.close()
+    _flip_byte(either_path, "intervals")
+    with pytest.raises(ChecksumError, match="intervals"):
+        gr.open(either_path)
+
+
+def test_corrupt_index_fails_on_open(store_path):
+    _flip_byte(store_path, fmt.SHARD_INDEX, index=9)
+    with pytest.raises(ChecksumError, match=f"dataset {fmt.SHARD_INDEX}: checksum mismatch"):
         gr.open(store_path)
 
 
-def _rewrite(path, dataset, values):
-    with h5py.File(path, "r+") as f:
-        f[dataset][...] = values
-        f[dataset].attrs["crc32"] = np.int64(fmt.crc32(np.asarray(values, dtype=f[dataset].dtype)))
-
-
-def test_id_out_of_range_is_reported(store_path):
-    with h5py.File(store_path, "r") as f:
+def test_id_out_of_range_is_reported(either_path):
+    with h5py.File(either_path, "r") as f:
         ids = f["shards/0/out/dst"][()]
     ids[-1] = 60
-    _rewrite(store_path, "shards/0/out/dst", ids)
-    with gr.open(store_path) as store:
+    rewrite(either_path, "shards/0/out/dst", ids)
+    with gr.open(either_path) as store:
         with pytest.raises(ShardStoreError, match="shard 0, dataset shards/0/out/dst: vertex id 60"):
             store.read(0, "out/dst")
 
 
-def test_non_monotone_offsets_fail_on_open(store_path):
-    with h5py.File(store_path, "r") as f:
+@pytest.mark.parametrize("verify", ["first", "never"])
+def test_non_monotone_offsets_fail_on_open_or_first_read(either_path, verify):
+    with h5py.File(either_path, "r") as f:
         indptr = f["shards/2/in/indptr"][()]
     indptr[1], indptr[2] = indptr[2] + 1, indptr[1]
-    _rewrite(store_path, "shards/2/in/indptr", indptr)
-    with pytest.raises(ShardStoreError, match="shard 2, dataset shards/2/in/indptr: offsets"):
+    rewrite(either_path, "shards/2/in/indptr", indptr)
+    message = "shard 2, dataset shards/2/in/indptr: offsets"
+    if not has_index(either_path):
+        with pytest.raises(ShardStoreError, match=message):
+            gr.open(either_path, verify=verify)
+        return
+    with gr.open(either_path, verify=verify) as store:   # the index: on the offsets' first read
+        store.read(2, "out/indptr")
+        for _ in range(2):      # a failed check is not remembered as passed
+            with pytest.raises(ShardStoreError, match=message):
+                store.read_shard(2)
+
+
+@pytest.mark.parametrize("column, field, value, message", [
+    ("in/src", "length", 10 ** 6, "shard 1, dataset shards/1/in/src: the index places the data "
+                                  "outside the file"),
+    ("out/weight", "length", 1, "shard 1, dataset shards/1/out/weight: length in the index differs"),
+    ("in/indptr", "length", 3, "shard 1, dataset shards/1/in/indptr: length in the index differs"),
+    ("out/dst", "crc32", -1, "shard 1, dataset shards/1/out/dst: length or crc32 out of range"),
+    ("out/dst", "offset", 10 ** 12, "the index places the data outside the file"),
+])
+def test_damaged_index_fails_on_open(store_path, column, field, value, message):
+    set_index(store_path, 1, column, field, value)
+    with pytest.raises(ShardStoreError, match=re.escape(message)):
         gr.open(store_path)
+
+
+def test_index_of_other_datasets_fails_on_open(store_path):
+    with h5py.File(store_path, "r+") as f:
+        f[fmt.SHARD_INDEX].attrs[fmt.INDEX_NAMES_ATTR] = json.dumps(["in/indptr"])
+    with pytest.raises(ShardStoreError, match=re.escape("the index lists datasets ['in/indptr']")):
+        gr.open(store_path)
+
+
+def test_index_edited_behind_the_objects_is_reported_by_index_mismatches(store_path):
+    with gr.open(store_path) as store:
+        crc = store._datasets[1]["in/src"].crc
+    set_index(store_path, 1, "in/src", "crc32", crc ^ 1)
+    with gr.open(store_path) as store:
+        assert store.index_mismatches() == [
+            (1, "shards/1/in/src", f"the index gives crc32 {crc ^ 1}, the dataset has {crc}")]
+        with pytest.raises(ChecksumError, match="shards/1/in/src"):
+            store.read(1, "in/src")
 
 
 @pytest.mark.parametrize("attr, value, error, message", [
@@ -142,20 +228,23 @@ def test_non_monotone_offsets_fail_on_open(store_path):
     ("format_version", np.int64(2), FormatVersionError, "format version 2"),
     ("num_edges", np.int64(401), ShardStoreError, "num_edges"),
     ("id_dtype", "float32", ShardStoreError, "id_dtype"),
-    ("edge_props", "{}", ShardStoreError, "nbytes attribute"),
+    ("edge_props", "{}", ShardStoreError, "the index lists datasets"),
 ])
 def test_bad_root_attributes(store_path, attr, value, error, message):
     with h5py.File(store_path, "r+") as f:
         f.attrs[attr] = value
     with pytest.raises(error, match=message):
         gr.open(store_path)
+    drop_index(store_path)
+    with pytest.raises(error, match="nbytes attribute" if attr == "edge_props" else message):
+        gr.open(store_path)
 
 
-def test_missing_dataset(store_path):
-    with h5py.File(store_path, "r+") as f:
+def test_missing_dataset(legacy_path):
+    with h5py.File(legacy_path, "r+") as f:
         del f["shards/1/out/weight"]
     with pytest.raises(ShardStoreError, match="shard 1, dataset shards/1/out/weight: dataset missing"):
-        gr.open(store_path)
+        gr.open(legacy_path)
 
 
 def _replace_with_chunked(f, name):
@@ -177,9 +266,13 @@ def _replace_with_chunked(f, name):
     (lambda f: f.move("shards/1/in/src", "shards/1/in/src2") or f.create_group("shards/1/in/src"),
      "shards/1/in/src: dataset missing"),
 ])
-def test_damaged_shard_metadata_fails_on_open(store_path, damage, message):
+def test_damaged_shard_metadata_fails_on_open_or_index_check(store_path, damage, message):
     with h5py.File(store_path, "r+") as f:
         damage(f)
+    with gr.open(store_path) as store:      # the index describes the shards: their objects
+        with pytest.raises(ShardStoreError, match=re.escape(message)):  # are checked by verify
+            store.index_mismatches()
+    drop_index(store_path)
     with pytest.raises(ShardStoreError, match=re.escape(message)):
         gr.open(store_path)
 

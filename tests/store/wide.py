@@ -6,6 +6,8 @@ import numpy as np
 
 from grstream.store import format as fmt
 
+from .tamper import has_index, reindex
+
 
 def _replace(group, name, data, before, extra):
     """Dataset ``name`` of ``group`` again, ``extra`` elements longer: ``data[:before]``, then
@@ -33,6 +35,7 @@ def _rewrite(obj, name, array):
 
 def widen(path, extra):
     """Add ``extra`` self-loops of vertex 0 (shard 0) to the store at ``path`` (unweighted)."""
+    indexed = has_index(path)
     with h5py.File(path, "r+") as f:
         group = f[fmt.shard_group(0)]
         added = 0
@@ -50,3 +53,5 @@ def widen(path, extra):
             degree[0] += extra
             parent, leaf = name.rsplit("/", 1)
             _rewrite(f[parent], leaf, degree)
+    if indexed:
+        reindex(path)
