@@ -12,9 +12,12 @@ also as a multiple of the edge array's bytes.
 Peers: scipy loading the same .npy and converting coo -> csr and coo -> csc (end to end, the
 two layouts a store holds), against grstream building the whole store from that file (read +
 partition + CSR/CSC + checksums + write) with each thread count of ``--threads`` (default: the
-cores available) and each memory limit; and the sort step alone, both from edge arrays
-already in memory. Ratios are taken per run (peer seconds / our seconds, the runs
-interleaved) and their median reported.
+cores available) and each memory limit; the same edges as a SNAP text edge list (``--text``:
+plain ``txt`` and gzip ``gz``, written as ``grstream generate`` writes them) against the .npy
+build with default threads; and the sort step alone, both from edge arrays already in memory.
+Ratios are taken per run (peer seconds / our seconds, the runs interleaved) and their median
+reported. CPU time includes the text parse's worker processes; their largest peak RSS is shown
+beside the build's.
 """
 import argparse
 import datetime
@@ -34,8 +37,10 @@ import json, os, resource, sys, time
 import numpy as np
 
 def cpu():
+    # the text parse's worker processes are children: their CPU time counts too
     r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
 
 def hwm():
     with open("/proc/self/status") as f:
@@ -90,7 +95,9 @@ else:
 seconds, cpu_seconds = time.perf_counter() - start, cpu() - cpu_start
 if mode == "build":
     m = grstream.open(out).num_edges
-print(json.dumps({"seconds": seconds, "cpu": cpu_seconds, "edges": m, "peak": hwm() - base}))
+workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+print(json.dumps({"seconds": seconds, "cpu": cpu_seconds, "edges": m, "peak": hwm() - base,
+                  "worker_peak": workers}))
 """
 
 
@@ -126,6 +133,7 @@ def run_once(mode, path, out, limit, threads="-"):
 def summarize(results):
     rate = statistics.median(r["edges"] / r["seconds"] for r in results)
     return {"edges_per_s": rate, "peak_mib": max(r["peak"] for r in results) / 2 ** 20,
+            "worker_mib": max(r.get("worker_peak", 0) for r in results) / 2 ** 20,
             "seconds": statistics.median(r["seconds"] for r in results),
             "cpu_ratio": statistics.median(r["cpu"] / r["seconds"] for r in results)}
 
@@ -151,6 +159,9 @@ def main():
                         help="comma-separated thread counts of the in-memory build (- : the "
                              "default, every core available)")
     parser.add_argument("--shards", type=int, default=128, help="shards of each store")
+    parser.add_argument("--text", default="txt,gz",
+                        help="text inputs to build from besides the .npy: txt, gz or both "
+                             "(comma-separated; empty for none)")
     parser.add_argument("--write", action="store_true",
                         help="also print the section for docs/BENCHMARKS.md (machine, date, command)")
     args = parser.parse_args()
@@ -162,12 +173,24 @@ def main():
         edges = rmat(args.scale, args.edge_factor, args.seed)
         np.save(path, edges)
         m, input_mib = len(edges), edges.nbytes / 2 ** 20
+        texts = [kind for kind in args.text.split(",") if kind]
+        inputs = {"npy": path}
+        for kind in texts:
+            from grstream.io.write import write_edges
+            inputs[kind] = os.path.join(tmp, "rmat.txt" + (".gz" if kind == "gz" else ""))
+            step = 1 << 22
+            write_edges(inputs[kind], ((edges[i:i + step, 0], edges[i:i + step, 1], None)
+                                       for i in range(0, m, step)), weighted=False)
         del edges
         print(f"RMAT scale {args.scale}: {m} edges ({input_mib:.0f} MiB) in {time.perf_counter() - t:.1f} s")
         out = os.path.join(tmp, "g.h5")
         counts = args.threads.split(",")
         modes = [
             ("scipy", "-", "-", "scipy: np.load(.npy) + coo->csr + coo->csc", None),
+        ] + [
+            ("build:" + kind, "-", "-", f"grstream build_shards from {'gzip ' if kind == 'gz' else ''}"
+                                        f"SNAP text, in memory, threads default", "npy-default")
+            for kind in texts
         ] + [
             ("build", "-", t, f"grstream build_shards from the .npy, in memory, "
                               f"threads {'default' if t == '-' else t}", "scipy")
@@ -188,10 +211,15 @@ def main():
         for _ in range(args.runs):
             got = {}
             for k, (mode, lim, threads, _, _) in enumerate(modes):
-                got[k] = run_once(mode, path, out, lim, threads)
+                mode, _, kind = mode.partition(":")
+                got[k] = run_once(mode, inputs[kind or "npy"], out, lim, threads)
                 runs[k].append(got[k])
             for k, (mode, lim, _, _, peer) in enumerate(modes):
-                if peer is not None:
+                if peer == "npy-default":
+                    # the .npy build with default threads, in memory
+                    j = next(i for i, m_ in enumerate(modes) if m_[:3] == ("build", "-", "-"))
+                    ratios[k].append(got[j]["seconds"] / got[k]["seconds"])
+                elif peer is not None:
                     j = next(i for i, m_ in enumerate(modes) if m_[0] == peer)
                     ratios[k].append(got[j]["seconds"] / got[k]["seconds"])
     lines = ["| what | edges/s | x peer (median of per-run ratios) | median s | CPU / wall "
@@ -200,9 +228,11 @@ def main():
     for k, (_, _, _, name, peer) in enumerate(modes):
         r = summarize(runs[k])
         ratio = f"{statistics.median(ratios[k]):.2f} x {peer}" if peer else "peer"
+        workers = (f"; text workers {r['worker_mib']:.0f} each"
+                   if modes[k][0].startswith("build:") else "")
         lines.append(f"| {name} | {r['edges_per_s'] / 1e6:.2f} M | {ratio} | {r['seconds']:.2f} "
                      f"| {r['cpu_ratio']:.2f} | {r['peak_mib']:.0f} "
-                     f"({r['peak_mib'] / input_mib:.2f} x) |")
+                     f"({r['peak_mib'] / input_mib:.2f} x{workers}) |")
     table = "\n".join(lines)
     print(table)
     if args.write:
@@ -212,7 +242,7 @@ def main():
                    f"unweighted; median of {args.runs} runs, each in its own process; peak RSS is "
                    f"VmHWM above the process's RSS before the work. Command: `python "
                    f"tools/bench_partition.py --scale {args.scale} --runs {args.runs} "
-                   f"--threads {args.threads} --shards {args.shards} "
+                   f"--threads {args.threads} --shards {args.shards} --text {args.text} "
                    f"--memory-limit {args.memory_limit}`; load average before: "
                    f"{os.getloadavg()[0]:.1f}.\n\n{table}\n")
         print(section)

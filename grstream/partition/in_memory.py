@@ -1,5 +1,8 @@
 """The in-memory build: the whole edge list sorted into CSR and CSC at once, then cut into shards.
 
+Edges without weights or edge ids take packed keys made as they are read
+(:mod:`.in_memory_keys`); the others (and ids of 2**32 and beyond) the chunks themselves.
+
 The two directions are built at once on ``plan.threads`` threads (half each: the layouts of
 :mod:`.parallel_layout`), or one after the other on one thread; the layouts are the same.
 """
@@ -11,6 +14,7 @@ from .edge_chunks import DegreeCounter
 from .layout import compress
 from .parallel_layout import compress_parallel, executor
 from . import counting
+from . import in_memory_keys as keyed
 from . import renumber as renumbering
 from .build_plan import plan_intervals, set_renumbering, vertex_count
 from .shard_output import Result, finish_shard, write_part, write_vertex_data
@@ -19,8 +23,14 @@ from .shard_output import Result, finish_shard, write_part, write_vertex_data
 def build_in_memory(plan, writer):
     if plan.renumber_requested:
         set_renumbering(plan)
-    with plan.bar("reading") as bar:
-        parts = list(plan.prepared_chunks(bar))
+    if keyed.applies(plan):
+        try:
+            return keyed.build_from_keys(plan, writer)
+        except keyed.WideKeys as wide:
+            parts = wide.parts
+    else:
+        with plan.bar("reading") as bar:
+            parts = list(plan.prepared_chunks(bar))
     top = _largest_id(parts, plan.threads) + 1
     if renumbering.auto_applies(plan):
         ids = renumbering.sparse_ids_in_parts(parts, top)

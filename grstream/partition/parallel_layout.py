@@ -80,15 +80,7 @@ def _bucketed(primaries, secondaries, n, id_dtype, dedup, weight, threads, pool,
             part |= np.arange(starts[k], starts[k] + len(part), dtype=np.uint64)
         else:
             part |= _as_u64(secondary)
-        # a stable radix sort of the small bucket numbers keeps each bucket's input order
-        order = np.argsort(numbers, kind="stable")
-        grouped = np.take(part, order)
-        del part, order
-        offset = 0
-        for b in np.flatnonzero(per_piece[k]):
-            size = int(per_piece[k, b])
-            key[write_at[k, b]:write_at[k, b] + size] = grouped[offset:offset + size]
-            offset += size
+        place_grouped(key, part, numbers, per_piece[k], write_at[k])
 
     list(pool.map(scatter, range(len(primaries))))
     del labelled
@@ -128,6 +120,18 @@ def _bucketed(primaries, secondaries, n, id_dtype, dedup, weight, threads, pool,
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     return indptr, neighbours, weights_out
+
+
+def place_grouped(target, values, numbers, sizes, write_at):
+    """Copy ``values`` into ``target`` bucket by bucket: bucket ``b`` (``numbers`` holds each
+    value's) gets its ``sizes[b]`` values, in their order, at ``write_at[b]``."""
+    # a stable radix sort of the small bucket numbers keeps each bucket's input order
+    grouped = np.take(values, np.argsort(numbers, kind="stable"))
+    offset = 0
+    for b in np.flatnonzero(sizes):
+        size = int(sizes[b])
+        target[write_at[b]:write_at[b] + size] = grouped[offset:offset + size]
+        offset += size
 
 
 def _concat(arrays, dtype):

@@ -1,0 +1,279 @@
+"""The in-memory build of edges without weights or edge ids, from packed keys.
+
+Each chunk's two keys, ``src << 32 | dst`` (the CSR's order) and ``dst << 32 | src`` (the
+CSC's), are made on the build's threads as the chunk is read, into two arrays of 8 B per edge;
+the chunk is then let go. Both arrays are sorted at once (one thread each, or each cut into
+key ranges sorted on several threads), the degrees are counted from the sorted keys, and each
+shard's neighbour ids are cut from them while the previous shard is written. The input's
+int64 pairs are never held: the build holds about the edge array's bytes, not two and a half
+times them. The layouts are those of :func:`.layout.compress` (the same sorted keys), so the
+store is the one the other paths write, for every thread count.
+
+Renumbering by default (sparse ids) maps the sorted keys in place: the map is increasing, so
+they stay sorted. Ids of 2**32 and beyond do not fit a key's half: the edges read so far are
+then handed back as chunks (:class:`WideKeys`) for the general path.
+"""
+import numpy as np
+
+from ..store import format as fmt
+from ..store.labels import is_sparse
+from .build_plan import plan_intervals, vertex_count
+from .layout import _drop_repeats
+from .parallel_layout import executor, place_grouped
+from . import renumber as renumbering
+from .shard_output import Result, finish_shard, write_part, write_vertex_data
+
+#: ids must lie below this to fit a key's 32-bit half
+KEY_ID_LIMIT = 1 << 32
+#: keys per slice of the passes that walk the sorted keys (bounded temporaries)
+STEP = 1 << 22
+#: buckets per thread of a sort on several threads (even out skewed key ranges)
+BUCKETS_PER_THREAD = 4
+#: keys sampled to place a parallel sort's bucket bounds
+SAMPLE_KEYS = 1 << 16
+_SHIFT = np.uint64(32)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+class WideKeys(Exception):
+    """An id does not fit a key: ``parts`` holds every chunk of the input, as read."""
+
+    def __init__(self, parts):
+        super().__init__()
+        self.parts = parts
+
+
+def applies(plan):
+    """Unweighted edges without edge ids take this path."""
+    return not plan.options.weighted and not plan.edge_ids
+
+
+def build_from_keys(plan, writer):
+    """Build the store from packed keys; raises :class:`WideKeys` for ids of 2**32 or more."""
+    threads = max(1, plan.threads)
+    with executor(threads if threads > 1 else 0) as pool:
+        out_key, in_key = _read_keys(plan, pool, threads)
+        # each direction sorts on half the threads, both at once
+        pending = pool.submit(_sort, in_key, threads // 2, pool)
+        out_key = _sort(out_key, threads - threads // 2, pool)
+        in_key = pending.result()
+    top = _top(out_key, in_key)
+    if renumbering.auto_applies(plan) and len(out_key):
+        ids = _union(_primaries(out_key), _primaries(in_key))
+        if is_sparse(top, len(ids)):
+            renumbering.renumber_by_default(plan, ids, top)
+            for key in (out_key, in_key):
+                _renumber_sorted(key, ids)
+            top = len(ids)
+    n = vertex_count(plan, top)
+    plan.vertices.check(n)
+    id_dtype = fmt.id_dtype_for(n)
+    out_degree, in_degree = _counts(out_key, n), _counts(in_key, n)
+    if plan.dedup:
+        # intervals are balanced on the counts before repeated pairs are dropped
+        out_key, in_key = _drop_repeats(out_key, None, None)[0], _drop_repeats(in_key, None, None)[0]
+        offsets = _offsets(_counts(out_key, n)), _offsets(_counts(in_key, n))
+    else:
+        offsets = _offsets(out_degree), _offsets(in_degree)
+    intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
+    del in_degree, out_degree
+    result = Result(n, intervals, heavy, id_dtype)
+    result.mode = "in-memory"
+    _write(plan, writer, result, (out_key, in_key), offsets, threads)
+    write_vertex_data(writer, result, plan)
+    return result
+
+
+def _read_keys(plan, pool, threads):
+    """Both key arrays of the prepared chunks, in input order; chunks keyed on the pool."""
+    capacity = _capacity(plan)
+    pieces = ([], [])
+    if capacity is not None:
+        arrays = (np.empty(capacity, dtype=np.uint64), np.empty(capacity, dtype=np.uint64))
+    pending = []
+    used = 0
+    chunks = plan.prepared_chunks()
+    with plan.bar("reading") as bar:
+        for src, dst, _ in chunks:
+            bar.update(len(src))
+            if not len(src):
+                continue
+            if int(max(src.max(), dst.max())) >= KEY_ID_LIMIT:
+                for future in pending:
+                    future.result()
+                keys = [_concat(p) for p in pieces] if capacity is None else \
+                    [a[:used] for a in arrays]
+                raise WideKeys(_decoded(keys[0]) + [(src, dst, None)] + list(chunks))
+            if capacity is None:
+                targets = np.empty(len(src), dtype=np.uint64), np.empty(len(src), dtype=np.uint64)
+                pieces[0].append(targets[0])
+                pieces[1].append(targets[1])
+            else:
+                targets = arrays[0][used:used + len(src)], arrays[1][used:used + len(src)]
+            used += len(src)
+            while len(pending) >= threads:
+                pending.pop(0).result()
+            pending.append(pool.submit(_pack, src, dst, targets))
+            del src, dst, targets
+        for future in pending:
+            future.result()
+    if capacity is not None:
+        return arrays[0][:used], arrays[1][:used]
+    out_key = _concat(pieces[0])
+    return out_key, _concat(pieces[1])
+
+
+def _concat(pieces):
+    """One array of the pieces, which are let go as they are copied."""
+    key = np.empty(sum(len(p) for p in pieces), dtype=np.uint64)
+    start = 0
+    pieces.reverse()
+    while pieces:
+        piece = pieces.pop()
+        key[start:start + len(piece)] = piece
+        start += len(piece)
+        del piece
+    return key
+
+
+def _capacity(plan):
+    """Most prepared edges of an input that declares its edge count (``.npy``), else None."""
+    rows = plan.edges.meta.get("edges") if plan.edges.format == "npy" else None
+    if rows is None:
+        return None
+    both = plan.options.undirected and not plan.options.both_ways_in_input
+    return int(rows) * (2 if both else 1)
+
+
+def _pack(src, dst, targets):
+    for primary, secondary, key in ((src, dst, targets[0]), (dst, src, targets[1])):
+        np.left_shift(primary.view(np.uint64), _SHIFT, out=key)
+        key |= secondary.view(np.uint64)
+
+
+def _decoded(key):
+    """Chunks ``(src, dst, None)`` of CSR keys in input order (for :class:`WideKeys`)."""
+    return [(np.right_shift(key[i:i + STEP], _SHIFT).view(np.int64),
+             (key[i:i + STEP] & _LOW).view(np.int64), None) for i in range(0, len(key), STEP)]
+
+
+def _sort(key, threads, pool):
+    """``key`` sorted: in place on one thread; else cut into key ranges (at the quantiles of a
+    sample) gathered into a new array and sorted range by range on the pool."""
+    if threads <= 1 or len(key) < SAMPLE_KEYS:
+        key.sort()
+        return key
+    sample = np.sort(key[::max(1, len(key) // SAMPLE_KEYS)])
+    count = threads * BUCKETS_PER_THREAD
+    bounds = np.unique(sample[(np.arange(1, count) * len(sample)) // count])
+    slices = [slice(s, min(s + STEP, len(key))) for s in range(0, len(key), STEP)]
+
+    def label(part):
+        buckets = np.searchsorted(bounds, key[part], side="right").astype(np.uint16)
+        return buckets, np.bincount(buckets, minlength=len(bounds) + 1)
+
+    labels = list(pool.map(label, slices))
+    per_slice = np.array([c for _, c in labels], dtype=np.int64)
+    starts = np.zeros(per_slice.shape[1] + 1, dtype=np.int64)
+    np.cumsum(per_slice.sum(axis=0), out=starts[1:])
+    write_at = starts[:-1] + np.cumsum(per_slice, axis=0) - per_slice
+    out = np.empty_like(key)
+
+    list(pool.map(lambda k: place_grouped(out, key[slices[k]], labels[k][0], per_slice[k],
+                                          write_at[k]), range(len(slices))))
+    del labels, key
+    list(pool.map(lambda b: out[starts[b]:starts[b + 1]].sort(), range(len(starts) - 1)))
+    return out
+
+
+def _top(out_key, in_key):
+    """The largest id + 1 of sorted keys (0 without edges)."""
+    if not len(out_key):
+        return 0
+    return int(max(out_key[-1] >> _SHIFT, in_key[-1] >> _SHIFT)) + 1
+
+
+def _primaries(key):
+    """The distinct primary ids of sorted keys, increasing."""
+    found, last = [], None
+    for i in range(0, len(key), STEP):
+        ids = np.right_shift(key[i:i + STEP], _SHIFT)
+        keep = np.empty(len(ids), dtype=bool)
+        keep[0] = last is None or ids[0] != last
+        np.not_equal(ids[1:], ids[:-1], out=keep[1:])
+        found.append(ids[keep])
+        last = ids[-1]
+    return np.concatenate(found).view(np.int64) if found else np.empty(0, dtype=np.int64)
+
+
+def _union(a, b):
+    both = np.concatenate((a, b))
+    both.sort()
+    keep = np.empty(len(both), dtype=bool)
+    keep[:1] = True
+    np.not_equal(both[1:], both[:-1], out=keep[1:])
+    return both[keep]
+
+
+def _renumber_sorted(key, ids):
+    """Replace both halves of sorted keys by their positions in ``ids`` (in place)."""
+    for i in range(0, len(key), STEP):
+        part = key[i:i + STEP]
+        low = np.searchsorted(ids, (part & _LOW).view(np.int64)).astype(np.uint64)
+        np.left_shift(np.searchsorted(ids, np.right_shift(part, _SHIFT).view(np.int64))
+                      .astype(np.uint64), _SHIFT, out=part)
+        part |= low
+
+
+def _counts(key, n):
+    """Edges per primary id of sorted keys (sorted ids: each slice counts a short range)."""
+    counts = np.zeros(n, dtype=np.int64)
+    for i in range(0, len(key), STEP):
+        ids = np.right_shift(key[i:i + STEP], _SHIFT).view(np.int64)
+        first = int(ids[0])
+        ids -= first
+        found = np.bincount(ids)
+        counts[first:first + len(found)] += found
+    return counts
+
+
+def _offsets(counts):
+    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr
+
+
+def _side(key, indptr, lo, hi, id_dtype):
+    """One shard side: local offsets and neighbour ids (new contiguous arrays)."""
+    start, stop = int(indptr[lo]), int(indptr[hi])
+    part = key[start:stop]
+    if id_dtype.itemsize == 4:
+        ids = part.view(np.uint32)[0 if np.little_endian else 1::2].astype(id_dtype)
+    else:
+        ids = (part & _LOW).astype(id_dtype)
+    return indptr[lo:hi + 1] - start, ids, None
+
+
+def _write(plan, writer, result, keys, offsets, threads):
+    """Write every shard, the next shard's sides cut from the keys on a second thread."""
+    intervals = result.intervals
+    num_shards = len(intervals) - 1
+
+    def sides(i):
+        lo, hi = int(intervals[i]), int(intervals[i + 1])
+        return [_side(key, indptr, lo, hi, result.id_dtype)
+                for key, indptr in zip(keys, offsets)]
+
+    with plan.bar("writing", total=num_shards, unit="shards") as bar, \
+            executor(1 if threads > 1 else 0) as pool:
+        ahead = pool.submit(sides, 0) if num_shards else None
+        for i in range(num_shards):
+            lo, hi = int(intervals[i]), int(intervals[i + 1])
+            out_side, in_side = ahead.result()
+            if i + 1 < num_shards:
+                ahead = pool.submit(sides, i + 1)
+            nbytes = write_part(writer, result, plan, i, lo, hi, "out", out_side)
+            nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_side)
+            del out_side, in_side
+            finish_shard(writer, result, i, lo, hi, nbytes)
+            bar.update(1)
