@@ -22,6 +22,7 @@ ALGORITHMS = {
     "scc": "grstream.algorithms.scc:strongly_connected_components",
     "kcore": "grstream.algorithms.kcore:core_number",
     "bfs-to": "grstream.algorithms.reach:bfs_to",
+    "hits": "grstream.algorithms.hits:hits",
 }
 
 #: public name -> module defining it
@@ -35,9 +36,10 @@ _EXPORTS = {"BFS": "bfs", "SSSP": "sssp", "PageRank": "pagerank",
             "EigenvectorCentrality": "eigenvector", "KatzCentrality": "eigenvector",
             "eigenvector_centrality": "eigenvector", "katz_centrality": "eigenvector",
             "strongly_connected_components": "scc", "CoreNumber": "kcore",
-            "core_number": "kcore", "ReverseBFS": "reach", "bfs_to": "reach"}
-_MODULES = ("bc", "bfs", "cc", "eigenvector", "kcore", "pagerank", "pagerank_delta",
-            "predecessors", "reach", "scc", "sssp", "params")
+            "core_number": "kcore", "ReverseBFS": "reach", "bfs_to": "reach",
+            "AuthorityStep": "hits", "HubStep": "hits", "hub_authority": "hits", "hits": "hits"}
+_MODULES = ("bc", "bfs", "cc", "eigenvector", "hits", "kcore", "pagerank", "pagerank_delta",
+            "predecessors", "reach", "scc", "sssp", "triangles", "params")
 
 __all__ = ["ALGORITHMS", "declaration"] + list(_EXPORTS)
 

@@ -16,6 +16,8 @@ _PLAIN = "Graphs without node or edge attributes; the result shares or builds a 
 #: NetworkX functions the backend implements -> what to know, shown in NetworkX's docs
 FUNCTIONS = {
     "pagerank": "Streamed power iteration with NetworkX's options and stopping rule.",
+    "hits": "Streamed power iteration (NetworkX's `_hits_python`), normalized only; a call "
+            "whose largest singular value is not simple raises NotImplementedError.",
     "betweenness_centrality": "Streamed Brandes per source; `k` samples NetworkX's sources "
                               "for the same seed; weights must be finite and positive.",
     **dict.fromkeys(["bfs_layers", "bfs_edges", "bfs_tree", "bfs_predecessors",

@@ -5,7 +5,7 @@ from . import ancestors, clustering, cores, degree, distance, eigen, strong
 
 #: module implementing each NetworkX function the backend covers (same name and signature)
 MODULES = {
-    link_analysis: ["pagerank"],
+    link_analysis: ["pagerank", "hits"],
     traversal: ["bfs_layers", "bfs_edges", "bfs_predecessors", "bfs_successors", "bfs_tree",
                 "descendants_at_distance", "single_source_shortest_path_length"],
     shortest_paths: ["single_source_dijkstra_path_length", "single_source_dijkstra",

@@ -107,6 +107,19 @@ def _distances(a):
     return numeric_weights(a["G"], a["weight"], "SSSP", nonnegative=True)
 
 
+def _hits(a):
+    G = a["G"]
+    if not a["normalized"]:
+        return "NetworkX's unnormalised HITS has the sign ARPACK happens to return"
+    if len(G) and not G.number_of_edges():
+        return "NetworkX's ARPACK fails on a graph without edges"
+    if a["nstart"] is not None:
+        ok = _every_node(G, a["nstart"], "nstart", nonnegative=True)
+        if ok is not True or not sum(a["nstart"].values()) > 0:
+            return "grstream's HITS starts from non-negative nstart values, not all 0"
+    return numeric_weights(G, "weight", "HITS", nonnegative=True)
+
+
 def _unit_weights(a):
     """Clustering: NetworkX's weighted formula equals the unweighted one where every weight
     is 1 (its sums of cube roots are floats in its own order otherwise)."""
@@ -130,6 +143,7 @@ def _always(a):
 
 
 RULES = {
+    "hits": _hits,
     **dict.fromkeys(["clustering", "average_clustering"], _unit_weights),
     "transitivity": _transitivity,
     "triangles": _always,
