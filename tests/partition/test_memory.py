@@ -15,6 +15,10 @@ CHILD = textwrap.dedent("""
     from grstream.partition import build_shards
 
     path, out, limit, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    if kind == "in-memory":
+        # chunks as small a part of the edges as a large graph's (4 Mi of billions)
+        import grstream.partition.build
+        grstream.partition.build.MAX_CHUNK_EDGES = 1 << 18
 
     def hwm():
         with open("/proc/self/status") as status:
@@ -33,7 +37,8 @@ CHILD = textwrap.dedent("""
 
     # warm up: every library the build touches is loaded before the baseline is taken
     small = EdgeSource("warm", lambda: iter([(np.array([0]), np.array([1]), None)]), weighted=False)
-    build_shards(small, out + ".warm.h5", memory_limit=limit, progress=False)
+    build_shards(small, out + ".warm.h5", memory_limit=None if kind == "in-memory" else limit,
+                 progress=False)
     # start the high-water mark afresh: imports pushed it above what the process holds now
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
@@ -41,6 +46,8 @@ CHILD = textwrap.dedent("""
     if kind in ("raw", "weighted"):
         build_shards(EdgeSource("file", chunks, weighted=kind == "weighted"), out,
                      memory_limit=limit, progress=False)
+    elif kind == "in-memory":
+        build_shards(path, out, num_shards=16, progress=False)
     elif kind == "undirected":
         # the options that enlarge a chunk's working set: doubling, renumbering, a loop mask
         build_shards(EdgeSource("file", chunks, weighted=False), out, memory_limit=limit,
@@ -96,3 +103,24 @@ def test_external_build_stays_within_memory_limit(tmp_path, kind):
             np.testing.assert_array_equal(store.in_degree(), expected_both)
         else:
             np.testing.assert_array_equal(store.out_degree(), expected_out)
+
+
+def test_in_memory_build_holds_at_most_three_times_the_edges(tmp_path):
+    """The in-memory build of an unweighted .npy holds about the edge array's bytes (its two
+    packed key arrays), within three times them (docs/BENCHMARKS.md: RMAT-22)."""
+    rng = np.random.default_rng(1)
+    m, n = 2_000_000, 100_000
+    edges = rng.integers(0, n, (m, 2))
+    np.save(tmp_path / "edges.npy", edges)
+    expected_out = np.bincount(edges[:, 0], minlength=n)
+    result = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "edges.npy"),
+                             str(tmp_path / "g.h5"), "0", "in-memory"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["mode"] == "in-memory" and report["edges"] == m
+    grown = report["peak"] - report["base"]
+    assert grown <= 3 * edges.nbytes, f"peak grew {grown / edges.nbytes:.2f} x the edges' bytes"
+    import grstream as gr
+    with gr.open(tmp_path / "g.h5") as store:
+        np.testing.assert_array_equal(store.out_degree(), expected_out)
