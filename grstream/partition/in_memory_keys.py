@@ -51,30 +51,39 @@ def applies(plan):
 def build_from_keys(plan, writer):
     """Build the store from packed keys; raises :class:`WideKeys` for ids of 2**32 or more."""
     threads = max(1, plan.threads)
+    auto = renumbering.auto_applies(plan)
     with executor(threads if threads > 1 else 0) as pool:
         out_key, in_key = _read_keys(plan, pool, threads)
-        # each direction sorts on half the threads, both at once
-        pending = pool.submit(_sort, in_key, threads // 2, pool)
-        out_key = _sort(out_key, threads - threads // 2, pool)
-        in_key = pending.result()
-    top = _top(out_key, in_key)
-    if renumbering.auto_applies(plan) and len(out_key):
-        ids = _union(_primaries(out_key), _primaries(in_key))
-        if is_sparse(top, len(ids)):
-            renumbering.renumber_by_default(plan, ids, top)
-            for key in (out_key, in_key):
-                _renumber_sorted(key, ids)
-            top = len(ids)
-    n = vertex_count(plan, top)
-    plan.vertices.check(n)
-    id_dtype = fmt.id_dtype_for(n)
-    out_degree, in_degree = _counts(out_key, n), _counts(in_key, n)
-    if plan.dedup:
-        # intervals are balanced on the counts before repeated pairs are dropped
-        out_key, in_key = _drop_repeats(out_key, None, None)[0], _drop_repeats(in_key, None, None)[0]
-        offsets = _offsets(_counts(out_key, n)), _offsets(_counts(in_key, n))
-    else:
-        offsets = _offsets(out_degree), _offsets(in_degree)
+
+        def both(work, *args):
+            """``work`` of each direction, both at once: the CSC's on the pool, the CSR's here."""
+            pending = pool.submit(work, in_key, *args, threads // 2)
+            return work(out_key, *args, threads - threads // 2), pending.result()
+
+        def sort(key, threads):
+            key = _sort(key, threads, pool)
+            return key, _primaries(key) if auto and len(key) else None
+
+        # each direction sorts on half the threads
+        (out_key, out_ids), (in_key, in_ids) = both(sort)
+        top = _top(out_key, in_key)
+        if out_ids is not None:
+            ids = _union(out_ids, in_ids)
+            if is_sparse(top, len(ids)):
+                renumbering.renumber_by_default(plan, ids, top)
+                both(lambda key, _: _renumber_sorted(key, ids))
+                top = len(ids)
+        del out_ids, in_ids
+        n = vertex_count(plan, top)
+        plan.vertices.check(n)
+        id_dtype = fmt.id_dtype_for(n)
+        out_degree, in_degree = both(lambda key, _: _counts(key, n))
+        if plan.dedup:
+            # intervals are balanced on the counts before repeated pairs are dropped
+            out_key, in_key = both(lambda key, _: _drop_repeats(key, None, None)[0])
+            offsets = both(lambda key, _: _offsets(_counts(key, n)))
+        else:
+            offsets = _offsets(out_degree), _offsets(in_degree)
     intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
     del in_degree, out_degree
     result = Result(n, intervals, heavy, id_dtype)
