@@ -49,14 +49,14 @@ FUNCTIONS = {
                      "number_of_selfloops"], "From the store's degree arrays."),
     "is_negatively_weighted": "Whole graphs: the least stored weight (one pass).",
     "average_neighbor_degree": "Unweighted: one streamed pass summing the neighbours' degrees.",
-    "kosaraju_strongly_connected_components": "Without source: as strongly_connected_components.",
     **dict.fromkeys(["attracting_components", "number_attracting_components",
                      "is_attracting_component", "is_directed_acyclic_graph", "is_semiconnected"],
                     "From the streamed strongly connected components."),
     **dict.fromkeys(["strongly_connected_components", "number_strongly_connected_components",
                      "is_strongly_connected"],
                     "Streamed coloring (min-label propagation forward, then back from each "
-                    "root); components are yielded in node order of their first node."),
+                    "root); the generator yields in NetworkX's order, from the same "
+                    "depth-first search over the adjacency in memory."),
     "core_number": "Streamed peeling, all vertices of degree <= k removed at once.",
     **dict.fromkeys(["k_core", "k_shell", "k_crust", "k_corona"],
                     "Streamed core numbers; the subgraph is a new store. " + _PLAIN),

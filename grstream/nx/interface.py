@@ -32,8 +32,7 @@ MODULES = {
     strong: ["strongly_connected_components", "number_strongly_connected_components",
              "is_strongly_connected", "core_number", "attracting_components",
              "number_attracting_components", "is_attracting_component",
-             "is_directed_acyclic_graph", "kosaraju_strongly_connected_components",
-             "is_semiconnected"],
+             "is_directed_acyclic_graph", "is_semiconnected"],
     cores: ["k_core", "k_shell", "k_crust", "k_corona"],
     ancestors: ["ancestors", "descendants", "single_target_shortest_path_length", "reverse"],
 }

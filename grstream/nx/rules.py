@@ -99,10 +99,6 @@ def _negative(a):
     return True
 
 
-def _kosaraju(a):
-    return True if a["source"] is None else "a search from a source is not supported"
-
-
 def _distances(a):
     return numeric_weights(a["G"], a["weight"], "SSSP", nonnegative=True)
 
@@ -153,7 +149,6 @@ RULES = {
     "reverse": _reverse,
     **dict.fromkeys(["k_core", "k_shell", "k_crust", "k_corona"], _cores),
     "average_neighbor_degree": _neighbour_degree,
-    "kosaraju_strongly_connected_components": _kosaraju,
     "is_negatively_weighted": _negative,
     **dict.fromkeys(["degree_centrality", "in_degree_centrality", "out_degree_centrality",
                      "strongly_connected_components", "number_strongly_connected_components",

@@ -13,24 +13,21 @@ def _labels(G):
     return scc(G.store, **run_options())[0]
 
 
+def _named(G, members):
+    names = G.labels()
+    return set(names[i] for i in members)   # NetworkX's order of adding to the set
+
+
 def strongly_connected_components(G):
     """Sets of nodes, one per strongly connected component, as
-    :func:`networkx.strongly_connected_components`: the same sets, ordered by their first node
-    in node order (NetworkX's order follows its depth-first search)."""
+    :func:`networkx.strongly_connected_components`, in its order (the depth-first search of
+    grstream/nx/scc_order.py)."""
+    from .scc_order import components_in_order
     _directed_only(G)
     if not len(G):
         return
-    label = _labels(G)
-    order = np.argsort(label, kind="stable")
-    names = G.labels()
-    for members in np.split(order, np.flatnonzero(np.diff(label[order])) + 1):
-        yield {names[i] for i in members.tolist()}
-
-
-def kosaraju_strongly_connected_components(G, source=None):
-    """As :func:`networkx.kosaraju_strongly_connected_components` without ``source``
-    (``can_run`` checks): the sets of :func:`strongly_connected_components`, in its order."""
-    yield from strongly_connected_components(G)
+    for members in components_in_order(G):
+        yield _named(G, members)
 
 
 def number_strongly_connected_components(G):
@@ -78,14 +75,16 @@ def _attracting(G):
 
 def attracting_components(G):
     """Sets of nodes, one per attracting component (no edge leaves it), as
-    :func:`networkx.attracting_components`; ordered as :func:`strongly_connected_components`."""
+    :func:`networkx.attracting_components`, in the order of
+    :func:`strongly_connected_components`."""
+    from .scc_order import components_in_order
     _directed_only(G)
     if not len(G):
         return
     label, attracting = _attracting(G)
-    names = G.labels()
-    for root in np.flatnonzero(attracting & (label == np.arange(len(G)))).tolist():
-        yield {names[i] for i in np.flatnonzero(label == root).tolist()}
+    for members in components_in_order(G):
+        if attracting[label[members[0]]]:
+            yield _named(G, members)
 
 
 def number_attracting_components(G):

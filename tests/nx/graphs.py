@@ -1,4 +1,6 @@
 """Hypothesis strategies of NetworkX graphs with string labels (and optional weights)."""
+import random
+
 import networkx as nx
 from hypothesis import strategies as st
 
@@ -21,3 +23,16 @@ def nx_graphs(draw, directed=None, weighted=None, max_nodes=10, min_nodes=1, flo
         attrs = {"weight": draw(values)} if weighted else {}
         G.add_edge(f"n{u}", f"n{v}", **attrs)
     return G
+
+
+def shuffled(G, seed):
+    """``G`` rebuilt with its nodes and edges inserted in a random order (neighbour order is
+    then not node order); ``seed`` an int or a ``random.Random``."""
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    nodes, edges = list(G), list(G.edges())
+    rng.shuffle(nodes)
+    rng.shuffle(edges)
+    H = G.__class__()
+    H.add_nodes_from(nodes)
+    H.add_edges_from(edges)
+    return H

@@ -102,7 +102,8 @@ def test_can_run_says_why_not():
                                         {"weight": lambda u, v, d: 1})
     assert "positive" in can_run("betweenness_centrality", (G,), {"weight": "weight"})
     assert "reverse" in can_run("bfs_edges", (G, 0), {"reverse": True})
-    assert "does not implement" in can_run("hits", (G,), {})
+    assert "does not implement" in can_run("louvain_communities", (G,), {})
+    assert "non-negative" in can_run("hits", (G,), {})
     with pytest.raises(NotImplementedError):  # no fallback when the backend is named
         nx.single_source_dijkstra_path_length(G, 0, backend=GS)
 

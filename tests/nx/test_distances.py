@@ -1,7 +1,5 @@
 """compose / compose_all and the eccentricity measures through the backend equal NetworkX's
 on random graphs (every call names ``backend="grstream"``: nothing falls back)."""
-import random
-
 import networkx as nx
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,7 +7,7 @@ from hypothesis import strategies as st
 
 from grstream.nx import convert_from_nx, convert_to_nx
 
-from .graphs import nx_graphs
+from .graphs import nx_graphs, shuffled
 
 GS = "grstream"
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -20,19 +18,6 @@ def outcome(f):
         return f()
     except (nx.NetworkXException, ValueError) as exc:
         return type(exc), str(exc)
-
-
-def shuffled(G, seed):
-    """``G`` rebuilt with its nodes and edges inserted in a random order (neighbour order is
-    then not node order)."""
-    rng = random.Random(seed)
-    nodes, edges = list(G), list(G.edges())
-    rng.shuffle(nodes)
-    rng.shuffle(edges)
-    H = G.__class__()
-    H.add_nodes_from(nodes)
-    H.add_edges_from(edges)
-    return H
 
 
 @FEW
