@@ -20,13 +20,11 @@ class Turns:
             self.ids, self.offsets = np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int64)
             self.last = 0
             return
-        turn = np.clip(key, 0, self.last).astype(np.int64)
+        # a stable sort of small ints: numpy's radix sort for 16-bit keys, O(n)
+        turn = np.clip(key, 0, self.last).astype(np.int16 if self.last < 2**15 else np.int64)
         sizes = np.bincount(turn, minlength=self.last + 1)
-        sizes[0] = 0   # never active
         self.offsets = np.concatenate(([0], np.cumsum(sizes)))
-        active = np.flatnonzero(turn > 0)
-        # a stable order by turn: ids ascending within each turn
-        self.ids = active[np.argsort(turn[active], kind="stable")]
+        self.ids = np.argsort(turn, kind="stable")
 
     def bucket(self, t):
         """The sorted ids active in iteration ``t`` (empty past the last turn)."""

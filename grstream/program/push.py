@@ -176,6 +176,21 @@ def sender_map(spec, direction):
     return local["_sender_map"]
 
 
+def message_field(spec, direction):
+    """The vertex field whose value *is* the message over ``direction``-edges (gather_map
+    returns ``<the other end>.<field>``, a field of the message dtype), else None: the field's
+    array then serves as the per-vertex messages with nothing computed (a gather of it is a
+    sparse matrix-vector product)."""
+    if not spec.has_gather:
+        return None
+    _, ret = _expand(spec.analysis.methods["gather_map"])
+    sender = _SIDES[direction][0]
+    if (isinstance(ret, ast.Attribute) and isinstance(ret.value, ast.Name)
+            and ret.value.id == sender and spec.vertex_fields.get(ret.attr) == spec.gather_dtype):
+        return ret.attr
+    return None
+
+
 # ---------------------------------------------------------------------- expression helpers
 def _expand(info):
     """Inline the locals of a straight-line method: ({field: written expr}, returned expr), with

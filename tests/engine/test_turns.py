@@ -5,6 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import grstream as gr
+from grstream.backends.cpu import kernels
 from grstream.engine.planner import phases_of
 from grstream.engine.turns import Turns
 from grstream.errors import ProgramError, UsageError
@@ -61,9 +62,12 @@ def reference(n, src, dst, turns, direction):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(1, 30), m=st.integers(0, 90), seed=st.integers(0, 2**31),
        shards=st.sampled_from([1, 3, 5]), budget=st.sampled_from(BUDGETS),
-       direction=st.sampled_from(["in", "out"]))
-def test_schedule_runs_exactly_the_scheduled_vertices(tmp_path_factory, n, m, seed, shards, budget,
-                                                      direction):
+       direction=st.sampled_from(["in", "out"]), spmv=st.booleans())
+def test_schedule_runs_exactly_the_scheduled_vertices(tmp_path_factory, monkeypatch, n, m, seed,
+                                                      shards, budget, direction, spmv):
+    # the message is a field of the sending end: with spmv, its array goes through scipy's
+    # product at any size (else through a gather of the field per edge)
+    monkeypatch.setattr(kernels, "SPMV_EDGES", 1 if spmv else 1 << 30)
     rng = np.random.default_rng(seed)
     src, dst, _ = random_edges(rng, n, m)   # self-loops and parallel edges included
     store = build(tmp_path_factory.mktemp("turns"), n, src, dst, num_shards=shards)

@@ -10,6 +10,7 @@ from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank, PersonalizedPageRank, WeightedPageRank
 from grstream.algorithms.predecessors import BFSTree, ShortestPathTree
 from grstream.algorithms.sssp import SSSP
+from grstream.program.push import message_field
 
 
 @pytest.mark.parametrize("cls", [BFS, ConnectedComponents, SSSP, DagLevels])
@@ -311,3 +312,12 @@ def test_seed_is_silent_reads_views(monkeypatch):
         assert push.seed_is_silent(BFS.spec, BFS(source=3), state, seed) is True
     assert len(calls) == 1
     assert views and all(isinstance(i, slice) for i in views)
+
+
+def test_message_field_is_the_sending_ends_plain_field():
+    assert message_field(BrandesForward.spec, "in") == "sigma"
+    assert message_field(BrandesBackward.spec, "out") == "ratio"
+    assert message_field(BrandesBackward.spec, "in") is None        # dst is the receiver there
+    assert message_field(WeightedBrandesBackward.spec, "out") is None  # a where(...) of it
+    assert message_field(BFS.spec, "in") is None                       # level + 1
+    assert message_field(DagLevels.spec, "in") is None

@@ -5,6 +5,7 @@ Ids are global vertex ids; a Piece's ``indptr`` arrays index vertices from ``pie
 import numpy as np
 
 from ...program.monoid import sum as sum_monoid
+from ...program.push import message_field
 from .segments import expand_ranges, reduce_segments, row_chunks, spmv
 from ...program.views import EdgeView, ExpandedView, VertexView, as_length
 
@@ -23,6 +24,8 @@ class Kernels:
         spec = ex.spec
         self.dirs = () if not spec.has_gather else (
             ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,))
+        # gather_map returns a field of the sending end: that field's array is the messages
+        self.fields = {d: message_field(spec, d) for d in self.dirs}
         direction = spec.gather_edges or "in"
         # readers of a changed vertex: its out-neighbours when vertices gather over in-edges
         self.act_pairs = ([("out/indptr", "out/dst")] if direction in ("in", "all") else []) + \
@@ -102,15 +105,18 @@ class Kernels:
             edges += m
             own_index = slice(piece.lo + a, piece.lo + b) if rows is None else rows + piece.lo
             hoisted = ex.hoisted if spec.has_gather and ex.hoisted is not None and not fresh else None
-            if (hoisted is not None and monoid is sum_monoid and d == "in" and dtype.kind in "fi"
+            by_other = d == "in"   # hoisted messages are the other end's (else the own end's)
+            if hoisted is None and self.fields[d] is not None and L is None:
+                hoisted, by_other = ex.cur[self.fields[d]], True   # the message is this field
+            if (hoisted is not None and by_other and monoid is sum_monoid and dtype.kind in "fi"
                     and m >= SPMV_EDGES and L is None):
-                # sum of a per-source value over in-edges is a sparse matrix-vector product: let
-                # scipy's fused C loop do the gather and the reduction in one pass
+                # sum of a per-sender value over the edges is a sparse matrix-vector product:
+                # let scipy's fused C loop do the gather and the reduction in one pass
                 part = spmv(seg, other, hoisted)
                 acc = part if acc is None else acc + part
                 continue
             if hoisted is not None:
-                msg = (hoisted[other] if d == "in"
+                msg = (hoisted[other] if by_other
                        else np.repeat(hoisted[own_index], np.diff(seg), axis=0))
             else:
                 other_view = VertexView(ex.cur, ex.builtins, other, m, lanes=L)
