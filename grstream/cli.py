@@ -11,7 +11,7 @@ from .errors import (EXIT_BROKEN_PIPE, EXIT_CODES, EXIT_INTERRUPTED, EXIT_SYSTEM
                      GrstreamError)
 
 #: subcommand name -> module in grstream.commands exposing add_parser(sub) and main(args) -> int
-COMMANDS = ("generate", "shard", "info", "verify", "run")
+COMMANDS = ("generate", "shard", "split", "info", "verify", "run")
 
 SIZES_HELP = ("Byte sizes (--memory-budget, --memory-limit, --shard-size) are binary: "
               "K = KB = KiB = 1024, M = MB = MiB = 2^20, G, T, P likewise; a fraction of a unit "

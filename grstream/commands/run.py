@@ -145,7 +145,7 @@ def main(args):
     _check_outputs(args)
     # under an MPI launcher with several ranks each process is one rank (docs/DISTRIBUTED.md):
     # rank 0 alone shows progress and writes the outputs and the summary
-    from ..distributed import world_from_environment
+    from ..distributed import Ranks, world_from_environment
     world = world_from_environment()
     lead = world is None or world.Get_rank() == 0
     if args.store is None:
@@ -158,7 +158,8 @@ def main(args):
     else:
         path = args.store
     t0 = time.perf_counter()
-    with store_mod.open(path) as store:
+    # ranks open theirs alike (a path holding {rank}: each rank's part file, docs/DISTRIBUTED.md)
+    with (store_mod.open(path) if world is None else Ranks.open(path, world, store_mod.open)) as store:
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
                        "progress": not args.quiet and lead, "direction": args.direction}
         if world is not None:

@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from ..engine.contract import union_ids
+
 
 class Exchange:
     """The interface; ``bounds`` are the ranks' owned vertex ranges ([bounds[r], bounds[r+1]))."""
@@ -185,7 +187,7 @@ class MpiExchange(Exchange):
         from mpi4py import MPI
         t0 = time.perf_counter()
         if total * 8 < n // 8:   # sparse: the ids themselves
-            out = np.unique(self._allgatherv(np.ascontiguousarray(ids, dtype=np.int64)))
+            out = union_ids([self._allgatherv(np.ascontiguousarray(ids, dtype=np.int64))])
             self._timed(t0, total * 8)
             return out
         mask = np.zeros(n, dtype=bool)   # dense: a bitmap, or-ed

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import GrstreamError, UsageError
 from .exchange import MpiExchange
 
 #: environment variables MPI launchers set to the world size (MPICH/Hydra, Open MPI, PMIx, Slurm)
@@ -54,9 +54,19 @@ class Ranks:
         self.bounds = intervals[self.shards]
         self.exchange = exchange or MpiExchange(comm, self.bounds)
         facts = (int(store.num_vertices), int(store.num_edges), int(store.num_shards))
-        seen = self.exchange.gather(facts)
-        if any(f != facts for f in seen):
-            raise UsageError(f"the ranks opened different stores (vertices, edges, shards): {seen}")
+        from .part_files import check_part   # (part_files.py partitions as this module does)
+        try:
+            check_part(store, self.rank, self.size, self.shards[self.rank:self.rank + 2])
+            problem = None
+        except UsageError as e:
+            problem = str(e)
+        seen = self.exchange.gather((facts, problem))   # (every rank decides alike)
+        if any(f != facts for f, _ in seen):
+            raise UsageError(f"the ranks opened different stores (vertices, edges, shards): "
+                             f"{[f for f, _ in seen]}")
+        problems = [f"rank {r}: {p}" for r, (_, p) in enumerate(seen) if p]
+        if problems:
+            raise UsageError("; ".join(problems))
         self.owned = np.zeros(len(intervals) - 1, dtype=np.int64)
         self.owned[self.shards[self.rank]:self.shards[self.rank + 1]] = 1
         self.span = (int(self.bounds[self.rank]), int(self.bounds[self.rank + 1]))
@@ -64,6 +74,27 @@ class Ranks:
         # scatters write
         out = [store.shard_info(i).num_out_edges for i in range(int(store.num_shards))]
         self.edge_bounds = np.concatenate(([0], np.cumsum(out, dtype=np.int64)))[self.shards]
+
+    @staticmethod
+    def open(store, comm, opener):
+        """``opener(path)`` of this rank's store on every rank of ``comm`` (a path holding
+        ``{rank}`` names its part file, part_files.py). Collective: where it fails on any rank it
+        raises on every rank (a failed rank its own error, the others a UsageError naming it),
+        so that no rank waits in a collective for one that stopped."""
+        from .part_files import as_part, part_path
+        try:
+            opened, error = opener(part_path(store, comm.Get_rank())), None
+            as_part(opened[0] if isinstance(opened, tuple) else opened)
+        except GrstreamError as e:
+            opened, error = None, e
+        errors = comm.allgather(None if error is None else f"{type(error).__name__}: {error}")
+        if not any(errors):
+            return opened
+        if error is not None:
+            raise error
+        _close(opened)
+        raise UsageError("; ".join(f"rank {r} of {len(errors)} failed: {e}"
+                                   for r, e in enumerate(errors) if e))
 
     def executor_class(self, cls):
         """``cls`` run as this rank's executor (grstream/distributed/rank_executor.py)."""
@@ -95,3 +126,10 @@ class Ranks:
                          f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()
         self.comm.Abort(1)
+
+
+def _close(opened):
+    """Close what an opener returned: a store, or a (store, owned) pair closed where owned."""
+    store, owned = opened if isinstance(opened, tuple) else (opened, True)
+    if owned and store is not None:
+        store.close()

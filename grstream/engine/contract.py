@@ -12,7 +12,7 @@ and returns only what is named here:
   ``residency_key``;
 - program facts the engine derives once and executors size buffers by: ``is_dense``,
   ``gather_directions``, ``hoistable``, ``needed_arrays``, ``push_arrays``,
-  ``activation_arrays``, ``dataset_dtype``, ``shard_bytes``, ``seed_ids``;
+  ``activation_arrays``, ``dataset_dtype``, ``shard_bytes``, ``seed_ids``, ``union_ids``;
 - the inputs of its policies: :class:`ShardFacts` (load balance), :class:`LinkCosts`
   (calibration), and the ``compaction`` helpers every executor packs active rows with.
 """
@@ -27,11 +27,11 @@ from .memory import Footprint, Ledger, MemoryModel, residency_key, resident_runs
 from .plan import PHASES, IterationPlan, Readback, Touched, Unit
 from .schedule import (activation_arrays, dataset_dtype, gather_directions, hoistable, is_dense,
                        needed_arrays, push_arrays, shard_bytes)
-from .state import seed_ids
+from .state import seed_ids, union_ids
 
 __all__ = ["BASIC_TRANSFERS", "PHASES", "BatchResident", "Batching", "Capabilities", "Executor",
            "ExecutorOptions", "Feature", "Footprint", "Forced", "IterationPlan", "IterationStats",
            "Ledger", "LinkCosts", "MemoryModel", "Policies", "PushFacts", "Readback", "Setup",
            "ShardFacts", "Touched", "Unit", "activation_arrays", "compaction", "dataset_dtype",
            "gather_directions", "hoistable", "is_dense", "needed_arrays", "push_arrays",
-           "residency_key", "resident_runs", "seed_ids", "shard_bytes"]
+           "residency_key", "resident_runs", "seed_ids", "shard_bytes", "union_ids"]

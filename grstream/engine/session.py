@@ -104,7 +104,11 @@ class Session:
             raise UsageError(f"pinned_budget: the {self.cls.name} executor has no pinned host memory")
         # the executor's typed options: a key it does not know is a UsageError naming it
         options = self.cls.Options.of(options)
-        self.store, self._own_store = entry.open_store(store)
+        if comm is None:
+            self.store, self._own_store = entry.open_store(store)
+        else:   # on every rank alike; a path holding {rank}: this rank's part file
+            from ..distributed import Ranks
+            self.store, self._own_store = Ranks.open(store, comm, entry.open_store)
         self._serial, self.closed = entry.OneAtATime(), False   # runs take turns (class docstring)
         self.options = options
         self._prepared = {}
@@ -115,7 +119,6 @@ class Session:
         self.sizes = np.diff(np.asarray(self.store.intervals, dtype=np.int64))
         self.ranks = None
         if comm is not None:
-            from ..distributed import Ranks
             self.ranks = Ranks(comm, self.store)
             self.cls = self.ranks.executor_class(self.cls)
 

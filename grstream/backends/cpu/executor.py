@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ...engine.contract import Executor, Readback, Touched, dataset_dtype
+from ...engine.contract import Executor, Readback, Touched, dataset_dtype, union_ids
 from ...readahead import BufferPool, read_ahead
 from . import changes, kernels
 from .pieces import ResidentRuns, Slots
@@ -279,8 +279,8 @@ class CpuExecutor(CpuFacts, Executor):
         parts = [np.arange(i.start, i.stop, dtype=np.int64) if isinstance(i, slice)
                  else np.asarray(i, dtype=np.int64) for i, _ in mode.applied]
         edges = [np.asarray(p, dtype=np.int64) for p, _ in mode.edge_writes]
-        return Touched(applied=_union(parts), frontier=self.frontier.ids if plan.frontier else None,
-                       changed=mode.changed_ids, edges=_union(edges) if self.spec.edge_state else None,
+        return Touched(applied=union_ids(parts), frontier=self.frontier.ids if plan.frontier else None,
+                       changed=mode.changed_ids, edges=union_ids(edges) if self.spec.edge_state else None,
                        changed_count=tally.changed, edges_walked=tally.edges)
 
     def adopt(self, frontier=None, changed=None):
@@ -325,7 +325,3 @@ class CpuExecutor(CpuFacts, Executor):
     def close(self):
         self.runs = self.slots = None
 
-
-def _union(parts):
-    """The sorted unique ids of int64 arrays ``parts``."""
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
