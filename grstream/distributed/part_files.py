@@ -5,7 +5,8 @@ attribute, the intervals and vertex datasets, and every shard group with its att
 (``indptr``) and checksums. Only the shards of its own rank's run (ranks.py ``partition`` for
 the world size it was written for) hold their edge datasets; the other shards' are declared
 (dtype, shape, ``crc32``) without storage, which HDF5 allocates only when written, so they take
-no bytes on disk. A part's size is its shards' plus the vertex arrays (degrees, offsets) that
+no bytes on disk. A part has no shard index (docs/FORMAT.md: its offsets would place the
+undeclared data nowhere), so it opens from the shard objects. A part's size is its shards' plus the vertex arrays (degrees, offsets) that
 every rank holds anyway. The root attribute ``build`` records ``{"part": {"index", "parts",
 "shards", "of"}}``; a rank that opens a part checks that it is its own (ranks.py).
 
@@ -53,7 +54,7 @@ def write_part(store, index, parts, path, overwrite=True):
     first, end = int(cut[index]), int(cut[index + 1])
     with h5py.File(store.path, "r") as src, StoreWriter(path, overwrite=overwrite) as out:
         for name in src:   # the intervals and vertex datasets, as they are
-            if name != "shards":
+            if name not in ("shards", fmt.SHARD_INDEX):
                 src.copy(src[name], out.file, name)
         shards = out.file.create_group("shards")
         for i in range(int(store.num_shards)):
