@@ -58,6 +58,8 @@ class Plan:
         self.renumber = False
         self.edge_ids = False
         self.keyed = False
+        #: renumber=True applied to the sorted keys of the in-memory build (ids as read until then)
+        self.renumber_from_keys = False
         #: threads that read, sort and write (build_shards' ``threads``)
         self.threads = 1
 
@@ -82,7 +84,7 @@ class Plan:
             if bar is not None:
                 bar.update(len(src))
             src, dst, w = prepare_chunk(src, dst, w, self.options, self.edges.name)
-            if len(src) and not auto_applies(self):
+            if len(src) and not auto_applies(self) and not self.renumber_from_keys:
                 # before any array of one entry per vertex grows to the largest id (the
                 # default rule looks at sparse ids first: it may renumber them)
                 self.vertices.check(int(max(src.max(), dst.max())) + 1)

@@ -10,7 +10,7 @@ The two directions are built at once on ``plan.threads`` threads (half each: the
 import numpy as np
 
 from ..store import format as fmt
-from .edge_chunks import DegreeCounter
+from .edge_chunks import DegreeCounter, occurring_ids
 from .layout import compress
 from .parallel_layout import compress_parallel, executor
 from . import counting
@@ -21,13 +21,23 @@ from .shard_output import Result, finish_shard, write_part, write_vertex_data
 
 
 def build_in_memory(plan, writer):
-    if plan.renumber_requested:
+    # renumber=True from packed keys: the ids that occur are read off the sorted keys instead
+    # of a pass of their own (the same ids unless self-loops are dropped: a vertex whose only
+    # edge is a dropped self-loop still occurs in the input)
+    from_keys = keyed.applies(plan) and (not plan.renumber_requested or plan.options.self_loops)
+    if plan.renumber_requested and not from_keys:
         set_renumbering(plan)
-    if keyed.applies(plan):
+    if from_keys:
+        plan.renumber_from_keys = bool(plan.renumber_requested)
         try:
             return keyed.build_from_keys(plan, writer)
         except keyed.WideKeys as wide:
             parts = wide.parts
+        if plan.renumber_from_keys:
+            plan.renumber_from_keys = False
+            ids = occurring_ids(parts)
+            plan.options.original_ids, plan.renumber = ids, True
+            parts = renumbering.renumber_parts(parts, ids)
     else:
         with plan.bar("reading") as bar:
             parts = list(plan.prepared_chunks(bar))

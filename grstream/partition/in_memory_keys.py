@@ -9,8 +9,8 @@ int64 pairs are never held: the build holds about the edge array's bytes, not tw
 times them. The layouts are those of :func:`.layout.compress` (the same sorted keys), so the
 store is the one the other paths write, for every thread count.
 
-Renumbering by default (sparse ids) maps the sorted keys in place: the map is increasing, so
-they stay sorted. Ids of 2**32 and beyond do not fit a key's half: the edges read so far are
+Renumbering (by default for sparse ids, or asked for) maps the sorted keys in place to the
+positions of their ids among the ids that occur: the map is increasing, so they stay sorted. Ids of 2**32 and beyond do not fit a key's half: the edges read so far are
 then handed back as chunks (:class:`WideKeys`) for the general path.
 """
 import numpy as np
@@ -51,7 +51,8 @@ def applies(plan):
 def build_from_keys(plan, writer):
     """Build the store from packed keys; raises :class:`WideKeys` for ids of 2**32 or more."""
     threads = max(1, plan.threads)
-    auto = renumbering.auto_applies(plan)
+    forced = plan.renumber_from_keys
+    auto = forced or renumbering.auto_applies(plan)
     with executor(threads if threads > 1 else 0) as pool:
         out_key, in_key = _read_keys(plan, pool, threads)
 
@@ -62,15 +63,18 @@ def build_from_keys(plan, writer):
 
         def sort(key, threads):
             key = _sort(key, threads, pool)
-            return key, _primaries(key) if auto and len(key) else None
+            return key, _primaries(key) if auto else None
 
         # each direction sorts on half the threads
         (out_key, out_ids), (in_key, in_ids) = both(sort)
         top = _top(out_key, in_key)
-        if out_ids is not None:
+        if auto and (forced or len(out_key)):
             ids = _union(out_ids, in_ids)
-            if is_sparse(top, len(ids)):
+            if forced:
+                plan.options.original_ids, plan.renumber = ids, True
+            elif is_sparse(top, len(ids)):
                 renumbering.renumber_by_default(plan, ids, top)
+            if plan.renumber:
                 both(lambda key, _: _renumber_sorted(key, ids))
                 top = len(ids)
         del out_ids, in_ids
