@@ -40,8 +40,9 @@ def add_parser(sub):
     p.add_argument("--no-overwrite", action="store_true", help="fail if the output exists, also when another writer creates it during "
                         "the build")
     p.add_argument("--threads", type=int, metavar="N",
-                   help="threads that read, sort and write (default: the cores available to "
-                        "the process); the store is the same for every count")
+                   help="threads that read, sort and write, and processes that parse a text "
+                        "input (default: the cores available to the process); the store is the "
+                        "same for every count")
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     p.set_defaults(func=main)
     return p
