@@ -63,6 +63,8 @@ FUNCTIONS = {
     **dict.fromkeys(["ancestors", "descendants", "single_target_shortest_path_length"],
                     "Streamed BFS over in-edges (ancestors, single target) or out-edges."),
     "reverse": _PLAIN + " Weights are kept.",
+    "label_propagation_communities": "NetworkX's colouring (in memory), then one streamed "
+                                     "pass per colour class counting neighbour labels (CPU).",
     **dict.fromkeys(["triangles", "clustering", "average_clustering", "transitivity"],
                     "Triangle counts as a block product over pairs of shards (two in memory "
                     "at a time, CPU); clustering without weights (or all 1)."),

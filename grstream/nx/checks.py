@@ -17,7 +17,9 @@ SMALL_GRAPH_EDGES = 100_000
 
 
 def _bind(name, args, kwargs):
-    bound = inspect.signature(getattr(nx, name)).bind(*args, **kwargs)
+    # functions of subpackages (nx.community...) are not all attributes of nx itself
+    function = getattr(nx, name, None) or nx.utils.backends._registered_algorithms[name]
+    bound = inspect.signature(function).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.arguments
 

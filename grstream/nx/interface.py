@@ -1,7 +1,7 @@
 """The object NetworkX loads as the ``grstream`` backend (``networkx.backends`` entry point)."""
 from . import (centrality, checks, components, convert, generic, link_analysis, operators,
                relabel, shortest_paths, testing, traversal, unweighted)
-from . import ancestors, clustering, cores, degree, distance, eigen, strong
+from . import ancestors, clustering, communities, cores, degree, distance, eigen, strong
 
 #: module implementing each NetworkX function the backend covers (same name and signature)
 MODULES = {
@@ -24,6 +24,7 @@ MODULES = {
     operators: ["union", "union_all", "disjoint_union", "disjoint_union_all", "compose",
                 "compose_all"],
     clustering: ["triangles", "clustering", "average_clustering", "transitivity"],
+    communities: ["label_propagation_communities"],
     distance: ["eccentricity", "diameter", "radius", "periphery", "center"],
     eigen: ["eigenvector_centrality", "katz_centrality"],
     degree: ["degree_centrality", "in_degree_centrality", "out_degree_centrality", "isolates",

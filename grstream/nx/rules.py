@@ -143,6 +143,7 @@ RULES = {
     **dict.fromkeys(["clustering", "average_clustering"], _unit_weights),
     "transitivity": _transitivity,
     "triangles": _always,
+    "label_propagation_communities": _always,
     **dict.fromkeys(["eccentricity", "diameter", "radius", "periphery", "center"], _distances),
     "eigenvector_centrality": _eigenvector,
     "katz_centrality": _katz,
