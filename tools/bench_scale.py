@@ -85,6 +85,26 @@ def measured(cmd, timeout=None):
             "peak_rss_gb": round(usage.ru_maxrss * 1024 / 1e9, 3), "exit": proc.returncode}
 
 
+def generate_int32(scale, path):
+    """``grstream generate rmat``'s edges (seed 1, edge factor 16) as an (m, 2) int32 ``.npy``."""
+    import resource
+    from grstream.io.generate import rmat_chunks
+    usage, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    table = np.lib.format.open_memmap(path, mode="w+", dtype=np.int32, shape=(16 << scale, 2))
+    at = 0
+    for src, dst, _ in rmat_chunks(scale, 16, 1):
+        table[at:at + len(src), 0] = src
+        table[at:at + len(src), 1] = dst
+        at += len(src)
+    table.flush()
+    del table
+    after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - t0
+    cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
+    return {"command": f"rmat_chunks({scale}, 16, 1) into an int32 .npy", "wall_s": round(wall, 3),
+            "cpu_s": round(cpu, 3), "cpu_over_wall": round(cpu / wall, 2),
+            "peak_rss_gb": round(after.ru_maxrss * 1024 / 1e9, 3), "exit": 0, "edges": at}
+
+
 def grstream_cmd(*args):
     return [sys.executable, "-m", "grstream", *map(str, args)]
 
@@ -164,10 +184,14 @@ def start_holder(gpu_free):
 
 def run_algo(algo, store, device, workdir):
     stats, values = os.path.join(workdir, f"{algo}.json"), os.path.join(workdir, f"{algo}.npy")
+    began = time.time()
     rec = measured(grstream_cmd("run", algo, store, "--device", device, "--quiet",
                                 "--stats-json", stats, "-o", values))
     if rec["exit"] != 0:
         return rec
+    # where the command's time after the run goes: -o written, then --stats-json, then the exit
+    rec["values_written_s"] = round(os.path.getmtime(values) - began, 2)
+    rec["stats_written_s"] = round(os.path.getmtime(stats) - began, 2)
     doc = json.load(open(stats))
     run = doc["runs"][0]
     per = run["per_iteration"]
@@ -268,8 +292,9 @@ def certify_cc(store, label, pool):
     return all(pool.map(shard, range(store.num_shards)))
 
 
-def check(store, results, threads, workdir, scipy_checks=True, deadline=None):
-    """The runs' values against independent computations (see the module's docstring)."""
+def check(store, results, threads, workdir, scipy_checks=True, deadline=None, report=None):
+    """The runs' values against independent computations (see the module's docstring);
+    ``report(out)`` is called with the certificates' results before scipy's run."""
     from scipy.sparse import csgraph
     n = store.num_vertices
     out = {}
@@ -297,6 +322,8 @@ def check(store, results, threads, workdir, scipy_checks=True, deadline=None):
             out["cc_certified"] = bool(certify_cc(store, label, pool))
             out["cc_components"] = int(np.count_nonzero(label == np.arange(n)))
         out["certify_s"] = round(time.perf_counter() - t0, 1)
+        if report is not None:
+            report(out)
         if scipy_checks and (ok["bfs"] or ok["cc"]) and (deadline is None or time.perf_counter() < deadline):
             mat = scipy_csr(store, all_rows(store, "out", pool))
             out["unique_edges"] = int(mat.nnz)
@@ -386,6 +413,10 @@ def main(argv=None):
     ap.add_argument("--memory-limit", default="8G")
     ap.add_argument("--tmp-dir", default=None, help="the external build's bucket directory")
     ap.add_argument("--dir", default="/tmp/scale")
+    ap.add_argument("--npy-dir", default=None, help="where the .npy goes (default --dir)")
+    ap.add_argument("--npy-int32", action="store_true",
+                    help="generate in this process into an int32 .npy (half the bytes of "
+                         "grstream generate's int64 one; the same edges)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--gpu-free", default="4G", help="GPU memory left free by the holder")
     ap.add_argument("--algos", default="bfs,cc,pagerank")
@@ -400,7 +431,8 @@ def main(argv=None):
     from grstream.units import byte_size
     started = time.perf_counter()
     os.makedirs(args.dir, exist_ok=True)
-    npy, store = os.path.join(args.dir, f"rmat{args.scale}.npy"), os.path.join(args.dir, f"rmat{args.scale}.h5")
+    npy = os.path.join(args.npy_dir or args.dir, f"rmat{args.scale}.npy")
+    store = os.path.join(args.dir, f"rmat{args.scale}.h5")
     out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "host": platform.node(), "cores": os.cpu_count(), "threads": args.threads,
            "command": " ".join(sys.argv), "scale": args.scale, "shards": args.shards}
@@ -421,9 +453,12 @@ def main(argv=None):
         return True
 
     log(f"disk free {shutil.disk_usage(args.dir).free / 1e9:.0f} GB in {args.dir}")
-    out["generate"] = measured(grstream_cmd("generate", "rmat", "--scale", args.scale, "--seed", 1,
-                                            "-o", npy, "--quiet"))
     edges = 16 << args.scale
+    if args.npy_int32:
+        out["generate"] = generate_int32(args.scale, npy)
+    else:
+        out["generate"] = measured(grstream_cmd("generate", "rmat", "--scale", args.scale, "--seed", 1,
+                                                "-o", npy, "--quiet"))
     log(f"generate: {out['generate']}")
     save()
     limited = store if args.build == "limited" else store + ".limited.h5"
@@ -467,8 +502,12 @@ def main(argv=None):
             holder.wait()
     if not args.no_check and due("checks"):
         with gr.open(store) as st:
+            def report(partial):
+                out["checks"] = partial
+                log(f"certificates: {partial}")
+                save()
             out["checks"] = check(st, results, args.threads, args.dir, not args.no_scipy,
-                                  None if args.deadline is None else started + args.deadline)
+                                  None if args.deadline is None else started + args.deadline, report)
         log(f"checks: {out['checks']}")
         save()
     if args.build == "both":
