@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -84,7 +85,7 @@ def measured(cmd, timeout=None):
         except OSError:
             pass
         if timeout is not None and time.perf_counter() - t0 > timeout:
-            proc.kill()
+            os.kill(proc.pid, signal.SIGKILL)   # (Popen.kill would reap it first: wait4 below does)
         pid, status_code, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             status = status_code
