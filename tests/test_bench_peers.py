@@ -1,19 +1,13 @@
 """tools/bench_cpu_peers.py on a small graph: every installed peer's result agrees with grstream's
 (the checks the benchmark keeps a time by), and the table names every column."""
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "bench_cpu_peers.py"
+from ._tools import tool_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_cpu_peers", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return tool_module("bench_cpu_peers")
 
 
 def test_peers_agree(bench, tmp_path, capsys):

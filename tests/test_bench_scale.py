@@ -1,25 +1,20 @@
 """tools/bench_scale.py on a small graph and the CPU: every step runs, the runs' values pass the
 certificates and scipy's checks, the builds in memory and under a limit write the same datasets,
 and the certificates refuse wrong levels and labels."""
-import importlib.util
 import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import grstream as gr
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "bench_scale.py"
+from ._tools import tool_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_scale", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return tool_module("bench_scale")
 
 
 @pytest.fixture(scope="module")
