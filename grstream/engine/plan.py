@@ -90,7 +90,7 @@ activation
     the pull plan that follows.
 """
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import FrozenSet, Optional, Tuple
 
 DIRECTIONS = ("pull", "push")
 FRONTIER_FORMATS = ("bitmap", "queue")
@@ -164,6 +164,8 @@ class IterationPlan:
     #: (tier, shards, bytes) per memory tier the shards are served from ("resident": executor
     #: memory, "pinned": the pinned host cache, "store": read from the file; engine/memory.py)
     tiers: Tuple[Tuple[str, int, int], ...] = ()
+    #: the shards this plan reads from the store (tier "store"; see :func:`unit_tier`)
+    from_store: FrozenSet[int] = frozenset()
 
     @property
     def shards(self):
@@ -191,7 +193,9 @@ class IterationPlan:
                 "phase_scope": self.phase_scope, "next_queue": self.next_queue,
                 "tiers": {t: {"shards": k, "bytes": b} for t, k, b in self.tiers},
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
-                                if u.transfer in ("copy", "compact", "zerocopy", "held")}}
+                                if u.transfer in ("copy", "compact", "zerocopy", "held")},
+                "shard_tiers": {str(i): unit_tier(u, i, self.from_store)
+                                for u in self.units for i in u.shards}}
 
     def __str__(self):
         head = (f"iteration {self.iteration}{' (seed)' if self.seed else ''}: "
@@ -209,6 +213,15 @@ class IterationPlan:
                 + ("; tiers " + ", ".join(f"{t} {k} ({b}B)" for t, k, b in self.tiers if k)
                    if any(k for _, k, _ in self.tiers) else ""))
         return "\n".join([head] + [f"  {u}" for u in self.units])
+
+
+def unit_tier(unit, shard, from_store):
+    """The memory tier ``shard`` of ``unit`` is served from: "store" when read from the file for
+    the plan, "resident" where it stays in executor memory (transfers "resident", "held"), else
+    "pinned" (the pinned host cache)."""
+    if shard in from_store:
+        return "store"
+    return "resident" if unit.transfer in ("resident", "held") else "pinned"
 
 
 def _consecutive(shards):

@@ -35,7 +35,7 @@ from .rounds import allows_local_rounds, local_fraction
 from ..program.push import seed_is_silent
 from .grouping import PARALLEL_EDGES, UnitGrouping
 from .memory import TIERS, MemoryModel
-from .plan import IterationPlan
+from .plan import IterationPlan, unit_tier
 from .schedule import gather_directions, hoistable, is_dense, needed_arrays  # noqa: F401  (re-exported)
 from ..errors import InternalError
 from .transfers import TransferPolicy
@@ -76,8 +76,7 @@ def tier_counts(units, from_store, regions):
     shards, nbytes = dict.fromkeys(TIERS, 0), dict.fromkeys(TIERS, 0)
     for u in units:
         for i in u.shards:
-            tier = ("store" if i in from_store else "resident" if u.transfer in ("resident", "held")
-                    else "pinned")
+            tier = unit_tier(u, i, from_store)
             shards[tier] += 1
             nbytes[tier] += int(regions[i])
     return tuple((t, shards[t], nbytes[t]) for t in TIERS)
@@ -335,7 +334,7 @@ class Planner(UnitGrouping):
             reduce=tuple(spec.aggregates), workers=workers,
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
-            tiers=tiers,
+            tiers=tiers, from_store=frozenset(i for i in shards if i in self._from_store),
             local_rounds=local, local_fraction=local_fraction(local))
 
     def _hoist_pays(self, shards, counts):

@@ -198,6 +198,9 @@ def test_stats_count_bytes_per_tier(store, tmp_path, capsys):
         assert st_.tier_bytes["store"] >= sum(regions[i] for i in streamed)
         assert sum(st_.tier_shards.values()) == st_.shards_processed == 6
         assert st_.plan["tiers"]["store"]["bytes"] == st_.tier_bytes["store"]
+        # and shard by shard: the resident ones from executor memory, the others from the file
+        assert st_.plan["shard_tiers"] == {str(i): "resident" if i in model.resident else "store"
+                                           for i in range(6)}
     later = r.stats[-1]
     assert later.tier_bytes == {"resident": sum(regions[i] for i in model.resident), "pinned": 0,
                                 "store": sum(regions[i] for i in streamed)}

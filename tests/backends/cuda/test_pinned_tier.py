@@ -33,6 +33,11 @@ def test_host_sized_cache_serves_every_later_iteration(cuda_run, tmp_path, rng):
         # the rest came from device memory: resident shards and shards a slot still holds
         assert sum(s.tier_shards.values()) == s.shards_processed
         assert s.tier_shards["resident"] >= mem["resident_shards"]
+        # shard by shard in the plan: none from the store, the counts those of the stats
+        per_shard = list(s.plan["shard_tiers"].values())
+        assert "store" not in per_shard
+        assert {t: per_shard.count(t) for t in memory.TIERS} == s.tier_shards
+    assert set(host.stats[0].plan["shard_tiers"].values()) >= {"store"}
     assert host.totals()["tier_bytes"]["store"] == tiers[0]["store"]
     # a bounded cache (three staging buffers and one shard) re-reads what it cannot hold
     region = largest_region(prog(), store)
