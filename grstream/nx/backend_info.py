@@ -37,6 +37,8 @@ FUNCTIONS = {
                      "number_weakly_connected_components", "is_weakly_connected"], _CC),
     **dict.fromkeys(["relabel_nodes", "convert_node_labels_to_integers", "union", "union_all",
                      "disjoint_union", "disjoint_union_all", "compose", "compose_all"], _PLAIN),
+    "harmonic_centrality": "Each source's distances from one streamed run, 64 per pass; sums "
+                           "in NetworkX's order; not with fewer targets than sources.",
     **dict.fromkeys(["eccentricity", "diameter", "radius", "periphery", "center"],
                     "Every node's distances from one streamed run (BFS, or SSSP over "
                     "non-negative weights), 64 sources per pass; `usebounds` gives the same "

@@ -2,6 +2,8 @@
 holds the others and merges these into its table)."""
 import math
 
+import networkx as nx
+
 from .convert import weights
 
 
@@ -103,6 +105,16 @@ def _distances(a):
     return numeric_weights(a["G"], a["weight"], "SSSP", nonnegative=True)
 
 
+def _harmonic(a):
+    from .distance import fewer_targets
+    try:
+        if fewer_targets(a["G"], a["nbunch"], a["sources"]):
+            return "with fewer targets than sources NetworkX sums in its search's dict order"
+    except nx.NetworkXError:
+        return True   # the function raises NetworkX's error
+    return numeric_weights(a["G"], a["distance"], "SSSP", nonnegative=True)
+
+
 def _hits(a):
     G = a["G"]
     if not a["normalized"]:
@@ -140,6 +152,7 @@ def _always(a):
 
 RULES = {
     "hits": _hits,
+    "harmonic_centrality": _harmonic,
     **dict.fromkeys(["clustering", "average_clustering"], _unit_weights),
     "transitivity": _transitivity,
     "triangles": _always,

@@ -86,3 +86,19 @@ def test_eccentricity_types_and_given_lengths():
     with pytest.raises(nx.NetworkXError, match="strongly connected"):
         nx.diameter(nx.DiGraph([(0, 1)]), backend=GS)
     assert nx.eccentricity(nx.Graph(), backend=GS) == {}
+
+
+@FEW
+@given(nx_graphs(float_weights=True), st.sampled_from([None, "weight"]), st.data())
+def test_harmonic_centrality(G, distance, data):
+    nodes = list(G)
+    nbunch = data.draw(st.sampled_from([None, nodes[:3], nodes[1:]]))
+    sources = data.draw(st.sampled_from([None, nodes[:2], nodes[::2]]))
+    kw = dict(nbunch=nbunch, distance=distance, sources=sources)
+    want = nx.harmonic_centrality(G, **kw)
+    try:
+        got = nx.harmonic_centrality(G, backend=GS, **kw)
+    except NotImplementedError:   # NetworkX sums these in its search's order
+        assert len(set(nbunch or nodes)) < len(set(sources or nodes))
+        return
+    assert list(got.items()) == list(want.items())
