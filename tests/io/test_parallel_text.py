@@ -13,6 +13,13 @@ from grstream.io.textblocks import iter_blocks
 from grstream.io.texttable import TextTable, find_first_data, is_data_line
 
 
+@pytest.fixture(autouse=True)
+def workers_for_small_files():
+    """Worker processes for files of any size (they take over from 16 MiB of text)."""
+    with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0):
+        yield
+
+
 def _edges(chunks):
     chunks = list(chunks)
     cat = (lambda k: np.concatenate([c[k] for c in chunks]) if chunks else np.empty(0))
@@ -86,28 +93,27 @@ def test_workers_give_the_serial_pieces(tmp_path, gz, weighted):
                        _random_lines(1, weighted=weighted), gz)
     options = {"ncol": 3 if weighted else 2, "use_weight": weighted}
     serial = list(_table(path, 1, block_bytes=997, **options).pieces())
-    parallel = list(_table(path, 3, block_bytes=997, **options).pieces())
+    parallel = list(_table(path, 2, block_bytes=997, **options).pieces())
     assert len(serial) == len(parallel) > 10
     for a, b in zip(serial, parallel):
         _same((0,) + a, (0,) + b)
 
 
-@pytest.mark.parametrize("name,text,line", [
-    ("g.txt", "0 1\n" * 500 + "0 x\n" + "1 2\n" * 500 + "-3 1\n", 501),
-    ("g.txt", "0 1\n" * 700 + "# c\n" + "5 -1\n" + "0 1\n" * 10, 702),
-    ("g.txt", "0 1\n" * 300 + "1 2 3\n" + "0 1\n" * 900, 301),
-    ("g.txt", "0 1\n" * 1000 + "7 2", None),
+@pytest.mark.parametrize("name,text,line,gz", [
+    ("g.txt", "0 1\n" * 500 + "0 x\n" + "1 2\n" * 500 + "-3 1\n", 501, False),
+    ("g.txt", "0 1\n" * 500 + "0 x\n" + "1 2\n" * 500 + "-3 1\n", 501, True),
+    ("g.txt", "0 1\n" * 700 + "# c\n" + "5 -1\n" + "0 1\n" * 10, 702, False),
+    ("g.txt", "0 1\n" * 300 + "1 2 3\n" + "0 1\n" * 900, 301, True),
+    ("g.txt", "0 1\n" * 1000 + "7 2", None, False),
 ])
-@pytest.mark.parametrize("gz", [False, True])
 def test_errors_name_the_same_line(tmp_path, name, text, line, gz):
     path = _write_text(tmp_path / (name + (".gz" if gz else "")), [text], gz)
-    with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0):
-        results = []
-        for workers in (1, 2):
-            try:
-                results.append(_edges(_table(path, workers, block_bytes=211).chunks(50)))
-            except InputFormatError as exc:
-                results.append(str(exc))
+    results = []
+    for workers in (1, 2):
+        try:
+            results.append(_edges(_table(path, workers, block_bytes=211).chunks(50)))
+        except InputFormatError as exc:
+            results.append(str(exc))
     if line is None:
         _same(*results)
         assert results[0][1][-1] == 7
@@ -139,9 +145,28 @@ def test_readers_build_the_same_source_on_workers(tmp_path, fmt, text, declared)
     path.write_text(text.format(m=m) + body)
     if declared:
         (tmp_path / f"g.{fmt}.json").write_text(f'{{"num_vertices": {declared}}}')
-    with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0), \
-            mock.patch.object(texttable, "BLOCK_BYTES", 4096):
+    with mock.patch.object(texttable, "BLOCK_BYTES", 4096):
         serial = open_source(str(path), chunk_edges=1000, threads=1)
         parallel = open_source(str(path), chunk_edges=1000, threads=2)
         _same(_edges(serial.chunks()), _edges(parallel.chunks()))
     assert parallel.num_vertices == serial.num_vertices
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
+    from grstream.errors import InternalError
+    from grstream.io import parallel_text
+    path = _write_text(tmp_path / "g.txt", ["0 1\n"] * 100, False)
+    with mock.patch.object(parallel_text, "_WORKER", "import sys; sys.exit(3)"), \
+            pytest.raises(InternalError, match="ended with status 3"):
+        list(_table(path, 2).pieces())
+
+
+def test_a_file_that_shrinks_while_workers_read_it(tmp_path):
+    from grstream.io import parallel_text
+    path = _write_text(tmp_path / "g.txt", ["0 1\n"] * 100, False)
+
+    def past_the_end(path, offset, block_bytes):
+        yield path, offset, 1000          # the file has 400 bytes
+    with mock.patch.object(parallel_text, "line_ranges", past_the_end), \
+            pytest.raises(InputFormatError, match="shrank while it was read .at byte 400"):
+        list(_table(path, 2).pieces())
