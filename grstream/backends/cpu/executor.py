@@ -18,7 +18,7 @@ from .facts import CpuFacts
 from .strategy import Frontier, Tally
 from .strategy_lanes import Lanes
 from .strategy_pull import Pull
-from .strategy_push import Push
+from .strategy_compiled import push_class
 from ...program.views import VertexView, as_length
 
 
@@ -84,7 +84,11 @@ class CpuExecutor(CpuFacts, Executor):
         self.cap = L
         if L is not None:
             self._use_lanes(L)
-        self.push = Push(self, ledger) if "push/acc" in memory.static else None
+        self.push = None
+        pushes = "push/acc" in memory.static
+        cls, compiled = push_class(self, setup.options.kernels, pushes)   # (where it qualifies)
+        if pushes:
+            self.push = cls(self, ledger) if compiled is None else cls(self, ledger, compiled)
         self.pull = Pull(self)
         self.push_degrees = [] if self.push is None else [
             store.out_degree() if d == "in" else store.in_degree() for d in self.push.dirs]

@@ -12,6 +12,7 @@ from ...engine.contract import (BASIC_TRANSFERS, BatchResident, Batching, Capabi
 from ...errors import UsageError
 from .balance import cpu_policy
 from .segments import CHUNK_EDGES
+from .strategy_compiled import check_choice
 from .strategy_push import push_static
 
 #: temporaries of a pass over one chunk of a unit's rows (segments.CHUNK_EDGES edges), per
@@ -44,12 +45,18 @@ class CpuOptions(ExecutorOptions):
     transfer : {"auto", "copy", "compact"}
         How streamed shards move: "compact" packs each streamed shard's active rows after
         reading it (the reference of the GPU's compaction); "auto" and "copy" copy.
+    kernels : {"auto", "numba", "numpy"}
+        Push plans of programs that qualify run compiled kernels generated from the program
+        ("auto": where numba is installed and loading the kernels pays; "numba": wherever the
+        program qualifies, a UsageError saying why not otherwise; "numpy": never;
+        docs/ARCHITECTURE.md "Compiled CPU kernels").
     """
 
     BACKEND: ClassVar[str] = "cpu"
 
     threads: Optional[int] = None
     transfer: str = "auto"
+    kernels: str = "auto"
 
     def __post_init__(self):
         t = self.threads
@@ -58,6 +65,7 @@ class CpuOptions(ExecutorOptions):
         if self.transfer not in CPU_TRANSFERS:
             raise UsageError(f"transfer must be one of {', '.join(CPU_TRANSFERS)} on the CPU, "
                              f"not {self.transfer!r}")
+        check_choice(self.kernels)
 
 
 def store_bytes(store):
@@ -128,7 +136,8 @@ class CpuFacts:
             "cpu", workers=cls._threads(setup.options),
             batching=Batching(BatchResident.ALWAYS, copies=False, unit_edges=limit),
             features={Feature.ADAPTIVE_HOIST, Feature.GATHER_CHANGED, Feature.LOCAL_ROUNDS},
-            push=PushFacts(threshold=PUSH_THRESHOLD, workers=PUSH_WORKERS, asynchronous=True),
+            push=PushFacts(threshold=PUSH_THRESHOLD, workers=PUSH_WORKERS, asynchronous=True,
+                           memory=True),
             transfers=transfers, frontier_formats=("bitmap", "queue"), forced=forced)
 
     @classmethod

@@ -324,20 +324,24 @@ class Push(Strategy):
         else:
             senders = ex.frontier.slice(changed_ids, unit)
         if len(senders):
-            # in parts of at most segments.CHUNK_EDGES edges, so that the messages and the
-            # receivers' ids stay within the executor's scratch (a part of every vertex of the
-            # span is contiguous: "full" holds for each)
-            full, keep = len(senders) == hi - lo, unit.transfer != "copy"
-            offsets = np.zeros(len(senders) + 1, dtype=np.int64)
-            local = senders - piece.lo
-            np.cumsum(sum(piece.arrays[SENDS[d][0]][local + 1] - piece.arrays[SENDS[d][0]][local]
-                          for d in self.dirs), out=offsets[1:])
-            for r0, r1 in row_chunks(offsets):
-                pairs, walked = self.send(piece, senders[r0:r1], full=full, keep=keep)
-                self.accumulate(pairs, total=int(offsets[-1]))
-                ex.tally.add(edges=walked)
-            self.flush()
+            self.send_all(piece, senders, len(senders) == hi - lo, unit.transfer != "copy")
         ex.tally.timed("gather", t0)
+
+    def send_all(self, piece, senders, full, keep):
+        """Send from ``senders`` (sorted, non-empty; ``full`` and ``keep`` as :meth:`send`)
+        and combine their messages into the accumulator."""
+        # in parts of at most segments.CHUNK_EDGES edges, so that the messages and the
+        # receivers' ids stay within the executor's scratch (a part of every vertex of the
+        # span is contiguous: "full" holds for each)
+        offsets = np.zeros(len(senders) + 1, dtype=np.int64)
+        local = senders - piece.lo
+        np.cumsum(sum(piece.arrays[SENDS[d][0]][local + 1] - piece.arrays[SENDS[d][0]][local]
+                      for d in self.dirs), out=offsets[1:])
+        for r0, r1 in row_chunks(offsets):
+            pairs, walked = self.send(piece, senders[r0:r1], full=full, keep=keep)
+            self.accumulate(pairs, total=int(offsets[-1]))
+            self.ex.tally.add(edges=walked)
+        self.flush()
 
     def apply(self, plan, unit, piece):
         """The plan's one apply (an asynchronous plan's apply of a unit): over the receivers;

@@ -17,6 +17,7 @@ from grstream.backends.cpu import facts as cpu_facts
 from grstream.backends.cpu.strategy_push import push_static
 from grstream.engine import direction as direction_mod, planner as planner_mod
 from grstream.engine.schedule import needed_arrays, shard_bytes
+from grstream.errors import MemoryBudgetError
 
 from ...algorithms.conftest import build, minimum_budget, random_edges
 
@@ -131,9 +132,15 @@ def test_tight_budget_streams_and_still_pushes(tmp_path, shards):
     assert r.info["direction"]["push_ok"], r.info["direction"]
     if shards > 1:
         assert r.info["memory"]["resident_shards"] < shards
-    # at the pull minimum there is no room for push: the run pulls and says why
-    low = gr.run(SSSP(source=3), store, memory_budget=minimum_budget(SSSP(source=3), store),
-                 direction="push")
+    # every plan pushes (the CPU's threshold takes every changed set): the memory model holds
+    # the push arrays alone, fewer bytes than with pull's beside them
+    only, both = gr.run(SSSP(source=3), store), gr.run(SSSP(source=3), store, push_threshold=0.5)
+    assert only.info["memory"]["device_bytes"] < both.info["memory"]["device_bytes"]
+    with pytest.raises(MemoryBudgetError) as pulled:
+        gr.run(SSSP(source=3), store, memory_budget=1, max_iter=0, direction="pull")
+    # a threshold below 1 may plan pull too: at the pull minimum there is no room for push's
+    # arrays beside pull's, so the run pulls and says why
+    low = gr.run(SSSP(source=3), store, memory_budget=pulled.value.minimum, push_threshold=0.5)
     assert not low.info["direction"]["push_ok"] and "budget" in low.info["direction"]["reason"]
     np.testing.assert_array_equal(low.value, r.value)
 

@@ -1,0 +1,261 @@
+"""Compiled push kernels of the CPU executor, generated from the GAS program (numba).
+
+The program stays the one source: :func:`grstream.program.scalar.scalar_method` turns its
+checked ``gather_map`` and ``apply`` into scalar functions, and this module splices them into
+two loop skeletons, compiled by numba:
+
+``push_<d>``  for each sender, for each of its edges along direction ``d``: the message
+              ``gather_map`` computes (sender and receiver in the roles of the receiver's pull
+              gather), cast to the message dtype, combined into the receiver's accumulator with
+              the program's monoid; the first message of a receiver flags it and appends it to
+              the list of receivers (one pass over the edges, no per-edge temporaries);
+``apply_all`` for each receiver: the accumulator read and reset to the identity, its flag
+              cleared, ``apply`` on its fields, the written fields stored (in ``nxt``, and in
+              ``cur`` for asynchronous plans) and the changed receivers listed.
+
+Which programs qualify: those that push (``ProgramSpec.push_ok``) over an idempotent monoid
+(min, max, or, and: the order the messages arrive in changes nothing, so the result is the
+numpy path's bit for bit), without scatter or edge state, whose fields, message and edge
+properties keep numpy's arithmetic on scalars (grstream/program/scalar.py ``qualifies``).
+Others, and every program where numba is not installed, run the numpy passes.
+
+The generated module is written to a cache directory (``GRSTREAM_KERNEL_CACHE``, else
+``~/.cache/grstream/kernels``, else a per-user directory under the system's temporary one:
+the first writable) under a name hashed from its text, and imported from there, so that numba's
+``cache=True`` keeps the machine code beside it: a later process loads it instead of compiling.
+"""
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from ...program.scalar import qualifies, scalar_method
+
+#: senders' edge directions: (indptr, neighbour ids, edge property side, sender role,
+#: receiver role) of each gather direction
+DIRECTIONS = {"in": ("out/indptr", "out/dst", "out", "src", "dst"),
+              "out": ("in/indptr", "in/src", "in", "dst", "src")}
+_COMBINE = {"min": "np.minimum", "max": "np.maximum", "or": "np.logical_or",
+            "and": "np.logical_and"}
+KERNEL_CHOICES = ("auto", "numba", "numpy")
+
+
+def why_not(spec, stored_dtypes):
+    """Why ``spec`` runs on numpy whatever the option ("" when it qualifies)."""
+    if not spec.push_ok:
+        return "the program does not push"
+    if spec.gather_reduce.name not in _COMBINE:
+        return f"gather_reduce {spec.gather_reduce.name} is not idempotent"
+    return qualifies(spec, stored_dtypes)[1]
+
+
+def numba_missing():
+    """The ImportError's text when numba cannot be imported, else ""."""
+    try:
+        import numba  # noqa: F401
+    except ImportError as exc:
+        return str(exc)
+    return ""
+
+
+def _dt(dtype):
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def push_kernels(spec, dirs):
+    """The :class:`PushKernels` of a program class over ``dirs``, generated once per process."""
+    key = (spec.owner, tuple(dirs))
+    kernels = _KERNELS.get(key)
+    if kernels is None:
+        kernels = _KERNELS[key] = PushKernels(spec, dirs)
+    return kernels
+
+
+_KERNELS = {}
+
+
+def loaded(spec, dirs):
+    """Whether this process has loaded the kernels of ``spec`` over ``dirs``."""
+    return (spec.owner, tuple(dirs)) in _KERNELS
+
+
+class PushKernels:
+    """The compiled push and apply of one program class over ``dirs`` (gather directions)."""
+
+    def __init__(self, spec, dirs):
+        self.spec, self.dirs = spec, tuple(dirs)
+        self.absorbing = spec.push_field is not None
+        gm = scalar_method(spec, "gather_map", "gather_map")
+        ap = scalar_method(spec, "apply", "apply")
+        self.gather_args, self.apply_args, self.writes = gm.args, ap.args, ap.writes
+        # vertex arrays (fields and built-ins, each once), edge properties, params
+        reads = [k for k in gm.args + ap.args if k[0] == "vertex"]
+        self.vertex = sorted({k[2] for k in reads} | ({spec.push_field} - {None}))
+        self.edge = sorted({k[1] for k in gm.args if k[0] == "edge"})
+        self.params = sorted({k[1] for k in gm.args + ap.args if k[0] == "param"})
+        text = ["import numpy as np", "from numba import njit", "",
+                _jit(gm.source), "", _jit(ap.source), ""]
+        for d in self.dirs:
+            text += [self._push(d), ""]
+        text.append(self._apply())
+        self.source = "\n".join(text) + "\n"
+        self.module = load_module(self.source)
+
+    # ------------------------------------------------------------------ generation
+    def _call(self, args, where):
+        return ", ".join(where(k) for k in args)
+
+    def _push(self, d):
+        spec = self.spec
+        _, _, _, sender, receiver = DIRECTIONS[d]
+        hoisted, lines = {}, []
+
+        def value(k):
+            if k[0] == "vertex":
+                index = "u" if k[1] == sender else "t"
+                if index == "u":
+                    hoisted.setdefault(k, f"s_{len(hoisted)}")
+                    return hoisted[k]
+                return f"V_{k[2]}[t]"
+            if k[0] == "id":
+                return "u" if k[1] == sender else "t"
+            if k[0] == "edge":
+                return f"E_{k[1]}[e]"
+            return f"P_{k[1]}"
+        call = self._call(self.gather_args, value)
+        for k, name in hoisted.items():
+            lines.append(f"        {name} = V_{k[2]}[u]")
+        combine = _COMBINE[spec.gather_reduce.name]
+        if self.absorbing:
+            # absorbing programs (grstream/program/push.py): apply keeps f = M(v.f, acc), so a
+            # message that M(v.f, m) leaves at v.f changes nothing and is dropped; a message
+            # kept is then never the identity, and the accumulator's identity marks the
+            # receivers not reached yet (no flags read)
+            f = f"V_{spec.push_field}"
+            first = [f"            if {combine}({f}[t], m) == {f}[t]:", "                continue",
+                     "            a = acc[t]", "            if a == ident:"]
+        else:
+            first = ["            if not flag[t]:", "                flag[t] = True"]
+        sig = ", ".join(["indptr", "ids", "lo", "senders", "acc", "ident", "flag", "found", "k"]
+                        + [f"V_{f}" for f in self.vertex] + [f"E_{p}" for p in self.edge]
+                        + [f"P_{p}" for p in self.params])
+        return "\n".join([
+            "@njit(cache=True, nogil=True, error_model='numpy')",
+            f"def push_{d}({sig}):",
+            "    for i in range(senders.shape[0]):",
+            "        u = senders[i]",
+            "        r = u - lo",
+            *lines,
+            "        for e in range(indptr[r], indptr[r + 1]):",
+            "            t = ids[e]",
+            f"            m = {_dt(spec.gather_dtype)}(gather_map({call}))",
+            *first,   # the receiver's first message: its accumulator holds the identity
+            "                acc[t] = m",
+            "                found[k] = t",
+            "                k += 1",
+            "            else:",
+            *([] if self.absorbing else ["                a = acc[t]"]),
+            f"                c = {combine}(a, m)",
+            "                if c != a:",
+            "                    acc[t] = c",
+            "    return k"])
+
+    def _apply(self):
+        def value(k):
+            if k[0] == "vertex":
+                return f"V_{k[2]}[v]"
+            if k[0] == "id":
+                return "v"
+            if k[0] == "acc":
+                return "a"
+            return f"P_{k[1]}"
+        call = self._call(self.apply_args, value)
+        stores = []
+        for i, f in enumerate(self.writes):
+            stores.append(f"        N_{f}[v] = res[{i + 1}]")
+            stores.append(f"        if write_cur:\n            C_{f}[v] = res[{i + 1}]")
+        sig = ", ".join(["receivers", "acc", "ident", "flag", "changed", "write_cur"]
+                        + [f"V_{f}" for f in self.vertex] + [f"N_{f}" for f in self.writes]
+                        + [f"C_{f}" for f in self.writes] + [f"P_{p}" for p in self.params])
+        return "\n".join([
+            "@njit(cache=True, nogil=True, error_model='numpy')",
+            f"def apply_all({sig}):",
+            "    c = 0",
+            "    for i in range(receivers.shape[0]):",
+            "        v = receivers[i]",
+            "        a = acc[v]",
+            "        acc[v] = ident",
+            "        flag[v] = False",
+            f"        res = apply({call})",
+            *stores,
+            "        if res[0]:",
+            "            changed[c] = v",
+            "            c += 1",
+            "    return c"])
+
+    # ------------------------------------------------------------------ calls
+    def push(self, d, indptr, ids, lo, senders, acc, ident, flag, found, k, vertex, edge, params):
+        """Run ``push_<d>``; returns the receivers listed in ``found`` so far."""
+        fn = getattr(self.module, "push_" + d)
+        return int(fn(indptr, ids, lo, senders, acc, ident, flag, found, k,
+                      *[vertex[f] for f in self.vertex], *[edge[p] for p in self.edge],
+                      *[params[p] for p in self.params]))
+
+    def apply(self, receivers, acc, ident, flag, changed, write_cur, vertex, nxt, cur, params):
+        """Run ``apply_all``; returns how many receivers changed (listed in ``changed``)."""
+        return int(self.module.apply_all(
+            receivers, acc, ident, flag, changed, write_cur, *[vertex[f] for f in self.vertex],
+            *[nxt[f] for f in self.writes], *[cur[f] for f in self.writes],
+            *[params[p] for p in self.params]))
+
+
+def _jit(source):
+    return "@njit(cache=True, nogil=True, error_model='numpy')\n" + source
+
+
+# ---------------------------------------------------------------------- the module cache
+def cache_dir():
+    """The first writable of ``$GRSTREAM_KERNEL_CACHE``, ``~/.cache/grstream/kernels`` and a
+    per-user directory under the system's temporary one."""
+    candidates = [os.environ.get("GRSTREAM_KERNEL_CACHE"),
+                  os.path.join(os.path.expanduser("~"), ".cache", "grstream", "kernels"),
+                  os.path.join(tempfile.gettempdir(), f"grstream-kernels-{os.getuid()}")]
+    for path in candidates:
+        if not path:
+            continue
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(path, os.W_OK | os.X_OK):
+            return path
+    raise OSError("no writable directory for compiled kernels")
+
+
+_MODULES = {}
+
+
+def load_module(source):
+    """Import the generated ``source`` from the cache directory (written there once, under a
+    name hashed from it, atomically), so that numba caches its machine code beside it."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    module = _MODULES.get(digest)
+    if module is not None:
+        return module
+    name = f"grstream_kernels_{digest}"
+    path = os.path.join(cache_dir(), name + ".py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    _MODULES[digest] = module
+    return module

@@ -1,0 +1,116 @@
+"""Push plans through the compiled kernels generated from the program (compiled.py).
+
+The same plans as :class:`~.strategy_push.Push` (synchronous and asynchronous, every frontier
+format), with the sends and the apply replaced: a unit's senders go through ``push_<d>`` (one
+pass over their edges, messages combined into the accumulator as they are computed, each
+receiver listed once in arrival order in the stamp array, which this strategy does not
+otherwise use), and the apply over the receivers through ``apply_all``, which also resets their
+accumulator and flags. The receivers are sorted before the apply (few), or read from the flags
+(many), so the changed set and the values written are the numpy path's.
+"""
+import numpy as np
+
+from ...errors import UsageError
+from . import compiled
+from .strategy_push import SENDS, Push
+
+#: stores of at least this many edges run the compiled kernels in a process that has not loaded
+#: them yet (docs/BENCHMARKS.md, "Measured constants")
+COMPILED_EDGES = 1 << 25
+#: receivers of a plan are read back by scanning the n flags from this share of n on (below,
+#: sorting the listed ones costs less)
+SCAN_SHARE = 1 / 16
+
+
+def push_class(ex, choice, pushes=True):
+    """(the push strategy class, its compiled kernels or None) for the executor ``ex`` and the
+    option ``kernels`` = ``choice``: "numba" insists (a UsageError saying why the program or the
+    installation cannot), "auto" compiles where numba is installed, the program qualifies and
+    the kernels pay for their loading (:func:`pays`), "numpy" never. ``pushes``: the executor's
+    memory model holds push's arrays (else no kernel is needed)."""
+    if choice == "numpy":
+        return Push, None
+    dtypes = {p: ex.store.edge_props.get(p) for p in ex.spec.edge_reads}
+    why = compiled.why_not(ex.spec, {p: dt for p, dt in dtypes.items() if dt is not None})
+    if not why:
+        why = compiled.numba_missing()
+        if why:
+            why = f"numba is not installed ({why}): pip install grstream[compiled]"
+    if why and choice == "numba":
+        raise UsageError(f"kernels='numba': {ex.spec.name} runs on numpy here: {why}")
+    dirs = ("in", "out") if ex.spec.gather_edges == "all" else (ex.spec.gather_edges,)
+    if why or not pushes or (choice == "auto" and not pays(ex.spec, dirs, ex.store)):
+        return Push, None
+    return CompiledPush, compiled.push_kernels(ex.spec, dirs)
+
+
+def pays(spec, dirs, store):
+    """Whether compiled kernels pay for themselves in this run: they are loaded in this process
+    already, or the store has at least COMPILED_EDGES edges (a process's first kernels cost
+    importing numba and loading the machine code from the cache, more than the numpy passes
+    spend on a smaller graph)."""
+    return compiled.loaded(spec, dirs) or int(store.num_edges) >= COMPILED_EDGES
+
+
+class CompiledPush(Push):
+    """Push plans through compiled kernels (``kernels``: a compiled.PushKernels)."""
+
+    def __init__(self, ex, ledger, kernels):
+        super().__init__(ex, ledger)
+        self.kernels = kernels
+        self.count = 0   # receivers listed in self.stamp since the last apply
+
+    def _params(self):
+        program = self.ex.program
+        return {p: getattr(program, p) for p in self.kernels.params}
+
+    def _vertex(self):
+        ex = self.ex
+        return {f: ex.cur[f] if f in ex.cur else ex.builtins[f] for f in self.kernels.vertex}
+
+    def send_all(self, piece, senders, full, keep):
+        ex, params, vertex = self.ex, self._params(), self._vertex()
+        local = senders - piece.lo
+        walked = 0
+        with self.lock:
+            for d in self.dirs:
+                ptr_name, ids_name, side = SENDS[d]
+                indptr = piece.arrays[ptr_name]
+                edge = {p: piece.arrays[f"{side}/{p}"] for p in self.kernels.edge}
+                self.count = self.kernels.push(d, indptr, piece.arrays[ids_name], piece.lo,
+                                               senders, self.acc, self.identity, self.flag,
+                                               self.stamp,
+                                               self.count, vertex, edge, params)
+                if full:
+                    walked += int(indptr[local[-1] + 1]) - int(indptr[local[0]])
+                else:
+                    walked += int(indptr[local + 1].sum() - indptr[local].sum())
+        ex.tally.add(edges=walked)
+
+    def _apply_receivers(self):
+        ex = self.ex
+        with self.lock:
+            k, self.count = self.count, 0
+            if k == 0:
+                none = np.zeros(0, dtype=np.int64)
+                return none, (), none
+            if k < ex.n * SCAN_SHARE:
+                receivers = np.sort(self.stamp[:k]).astype(np.int64, copy=False)
+            elif self.kernels.absorbing:   # (the kernels leave the flags clear)
+                receivers = np.flatnonzero(self.acc != self.identity)
+            else:
+                receivers = np.flatnonzero(self.flag)
+            changed = np.empty(len(receivers), dtype=np.int64)
+            c = self.kernels.apply(receivers, self.acc, self.identity, self.flag, changed,
+                                   self.asynchronous, self._vertex(), ex.nxt, ex.cur,
+                                   self._params())
+        changed = changed[:c]
+        if self.asynchronous:
+            self.unsent[changed] = True
+        return receivers, self.kernels.writes, changed
+
+
+def check_choice(choice):
+    if choice not in compiled.KERNEL_CHOICES:
+        raise UsageError(f"kernels must be one of {', '.join(compiled.KERNEL_CHOICES)} on the "
+                         f"CPU, not {choice!r}")

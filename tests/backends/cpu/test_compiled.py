@@ -1,0 +1,182 @@
+"""The compiled push kernels generated from the program (backends/cpu/compiled.py) give the numpy
+passes' results exactly, on random graphs, for every program that qualifies; the others and a
+process without numba run the numpy passes."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from scipy.sparse import csgraph
+
+import grstream as gr
+from grstream.algorithms.bfs import BFS
+from grstream.algorithms.cc import ConnectedComponents
+from grstream.algorithms.pagerank import PageRank
+from grstream.algorithms.reach import ReverseBFS
+from grstream.algorithms.sssp import SSSP
+from grstream.backends.cpu import compiled, strategy_compiled
+from grstream.backends.cpu.strategy_compiled import CompiledPush
+from grstream.errors import UsageError
+from grstream.program.scalar import qualifies, scalar_method
+
+from ...algorithms.conftest import build, minimum_budget, random_edges
+from .test_push import csgraph_matrix
+
+numba = pytest.importorskip("numba")
+
+
+class Widest(gr.GASProgram):
+    """Widest path with a cap: max of min, an edge property, a param, gr.where and dst.id."""
+
+    vertex = {"width": "float64"}
+    reads = {"weight"}
+    gather_reduce = gr.monoid.max
+    asynchronous = True
+    params = {"source": 0, "cap": 60.0}
+
+    def init(self, v):
+        v.width = np.where(v.id == self.source, np.inf, -np.inf)
+        return v.id == self.source
+
+    def gather_map(self, src, dst, edge):
+        top = gr.where(edge.weight > self.cap, self.cap, edge.weight)
+        return gr.minimum(src.width, top - (dst.id % 2) * 0.5)
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.width, acc)
+        changed = new > v.width
+        v.width = new
+        return changed
+
+
+class ChangedMin(gr.GASProgram):
+    """Smallest id reaching each vertex, gathering only from changed neighbours (a delta
+    program: push is valid without absorption, so the kernels keep receiver flags)."""
+
+    vertex = {"label": "int64"}
+    gather_reduce = gr.monoid.min
+    gather_from = "changed"
+
+    def init(self, v):
+        v.label = v.id * 1
+        return v.id >= 0
+
+    def gather_map(self, src, dst, edge):
+        return src.label
+
+    def apply(self, v, acc):
+        new = gr.minimum(v.label, acc)
+        changed = new < v.label
+        v.label = new
+        return changed
+
+
+def programs(source):
+    return [BFS(source=source), SSSP(source=source), ConnectedComponents(), ReverseBFS(source=source),
+            Widest(source=source), ChangedMin()]
+
+
+def test_the_programs_qualify_and_the_flags_variant_is_generated():
+    for program in programs(0):
+        spec = type(program).spec
+        assert compiled.why_not(spec, {"weight": np.dtype("float64")}) == "", spec.name
+    assert Widest.spec.push_field == "width" and ChangedMin.spec.push_field is None
+    flags = compiled.push_kernels(ChangedMin.spec, ("in",))
+    assert "flag[t] = True" in flags.source and not flags.absorbing
+    absorbing = compiled.push_kernels(Widest.spec, ("in",))
+    assert "flag[t]" not in absorbing.source.split("def push_in")[1].split("def apply_all")[0]
+
+
+def test_scalar_form_of_a_method():
+    gm = scalar_method(Widest.spec, "gather_map", "g")
+    ns = {"np": np}
+    exec(gm.source, ns)
+    values = {("vertex", "src", "width"): 7.0, ("edge", "weight"): 90.0, ("param", "cap"): 60.0,
+              ("id", "dst"): 3}
+    assert ns["g"](*[values[k] for k in gm.args]) == 7.0 - 0.0   # min(7, 60 - 0.5)
+    values[("vertex", "src", "width")] = 100.0
+    assert ns["g"](*[values[k] for k in gm.args]) == 59.5
+    assert qualifies(PageRank.spec)[0] is False or not PageRank.spec.push_ok
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(n=st.integers(1, 60), m=st.integers(0, 240), seed=st.integers(0, 2**31),
+       shards=st.sampled_from([1, 3, 7]), budget=st.sampled_from(["all", "tight"]),
+       asyn=st.booleans())
+def test_compiled_equals_numpy(tmp_path_factory, n, m, seed, shards, budget, asyn):
+    rng = np.random.default_rng(seed)
+    src, dst, w = random_edges(rng, n, m, weighted=True)
+    shards = max(1, min(shards, n))
+    store = build(tmp_path_factory.mktemp("compiled"), n, src, dst, w, num_shards=shards)
+    source = int(rng.integers(0, n))
+    for program in programs(source):
+        runs = {}
+        for kernels in ("numba", "numpy"):
+            opts = {"kernels": kernels, "push_async": asyn}
+            limit = None if budget == "all" else minimum_budget(type(program)(**program.param_values), store)
+            runs[kernels] = gr.run(type(program)(**program.param_values), store,
+                                   memory_budget=limit, backend_options=opts)
+        a, b = runs["numba"], runs["numpy"]
+        name = type(program).__name__
+        np.testing.assert_array_equal(a.value, b.value, err_msg=name)
+        assert a.iterations == b.iterations, name
+        assert [s.changed_vertices for s in a.stats] == [s.changed_vertices for s in b.stats], name
+    # and both are right: BFS against csgraph
+    want = csgraph.shortest_path(csgraph_matrix(n, src, dst), unweighted=True, indices=source)
+    got = gr.run(BFS(source=source), store, backend_options={"kernels": "numba"}).value
+    np.testing.assert_array_equal(got, np.where(np.isinf(want), -1, want).astype(np.int64))
+
+
+def test_auto_compiles_where_it_pays(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    src, dst, w = random_edges(rng, 300, 2000, weighted=True)
+    store = build(tmp_path, 300, src, dst, w, num_shards=4)
+    sent = []
+    send_all = CompiledPush.send_all
+
+    def counted(self, piece, senders, full, keep):
+        sent.append(len(senders))
+        return send_all(self, piece, senders, full, keep)
+    monkeypatch.setattr(CompiledPush, "send_all", counted)
+    monkeypatch.setattr(compiled, "_KERNELS", {})   # a process that has loaded no kernels
+    # a small store in such a process: loading the kernels would cost more than they save
+    want = gr.run(SSSP(source=0), store).value
+    assert not sent
+    # a store of COMPILED_EDGES edges or more compiles; then the kernels are loaded, and
+    # every later run of the program compiles whatever the store's size
+    monkeypatch.setattr(strategy_compiled, "COMPILED_EDGES", 1000)
+    np.testing.assert_array_equal(gr.run(SSSP(source=0), store).value, want)
+    assert sent and compiled.loaded(SSSP.spec, ("in",))
+    monkeypatch.setattr(strategy_compiled, "COMPILED_EDGES", 1 << 40)
+    sent.clear()
+    np.testing.assert_array_equal(gr.run(SSSP(source=0), store).value, want)
+    assert sent
+    sent.clear()
+    gr.run(SSSP(source=0), store, backend_options={"kernels": "numpy"})
+    assert not sent
+
+
+def test_choices_and_fallback(tmp_path, monkeypatch):
+    store = build(tmp_path, 4, np.array([0, 1, 2]), np.array([1, 2, 3]), num_shards=1)
+    with pytest.raises(UsageError, match="kernels must be one of"):
+        gr.run(BFS(source=0), store, backend_options={"kernels": "fast"})
+    # a program that does not qualify: "numba" says why, "auto" runs numpy
+    with pytest.raises(UsageError, match="does not push"):
+        gr.run(PageRank(), store, backend_options={"kernels": "numba"})
+    want = gr.run(BFS(source=0), store).value
+    # without numba: "auto" runs the numpy passes, "numba" says how to install it
+    monkeypatch.setattr(compiled, "numba_missing", lambda: "No module named 'numba'")
+    np.testing.assert_array_equal(gr.run(BFS(source=0), store).value, want)
+    with pytest.raises(UsageError, match=r"grstream\[compiled\]"):
+        gr.run(BFS(source=0), store, backend_options={"kernels": "numba"})
+    assert strategy_compiled.push_class.__name__ == "push_class"
+
+
+def test_cache_directory_falls_back(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("GRSTREAM_KERNEL_CACHE", str(blocked / "kernels"))
+    assert compiled.cache_dir() != str(blocked / "kernels")
+    monkeypatch.setenv("GRSTREAM_KERNEL_CACHE", str(tmp_path / "mine"))
+    assert compiled.cache_dir() == str(tmp_path / "mine")
+    module = compiled.load_module("VALUE = 3\n")
+    assert module.VALUE == 3 and module.__file__.startswith(str(tmp_path / "mine"))
