@@ -240,6 +240,56 @@ def engine_calls(store, s):
             "pagerank": lambda: pagerank.pagerank(store, weight=None, tol=TOL)[0]}
 
 
+#: one system's SSSP in a fresh process: the peak resident bytes above the process's peak after
+#: its libraries are loaded (grstream: a run on a tiny store first, which loads the compiled
+#: kernels where numba is installed), printed
+MEMORY_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[4])
+import numpy as np, scipy.sparse as sp
+from scipy.sparse import csgraph
+
+def peak():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+
+system, path, s, tiny = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5]
+if system == "grstream":
+    import grstream as gr
+    from grstream.algorithms import sssp
+    gr.build_shards(np.array([[0, 1, 1.0], [1, 2, 2.0]]), tiny, weighted=True, progress=False)
+    with gr.ShardStore(tiny) as store:
+        sssp.sssp(store, 0)
+    base = peak()
+    with gr.ShardStore(path) as store:
+        sssp.sssp(store, s)
+else:
+    base = peak()
+    z = np.load(path)
+    A = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=(len(z["indptr"]) - 1,) * 2)
+    csgraph.dijkstra(A, directed=True, indices=s)
+print(peak() - base)
+"""
+
+
+def sssp_memory(path, g, s, tmp):
+    """{system: peak bytes} of SSSP from ``s`` in a fresh process each (Linux: /proc), the
+    inputs read from files: grstream's store, scipy's CSR saved as .npz."""
+    if not os.path.exists("/proc/self/status"):
+        return {}
+    import subprocess
+    csr = os.path.join(tmp, "csr.npz")
+    np.savez(csr, data=g.A.data, indices=g.A.indices, indptr=g.A.indptr)
+    root = str(Path(__file__).resolve().parents[1])
+    out = {}
+    for system, data in (("grstream", path), ("scipy", csr)):
+        done = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, system, data, str(s), root,
+                               os.path.join(tmp, "tiny.h5")],
+                              capture_output=True, text=True, check=True)
+        out[system] = int(done.stdout.split()[-1])
+    return out
+
+
 def run_main(args, have, tmp):
     n, src, dst, w = simple_graph(args.scale)
     path = os.path.join(tmp, f"rmat{args.scale}.h5")
@@ -259,6 +309,11 @@ def run_main(args, have, tmp):
                 row["peers"][peer] = (tp, check(algo, mine, theirs))
             rows.append(row)
             print(format_row(row), flush=True)
+    if args.memory:
+        peaks = sssp_memory(path, g, s, tmp)
+        if peaks:
+            rows.append({"graph": f"RMAT-{args.scale}", "algo": "SSSP peak memory", "bytes": peaks})
+            print(format_row(rows[-1]), flush=True)
     return rows
 
 
@@ -285,6 +340,10 @@ def run_bc(args, have, tmp):
 
 
 def format_row(row):
+    if "bytes" in row:
+        mine, theirs = row["bytes"]["grstream"], row["bytes"]["scipy"]
+        return (f"{row['graph']} {row['algo']}: grstream {mine / 2**20:.0f} MiB; scipy dijkstra "
+                f"{theirs / 2**20:.0f} MiB ({mine / theirs:.2f}x)")
     cells = [f"{p} {t:.3f} s ({row['grstream'] / t:.2f}x){'' if ok else ' RESULTS DIFFER'}"
              for p, (t, ok) in row["peers"].items()]
     return f"{row['graph']} {row['algo']}: grstream {row['grstream']:.3f} s; " + "; ".join(cells)
@@ -299,6 +358,10 @@ def markdown(rows, args, have):
              "", "| graph | algorithm | grstream | " + " | ".join(cols) + " | grstream / best |",
              "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " | --- |"]
     for r in rows:
+        if "bytes" in r:
+            lines.append(f"\n{format_row(r)} (peak resident bytes above each process's peak "
+                         f"after loading its libraries; inputs read from files)")
+            continue
         cells = []
         for p in cols:
             t, ok = r["peers"].get(p, (None, True))
@@ -321,6 +384,8 @@ def main(argv=None):
     ap.add_argument("--skip-bc", action="store_true", help="leave betweenness out")
     ap.add_argument("--only-bc", action="store_true", help="betweenness alone")
     ap.add_argument("--markdown", help="write the table to this file")
+    ap.add_argument("--memory", action="store_true",
+                    help="also SSSP's peak memory, grstream and scipy each in a fresh process")
     args = ap.parse_args(argv)
     have = peers_available()
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:

@@ -66,7 +66,9 @@ def check_weights(store):
                          "of an edge list, a real or integer .mtx, a DIMACS .gr); on an "
                          "unweighted graph, bfs gives hop counts")
     for i in range(store.num_shards):
-        w = store.read(i, "in/weight")
+        # the out-edges' copy of the weights: the one a pushing run reads next (from the page
+        # cache then), while the in-edges' copy is read only by pull plans
+        w = store.read(i, "out/weight")
         if w.size and not (np.nanmin(w) >= 0):
             raise UsageError(f"sssp needs non-negative weights: shard {i} has weight {plain(np.nanmin(w))}"
                              + (" (NaN present)" if np.isnan(w).any() else ""))

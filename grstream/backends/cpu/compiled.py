@@ -9,9 +9,9 @@ two loop skeletons, compiled by numba:
               gather), cast to the message dtype, combined into the receiver's accumulator with
               the program's monoid; the first message of a receiver flags it and appends it to
               the list of receivers (one pass over the edges, no per-edge temporaries);
-``apply_all`` for each receiver: the accumulator read and reset to the identity, its flag
-              cleared, ``apply`` on its fields, the written fields stored (in ``nxt``, and in
-              ``cur`` for asynchronous plans) and the changed receivers listed.
+``apply_all`` for each receiver: ``apply`` on its fields and its combined message, the
+              written fields stored (in ``nxt``, and in ``cur`` for asynchronous plans) and the
+              changed receivers listed.
 
 Which programs qualify: those that push (``ProgramSpec.push_ok``) over an idempotent monoid
 (min, max, or, and: the order the messages arrive in changes nothing, so the result is the
@@ -178,7 +178,7 @@ class PushKernels:
         for i, f in enumerate(self.writes):
             stores.append(f"        N_{f}[v] = res[{i + 1}]")
             stores.append(f"        if write_cur:\n            C_{f}[v] = res[{i + 1}]")
-        sig = ", ".join(["receivers", "acc", "ident", "flag", "changed", "write_cur"]
+        sig = ", ".join(["receivers", "vals", "changed", "write_cur"]
                         + [f"V_{f}" for f in self.vertex] + [f"N_{f}" for f in self.writes]
                         + [f"C_{f}" for f in self.writes] + [f"P_{p}" for p in self.params])
         return "\n".join([
@@ -187,9 +187,7 @@ class PushKernels:
             "    c = 0",
             "    for i in range(receivers.shape[0]):",
             "        v = receivers[i]",
-            "        a = acc[v]",
-            "        acc[v] = ident",
-            "        flag[v] = False",
+            "        a = vals[i]",
             f"        res = apply({call})",
             *stores,
             "        if res[0]:",
@@ -205,10 +203,11 @@ class PushKernels:
                       *[vertex[f] for f in self.vertex], *[edge[p] for p in self.edge],
                       *[params[p] for p in self.params]))
 
-    def apply(self, receivers, acc, ident, flag, changed, write_cur, vertex, nxt, cur, params):
-        """Run ``apply_all``; returns how many receivers changed (listed in ``changed``)."""
+    def apply(self, receivers, vals, changed, write_cur, vertex, nxt, cur, params):
+        """Run ``apply_all`` over ``receivers`` with their combined messages ``vals``; returns
+        how many changed (listed in ``changed``)."""
         return int(self.module.apply_all(
-            receivers, acc, ident, flag, changed, write_cur, *[vertex[f] for f in self.vertex],
+            receivers, vals, changed, write_cur, *[vertex[f] for f in self.vertex],
             *[nxt[f] for f in self.writes], *[cur[f] for f in self.writes],
             *[params[p] for p in self.params]))
 

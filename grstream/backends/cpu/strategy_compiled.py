@@ -4,9 +4,10 @@ The same plans as :class:`~.strategy_push.Push` (synchronous and asynchronous, e
 format), with the sends and the apply replaced: a unit's senders go through ``push_<d>`` (one
 pass over their edges, messages combined into the accumulator as they are computed, each
 receiver listed once in arrival order in the stamp array, which this strategy does not
-otherwise use), and the apply over the receivers through ``apply_all``, which also resets their
-accumulator and flags. The receivers are sorted before the apply (few), or read from the flags
-(many), so the changed set and the values written are the numpy path's.
+otherwise use), and the apply over the receivers through ``apply_all``. The receivers are
+sorted (few) or read from the accumulator or the flags (many) when the messages are combined,
+so the changed set and the values written are the numpy path's, and ranks exchange the
+combined messages as they do the numpy path's (``combine`` and ``receive``).
 """
 import numpy as np
 
@@ -87,23 +88,33 @@ class CompiledPush(Push):
                     walked += int(indptr[local + 1].sum() - indptr[local].sum())
         ex.tally.add(edges=walked)
 
-    def _apply_receivers(self):
+    def combine(self):
+        """(sorted receivers, their combined message) since the last combine; their
+        accumulator is back at the identity (and their flags cleared)."""
         ex = self.ex
         with self.lock:
             k, self.count = self.count, 0
             if k == 0:
-                none = np.zeros(0, dtype=np.int64)
-                return none, (), none
+                return np.zeros(0, dtype=np.int64), self.acc[:0].copy()
             if k < ex.n * SCAN_SHARE:
                 receivers = np.sort(self.stamp[:k]).astype(np.int64, copy=False)
             elif self.kernels.absorbing:   # (the kernels leave the flags clear)
                 receivers = np.flatnonzero(self.acc != self.identity)
             else:
                 receivers = np.flatnonzero(self.flag)
-            changed = np.empty(len(receivers), dtype=np.int64)
-            c = self.kernels.apply(receivers, self.acc, self.identity, self.flag, changed,
-                                   self.asynchronous, self._vertex(), ex.nxt, ex.cur,
-                                   self._params())
+            acc = self.acc[receivers]
+            self.acc[receivers] = self.identity
+            if not self.kernels.absorbing:
+                self.flag[receivers] = False
+        return receivers, acc
+
+    def _apply_receivers(self, receivers, acc):
+        ex = self.ex
+        if len(receivers) == 0:
+            return receivers, (), receivers
+        changed = np.empty(len(receivers), dtype=np.int64)
+        c = self.kernels.apply(np.asarray(receivers, dtype=np.int64), acc, changed,
+                               self.asynchronous, self._vertex(), ex.nxt, ex.cur, self._params())
         changed = changed[:c]
         if self.asynchronous:
             self.unsent[changed] = True
