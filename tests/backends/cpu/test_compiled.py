@@ -180,3 +180,44 @@ def test_cache_directory_falls_back(tmp_path, monkeypatch):
     assert compiled.cache_dir() == str(tmp_path / "mine")
     module = compiled.load_module("VALUE = 3\n")
     assert module.VALUE == 3 and module.__file__.startswith(str(tmp_path / "mine"))
+
+
+#: under mpiexec: BFS, SSSP and CC with the compiled kernels over the world against one process
+#: with the numpy passes, on every rank; prints "equal" on rank 0
+RANKS_SCRIPT = """
+import sys
+import numpy as np
+from mpi4py import MPI
+import grstream as gr
+from grstream.algorithms.bfs import BFS
+from grstream.algorithms.cc import ConnectedComponents
+from grstream.algorithms.sssp import SSSP
+comm, path = MPI.COMM_WORLD, sys.argv[1]
+if comm.Get_rank() == 0:
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 400, (2, 2500))
+    gr.build_shards(np.column_stack([src, dst, rng.uniform(0.5, 3.0, 2500)]), path, num_shards=6,
+                    weighted=True, progress=False, renumber=False)
+comm.Barrier()
+for program in (BFS(source=3), SSSP(source=3), ConnectedComponents()):
+    world = gr.run(program, path, comm=comm, backend_options={"kernels": "numba"})
+    alone = gr.run(type(program)(**program.param_values), path, backend_options={"kernels": "numpy"})
+    np.testing.assert_array_equal(world.value, alone.value)
+    assert any(s.plan["plan_direction"] == "push" for s in world.stats)
+if comm.Get_rank() == 0:
+    print("equal")
+"""
+
+
+def test_ranks_run_the_compiled_kernels(tmp_path):
+    from tests.distributed.test_ranks import MPIEXEC, ROOT, have_mpi
+    if not have_mpi():
+        pytest.skip("mpi4py or mpiexec not installed (grstream[mpi])")
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", RANKS_SCRIPT,
+                          str(tmp_path / "g.h5")], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and "equal" in out.stdout, out.stderr[-3000:]
