@@ -18,6 +18,7 @@ import numpy as np
 from ..store import format as fmt
 from ..store.labels import is_sparse
 from .build_plan import plan_intervals, vertex_count
+from .external_keys import WRITEBACK_BYTES
 from .layout import _drop_repeats
 from .parallel_layout import executor, place_grouped
 from . import renumber as renumbering
@@ -280,6 +281,7 @@ def _write(plan, writer, result, keys, offsets, threads):
     with plan.bar("writing", total=num_shards, unit="shards") as bar, \
             executor(1 if threads > 1 else 0) as pool:
         ahead = pool.submit(sides, 0) if num_shards else None
+        unsynced = 0
         for i in range(num_shards):
             lo, hi = int(intervals[i]), int(intervals[i + 1])
             out_side, in_side = ahead.result()
@@ -289,4 +291,10 @@ def _write(plan, writer, result, keys, offsets, threads):
             nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_side)
             del out_side, in_side
             finish_shard(writer, result, i, lo, hi, nbytes)
+            unsynced += nbytes
+            if unsynced >= WRITEBACK_BYTES:
+                # the store's pages go to the disk while later shards are cut and written,
+                # not all in the commit's fsync (which the cores would sit out)
+                writer.start_writeback()
+                unsynced = 0
             bar.update(1)
