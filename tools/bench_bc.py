@@ -29,7 +29,7 @@ DATASETS = Path(os.environ.get("GRSTREAM_DATASETS",
 
 
 def digraph(store):
-    G = nx.DiGraph()
+    G = nx.DiGraph() if store.directed else nx.Graph()   # (a symmetric .mtx: undirected)
     G.add_nodes_from(range(store.num_vertices))
     for i in range(store.num_shards):
         lo, indptr = int(store.intervals[i]), store.read(i, "out/indptr")

@@ -2,6 +2,7 @@
 """grstream's one call against the C libraries on the same graph, in the same run.
 
     python tools/bench_cpu_peers.py --scale 20 [--bc-scale 18 --bc-sources 64] [--repeat 3]
+    python tools/bench_cpu_peers.py --only-bc --device cuda   # betweenness on the GPU vs igraph
 
 One RMAT graph (grstream's generator, seed 1, weights 1..255), parallel edges reduced to the
 lightest and self-loops dropped, so every system holds the same simple weighted digraph: a
@@ -323,10 +324,12 @@ def run_bc(args, have, tmp):
     gr.build_shards(np.column_stack([src, dst]), path, renumber=False, num_shards=args.shards,
                     progress=False)
     sources = bc.sample_sources(n, args.bc_sources, 1)
-    row = {"graph": f"RMAT-{args.bc_scale}", "algo": f"betweenness, {args.bc_sources} sources",
+    on = "" if args.device == "cpu" else f" (grstream on {args.device})"
+    row = {"graph": f"RMAT-{args.bc_scale}", "algo": f"betweenness, {args.bc_sources} sources{on}",
            "peers": {}}
     with gr.ShardStore(path) as store:
-        t, mine = median_time(lambda: bc.betweenness(store, sources=sources, normalized=False)[0],
+        t, mine = median_time(lambda: bc.betweenness(store, sources=sources, normalized=False,
+                                                     device=args.device)[0],
                               args.bc_repeat, warm=False)
     row["grstream"] = t
     if "igraph" in have:
@@ -381,6 +384,8 @@ def main(argv=None):
     ap.add_argument("--shards", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bc-repeat", type=int, default=1, help="grstream betweenness runs")
+    ap.add_argument("--device", default="cpu", help="grstream's device for betweenness (cpu, "
+                    "cuda); the peers run on the CPU")
     ap.add_argument("--skip-bc", action="store_true", help="leave betweenness out")
     ap.add_argument("--only-bc", action="store_true", help="betweenness alone")
     ap.add_argument("--markdown", help="write the table to this file")

@@ -2,7 +2,8 @@
 from ``k`` sampled sources (NetworkX's sample and rescaling), ``normalized``, ``endpoints``,
 ``weight``; undirected stores scaled as NetworkX scales undirected graphs.
 
-Per source s GAS programs run on one Session shared by every source (:func:`dependencies`).
+Per source s GAS programs run on one Session shared by every source (:func:`source_dependencies`;
+on small graphs many sources at once, as lanes of one run per pass: :func:`batch_dependencies`).
 First the levels: unweighted, a BFS; weighted, SSSP's distances, whose tight edges
 (``dist[u] + w == dist[v]``) form the shortest-path DAG, and the DAG levels (most tight edges from
 s; :class:`DagLevels`). Then two passes whose activation is scheduled by level
@@ -34,7 +35,7 @@ from ._simple import has_parallel_edges, simple_graph
 from .bfs import BFS
 from .params import Count, CountOr, Flag, Kind, Param, Seed, declare
 from .sssp import SSSP, FromDistances
-from ..errors import UsageError, plain
+from ..errors import MemoryBudgetError, UsageError, plain
 
 
 def _turns(level, first):
@@ -98,7 +99,7 @@ class BrandesBackward(gr.GASProgram):
             if field in ("sigma", "dist"):
                 setattr(v, field, self._given[field])
         level = np.asarray(self._given["level"])
-        v.turn = _turns(level, int(level.max(initial=0)))
+        v.turn = _turns(level, level.max(axis=0, initial=0))   # (in lanes: each lane's depth)
         v.delta = 0.0
         v.ratio = 0.0
 
@@ -175,30 +176,41 @@ def source_dependencies(store, source, weighted=False, **run_options):
     session, run_kwargs = open_session(store, run_options)
     run_kwargs.pop("progress", None)
     with session:
-        return dependencies(session, int(source), weighted, run_kwargs)
+        (delta,), (reached,), results = batch_dependencies(session, [int(source)], weighted,
+                                                           run_kwargs)
+    return delta, reached, results
 
 
-def dependencies(session, source, weighted, run_kwargs):
-    """:func:`source_dependencies` on an open ``session``: the levels, then the forward and the
-    backward pass, each a run of the session."""
-    def run(program):
-        return session.run(program, **run_kwargs)
+def batch_dependencies(session, batch, weighted, run_kwargs):
+    """:func:`source_dependencies` of every source of ``batch`` on an open ``session``: the
+    levels, then the forward and the backward pass, each pass as lanes of one run where the
+    batch has several sources (Session.run_lanes), else a run."""
+    def run(programs):
+        if len(programs) > 1 and session.can_run_lanes(type(programs[0])):
+            return session.run_lanes(programs, max_iter=run_kwargs.get("max_iter"))
+        return [session.run(p, **run_kwargs) for p in programs]
     if weighted:
-        dist = run(SSSP(source=source))
-        levels = run(DagLevels(dist=dist.values["dist"], source=source))
-        level = levels.values["level"]
-        fwd = run(WeightedBrandesForward(dist=dist.values["dist"], level=level, source=source))
-        results = [dist, levels, fwd]
+        dists = run([SSSP(source=s) for s in batch])
+        dist = [r.values["dist"] for r in dists]
+        levels = run([DagLevels(dist=d, source=s) for d, s in zip(dist, batch)])
+        level = [r.values["level"] for r in levels]
+        fwds = run([WeightedBrandesForward(dist=d, level=lv, source=s)
+                    for d, lv, s in zip(dist, level, batch)])
+        results = dists + levels + fwds
     else:
-        levels = run(BFS(source=source))
-        level = levels.values["level"]
-        fwd = run(BrandesForward(level=level, source=source))
-        results = [levels, fwd]
-    back = run((WeightedBrandesBackward if weighted else BrandesBackward)(
-        level=level, sigma=fwd.values["sigma"], dist=fwd.values.get("dist")))
-    delta = back.values["delta"]
-    delta[source] = 0.0
-    return delta, level >= 0, results + [back]
+        levels = run([BFS(source=s) for s in batch])
+        level = [r.values["level"] for r in levels]
+        fwds = run([BrandesForward(level=lv, source=s) for lv, s in zip(level, batch)])
+        results = levels + fwds
+    back = WeightedBrandesBackward if weighted else BrandesBackward
+    backs = run([back(level=lv, sigma=f.values["sigma"], dist=f.values.get("dist"))
+                 for lv, f in zip(level, fwds)])
+    deltas = []
+    for s, b in zip(batch, backs):
+        delta = b.values["delta"]
+        delta[s] = 0.0
+        deltas.append(delta)
+    return deltas, [lv >= 0 for lv in level], results + backs
 
 
 def check_bc_weights(store):
@@ -343,41 +355,60 @@ def _duration(seconds):
     return f"{seconds:.0f} s"
 
 
-#: an exact run's estimate is made after this many sources (or after the first second)
-ESTIMATE_SOURCES = 4
+#: sources run as lanes of one run per pass while (vertices + edges) x lanes stays within this
+#: many elements: on small graphs a run's set-up costs more than its edges, and lanes sweep the
+#: union of the lanes' levels; beyond, one source after the other (Brandes' bound)
+LANE_ELEMENTS = 1 << 20
+MAX_LANES = 256
 
 
 def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
     """Sum over ``chosen`` sources of their dependencies (plus endpoint counts).
 
-    One Session serves every source, one source after the other (each pass walks each edge
-    once per source and keeps nothing per edge and source). With ``limit``, the time of the
-    first sources estimates the whole run (:func:`check_estimate`).
+    One Session serves every source; on small graphs sources run in batches as lanes (a batch
+    the memory budget does not hold runs one source after the other). With ``limit``, the
+    time of the first batch (at least one second of sources or four sources) estimates the
+    whole run (:func:`check_estimate`).
     """
     bc = np.zeros(int(store.num_vertices), dtype=np.float64)
     results = []
     session, run_kwargs = open_session(store, run_options)
     show = bool(run_kwargs.pop("progress", False))
     bar = _sources_bar(len(chosen), len(chosen) == store.num_vertices) if show else None
-    t0 = time.perf_counter()
+    per = int(store.num_edges) + int(store.num_vertices)
+    size = max(1, min(MAX_LANES, LANE_ELEMENTS // max(per, 1)))
+    start, t0 = 0, time.perf_counter()
     with session:
-        for done, s in enumerate(int(v) for v in chosen):
-            delta, mask, runs = dependencies(session, s, weighted, run_kwargs)
+        while start < len(chosen):
+            batch = [int(s) for s in chosen[start:start + size]]
+            try:
+                deltas, reached, runs = batch_dependencies(session, batch, weighted, run_kwargs)
+            except MemoryBudgetError:
+                if size == 1:
+                    raise
+                size = 1   # the budget holds no lanes: one source after the other
+                continue
             results += runs
-            if endpoints:  # every reached t != s ends a path from s; s starts one to each
-                delta = delta + mask
-                delta[s] = np.count_nonzero(mask) - 1
-            bc += delta
+            for s, delta, mask in zip(batch, deltas, reached):
+                if endpoints:  # every reached t != s ends a path from s; s starts one to each
+                    delta = delta + mask
+                    delta[s] = np.count_nonzero(mask) - 1
+                bc += delta
+            start += len(batch)
             if bar is not None:
-                bar.update(1)
+                bar.update(len(batch))
             seconds = time.perf_counter() - t0
-            if limit is not None and done < ESTIMATE_SOURCES and done + 1 < len(chosen) and (
-                    done + 1 == ESTIMATE_SOURCES or seconds >= 1.0):
-                check_estimate(seconds, done + 1, len(chosen), limit)
+            if limit is not None and start < len(chosen) and (
+                    start >= ESTIMATE_SOURCES or seconds >= 1.0):
+                check_estimate(seconds, start, len(chosen), limit)
                 limit = None
     if bar is not None:
         bar.close()
     return bc, results
+
+
+#: an exact run's estimate is made after this many sources (or after the first second)
+ESTIMATE_SOURCES = 4
 
 
 def _sources_bar(total, exact):

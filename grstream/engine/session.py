@@ -23,7 +23,7 @@ from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .state import initial_edge_state, initial_state, seed_ids
-from .turns import Turns
+from .turns import LaneTurns, Turns
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
 
@@ -258,7 +258,8 @@ class Session:
         seeding = planner.seed(local, seeded)
         rb = self._execute(ex, seeding, IterationStats())
         # a scheduled program: each iteration's active vertices come from its schedule
-        turns = Turns(state[spec.schedule], store.intervals) if spec.activate == "schedule" else None
+        turns = None if spec.activate != "schedule" else (
+            Turns if lanes is None else LaneTurns)(state[spec.schedule], store.intervals)
         in_rank = None if self.ranks is None else self.ranks.local
         if turns is not None:
             rb = turns.enter(ex, rb, 1, in_rank)
@@ -271,8 +272,8 @@ class Session:
         if progress:
             bar = progress_bar(program, max_iter, limit)
         try:
-            while not runs.stop(it, limit, rb.lane_active if lanes is not None else
-                                active if turns is None else turns.left(it + 1)):
+            while not runs.stop(it, limit, turns.left(it + 1) if turns is not None else
+                                active if lanes is None else rb.lane_active):
                 if lanes is not None:   # the union of the lanes still running
                     rb.shard_active = ex.set_lanes(runs.alive)
                     active = int(rb.shard_active.sum())
@@ -333,7 +334,7 @@ class Session:
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
         return bool(self.cls.lanes and self.ranks is None and not spec.aggregates and not spec.edge_state
-                    and spec.gather_from == "all" and spec.activate != "schedule")
+                    and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
         """Run several instances of one program class at once ("lanes"), one Result each.
@@ -344,9 +345,8 @@ class Session:
         or its ``converged()`` says so (a program's ``converged`` may return one flag per lane).
         Parameters that differ between the instances reach the program's methods as (lanes,)
         arrays, per-instance arrays as (..., lanes) stacks, ids, builtins and edge properties as
-        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state,
-        ``gather_from = "changed"`` or ``activate = "schedule"``, and executors without lanes,
-        use :meth:`run` per instance.
+        (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
+        ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
         """
         programs, max_iter = entry.programs(programs), entry.count("max_iter", max_iter)
         callback = entry.callback(callback)

@@ -5,6 +5,8 @@ vertices scheduled for ``t`` (and the shards holding them) however their neighbo
 The vertices are bucketed by turn once per run (a stable counting sort: each bucket's ids come
 out sorted); before every iteration the engine hands the executor that iteration's bucket
 (``Executor.set_active``) and the planner its counts per shard. A run ends after its last turn.
+Lanes (Session.run_lanes) have one schedule each, an (n, lanes) key: :class:`LaneTurns` hands
+the executor each iteration's (n, lanes) mask, and a lane stops after its own last turn.
 """
 import numpy as np
 
@@ -50,4 +52,28 @@ class Turns:
         counts = self.counts(ids)
         rb.shard_active = counts if local is None else local(counts)
         rb.total_active = len(ids)
+        return rb
+
+
+class LaneTurns:
+    """The schedules of lanes: ``key`` (n, lanes), one column per lane. Each iteration compares
+    the key with ``t`` (O(n lanes): lanes are for graphs where that is small)."""
+
+    def __init__(self, key, intervals):
+        self.key = np.asarray(key)
+        self.intervals = np.asarray(intervals, dtype=np.int64)
+
+    def left(self, t):
+        """Vertices scheduled for iteration ``t`` or later, per lane."""
+        return np.count_nonzero(self.key >= max(t, 1), axis=0)
+
+    def enter(self, ex, rb, t, local=None):
+        """As :meth:`Turns.enter`, with ``rb.lane_active`` the lanes' own counts."""
+        mask = self.key == t
+        ex.set_active(mask)
+        ids = np.flatnonzero(mask.any(axis=1))
+        counts = np.diff(np.searchsorted(ids, self.intervals))
+        rb.shard_active = counts if local is None else local(counts)
+        rb.total_active = len(ids)
+        rb.lane_active = np.count_nonzero(mask, axis=0)
         return rb

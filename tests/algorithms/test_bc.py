@@ -3,6 +3,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import grstream as gr
+from grstream.algorithms import bc
 from grstream.algorithms.bc import (BrandesBackward, BrandesForward, DagLevels,
                                     WeightedBrandesBackward, WeightedBrandesForward, betweenness,
                                     source_dependencies)
@@ -182,3 +183,22 @@ def test_each_pass_walks_each_edge_once_per_source(tmp_path, rng, weighted, shar
         want = nx.betweenness_centrality_subset(g, [s], list(g), normalized=False,
                                                 weight="weight" if weighted else None)
         np.testing.assert_allclose(delta, as_array(want, n), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sources_one_after_the_other_equal_lanes(tmp_path, rng, monkeypatch, weighted):
+    # large graphs run one source after the other, small ones in lanes: the same sums
+    n = 50
+    src, dst, _ = random_edges(rng, n, 200)
+    w = rng.integers(1, 4, len(src)).astype(np.float64) if weighted else None
+    store = build(tmp_path, n, src, dst, w, num_shards=3)
+    weight = "weight" if weighted else None
+    lanes, results = betweenness(store, k=12, seed=3, weight=weight)
+    assert any(r.info.get("lanes", 0) > 1 for r in results)
+    monkeypatch.setattr(bc, "LANE_ELEMENTS", 1)
+    single, results = betweenness(store, k=12, seed=3, weight=weight)
+    assert not any(r.info.get("lanes", 0) > 1 for r in results)
+    np.testing.assert_allclose(single, lanes, rtol=1e-12, atol=1e-12)
+    want = nx.betweenness_centrality(nx_graph(n, src, dst, w), k=12, seed=3, normalized=False,
+                                     weight=weight)
+    np.testing.assert_allclose(single, as_array(want, n), rtol=1e-9, atol=1e-9)

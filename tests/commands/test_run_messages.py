@@ -47,6 +47,7 @@ def test_sssp_without_weights_says_what_is_needed(store_path, capsys):
 
 
 def test_long_exact_bc_is_refused_with_the_k_that_fits(store_path, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(bc, "MAX_LANES", 4)          # batches of 4 sources: 15 batches
     monkeypatch.setattr(bc, "EXACT_SECONDS", 1e-9)  # any exact run "takes too long"
     out = tmp_path / "bc.npy"
     assert main(["run", "bc", store_path, "--quiet", "-o", str(out)]) == 2

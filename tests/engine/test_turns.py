@@ -8,7 +8,7 @@ import grstream as gr
 from grstream.backends.cpu import kernels
 from grstream.engine.planner import phases_of
 from grstream.engine.turns import Turns
-from grstream.errors import ProgramError, UsageError
+from grstream.errors import ProgramError
 
 from ..algorithms.conftest import BUDGETS, budget_for, build, random_edges
 
@@ -93,9 +93,6 @@ def test_schedule_in_a_session_and_its_plans(tmp_path):
     assert phases_of(spec, False) == ("gather", "apply")   # no activation: the schedule is it
     assert not spec.push_ok and "schedule" in spec.push_reason
     with gr.Session(store) as s:
-        assert not s.can_run_lanes(Layered)
-        with pytest.raises(UsageError, match="lanes"):
-            s.run_lanes([Layered(turns=np.ones(4, np.int32))] * 2)
         for turns, x in (([1, 2, 3, 4], [1, 2, 3, 4]), ([0, 0, 0, 0], [0, 0, 0, 0]),
                          ([3, 0, 0, 1], [2, 0, 0, 1])):
             r = s.run(Layered(turns=np.array(turns, np.int32)))
@@ -107,6 +104,25 @@ def test_schedule_in_a_session_and_its_plans(tmp_path):
         r = s.run(Layered(turns=np.array([1, 2, 3, 4], np.int32)), max_iter=2)
         np.testing.assert_array_equal(r.values["x"], [1, 2, 0, 0])
         assert r.iterations == 2 and not r.converged
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 30), m=st.integers(0, 90), seed=st.integers(0, 2**31),
+       lanes=st.integers(2, 5), direction=st.sampled_from(["in", "out"]))
+def test_schedules_in_lanes_equal_separate_runs(tmp_path_factory, n, m, seed, lanes, direction):
+    # each lane its own schedule: a lane stops after its own last turn
+    rng = np.random.default_rng(seed)
+    src, dst, _ = random_edges(rng, n, m)
+    store = build(tmp_path_factory.mktemp("lturns"), n, src, dst, num_shards=3)
+    cls = Layered if direction == "in" else LayeredOut
+    programs = [cls(turns=rng.integers(-1, 1 + k, n).astype(np.int32)) for k in range(lanes)]
+    with gr.Session(store) as s:
+        assert s.can_run_lanes(cls)
+        got = s.run_lanes(programs)
+        want = [s.run(p) for p in programs]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.values["x"], b.values["x"], rtol=1e-12)
+        assert a.iterations == b.iterations and a.converged and b.converged
 
 
 def test_turns_buckets():

@@ -49,10 +49,10 @@ class CpuExecutor(CpuFacts, Executor):
             for side, where in (("cur", self.cur), ("nxt", self.nxt)):
                 where[f] = np.zeros(shape, dtype=dt)
                 ledger.take("device", f"{side}/{f}", where[f].nbytes)
-        masks = spec.activate == "frontier"
+        masks = spec.activate != "all"   # (a schedule: per-lane masks only)
         if masks:
             ledger.take("device", "frontier", memory.static["frontier"])
-        self.frontier = Frontier(n, self.intervals, masks)
+        self.frontier = Frontier(n, self.intervals, spec.activate == "frontier")
         self.tally = Tally()
         self.sources = changes.ChangedSources(spec, n, memory, ledger)   # gather_from "changed"
         self.hoisted = self.acc_all = None
@@ -164,8 +164,12 @@ class CpuExecutor(CpuFacts, Executor):
         self.frontier.start(ids)
         self.sources.record(ids)
 
-    def set_active(self, ids):
-        self.frontier.ids = np.asarray(ids, dtype=np.int64)   # (publish left None: no frontier)
+    def set_active(self, active):
+        """Sorted ids, or in lanes an (n, lanes) mask."""
+        if self.lane_runs is not None:
+            self.lane_runs.schedule(active)
+        else:
+            self.frontier.ids = np.asarray(active, dtype=np.int64)   # (publish left None)
 
     def set_lanes(self, alive):
         """Lanes only: run only the lanes marked in ``alive`` from now on (the others converged:

@@ -99,8 +99,8 @@ class CpuFacts:
             static[f"cur/{f}"] = static[f"nxt/{f}"] = L * n * dt.itemsize
         # the store's own arrays, held while it is open (degrees; original ids when renumbered)
         static["store"] = store_bytes(store)
-        if spec.activate == "frontier":
-            static["frontier"] = n + (2 * L * n if setup.lanes else 0)
+        if spec.activate != "all":   # the frontier's mask; lanes: two per lane (a schedule: those)
+            static["frontier"] = (n if spec.activate == "frontier" else 0) + (2 * L * n if setup.lanes else 0)
         if spec.gather_from == "changed":
             static["changed"] = n   # the previous iteration's changed vertices, a bitmap
         if hoistable(spec):

@@ -35,6 +35,11 @@ class Lanes(Pull):
         self.seed = np.asarray(mask, dtype=bool)
         return self.seed.any(axis=1)
 
+    def schedule(self, mask):
+        """A scheduled program's (n, lanes) active vertices of the next iteration."""
+        self.mask[...] = mask
+        self.ex.frontier.ids = np.flatnonzero(mask.any(axis=1))
+
     def set_lanes(self, alive):
         """Run only the lanes marked in ``alive`` from now on (the others stay as they are).
         Returns the active vertices per shard of the union."""
