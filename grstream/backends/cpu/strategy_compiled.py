@@ -15,9 +15,9 @@ from ...errors import UsageError
 from . import compiled
 from .strategy_push import SENDS, Push
 
-#: stores of at least this many edges run the compiled kernels in a process that has not loaded
-#: them yet (docs/BENCHMARKS.md, "Measured constants")
-COMPILED_EDGES = 1 << 25
+#: a process loads the compiled kernels once its qualifying runs reach this many edges, the
+#: store of the run that loads them included (docs/BENCHMARKS.md, "Measured constants")
+COMPILED_EDGES = 1 << 24
 #: receivers of a plan are read back by scanning the n flags from this share of n on (below,
 #: sorting the listed ones costs less)
 SCAN_SHARE = 1 / 16
@@ -46,11 +46,17 @@ def push_class(ex, choice, pushes=True):
 
 
 def pays(spec, dirs, store):
-    """Whether compiled kernels pay for themselves in this run: they are loaded in this process
-    already, or the store has at least COMPILED_EDGES edges (a process's first kernels cost
-    importing numba and loading the machine code from the cache, more than the numpy passes
-    spend on a smaller graph)."""
-    return compiled.loaded(spec, dirs) or int(store.num_edges) >= COMPILED_EDGES
+    """Whether compiled kernels pay for themselves: they are loaded in this process already, or
+    the qualifying runs of this process, this one included, reach COMPILED_EDGES edges (a
+    process's first kernels cost importing numba and loading the machine code from the cache,
+    more than the numpy passes spend on one smaller graph; a process that keeps running such
+    programs loads them once it has spent that much)."""
+    global _SEEN
+    _SEEN += int(store.num_edges)
+    return compiled.loaded(spec, dirs) or _SEEN >= COMPILED_EDGES
+
+
+_SEEN = 0   # edges of the stores of this process's qualifying runs so far
 
 
 class CompiledPush(Push):

@@ -138,12 +138,13 @@ def test_auto_compiles_where_it_pays(tmp_path, monkeypatch):
         return send_all(self, piece, senders, full, keep)
     monkeypatch.setattr(CompiledPush, "send_all", counted)
     monkeypatch.setattr(compiled, "_KERNELS", {})   # a process that has loaded no kernels
+    monkeypatch.setattr(strategy_compiled, "_SEEN", 0)
     # a small store in such a process: loading the kernels would cost more than they save
+    monkeypatch.setattr(strategy_compiled, "COMPILED_EDGES", int(store.num_edges) * 2)
     want = gr.run(SSSP(source=0), store).value
     assert not sent
-    # a store of COMPILED_EDGES edges or more compiles; then the kernels are loaded, and
-    # every later run of the program compiles whatever the store's size
-    monkeypatch.setattr(strategy_compiled, "COMPILED_EDGES", 1000)
+    # the process's runs reach COMPILED_EDGES edges: the kernels load; then every later run
+    # of the program compiles whatever the store's size
     np.testing.assert_array_equal(gr.run(SSSP(source=0), store).value, want)
     assert sent and compiled.loaded(SSSP.spec, ("in",))
     monkeypatch.setattr(strategy_compiled, "COMPILED_EDGES", 1 << 40)
