@@ -1,6 +1,5 @@
 """Segment operations on CSR/CSC offsets, the numpy kernels of the CPU backend."""
 import numpy as np
-import scipy.sparse as sp
 
 
 def reduce_segments(values, indptr, monoid, dtype):
@@ -38,6 +37,7 @@ def segment_sum(values, indptr):
     small = m < 2**31 - 1
     ind = _arange(m, np.int32 if small else np.int64)
     ptr = indptr.astype(ind.dtype, copy=False)
+    import scipy.sparse as sp   # (imported where used: a run that never sums pays nothing)
     mat = sp.csr_matrix((_ones(m, values.dtype), ind, ptr), shape=(nseg, m), copy=False)
     return np.asarray(mat @ values)
 
@@ -93,6 +93,7 @@ def spmv(indptr, indices, x):
     nrows = len(indptr) - 1
     if len(indices) == 0 or nrows == 0:
         return np.zeros(nrows, dtype=x.dtype)
+    import scipy.sparse as sp
     out = np.empty(nrows, dtype=x.dtype)
     small = indices.dtype == np.int32 and len(indices) < 2**31 - 1
     for r0, r1 in row_chunks(indptr):

@@ -33,7 +33,6 @@ import threading
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from .pieces import unit_spans
 from .segments import _ones, expand_ranges, row_chunks
@@ -193,6 +192,7 @@ class Push(Strategy):
         ptr = indptr[first:last + 1] - e0
         ptr = ptr.astype(np.int32) if small else ptr
         span = ids[e0:e1] if small else ids[e0:e1].astype(np.int64)
+        import scipy.sparse as sp   # (imported where used: compiled push plans never need it)
         mat = sp.csr_matrix((_ones(e1 - e0, np.int8), span, ptr),
                             shape=(last - first, max(self.ex.n, 1)), copy=False)
         sub = mat[local - first]
