@@ -8,7 +8,7 @@ import sys
 import threading
 
 from .errors import (EXIT_BROKEN_PIPE, EXIT_CODES, EXIT_INTERRUPTED, EXIT_SYSTEM, EXIT_TERMINATED,
-                     GrstreamError)
+                     Checkpointed, GrstreamError)
 
 #: subcommand name -> module in grstream.commands exposing add_parser(sub) and main(args) -> int
 COMMANDS = ("generate", "shard", "split", "info", "verify", "run")
@@ -106,6 +106,10 @@ def main(argv=None):
             return status
     except BrokenPipeError:
         return _closed_pipe()
+    except Checkpointed as exc:   # SIGTERM with --checkpoint: not an error (status 144)
+        if exc.rank == 0:
+            print(f"grstream {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
     except GrstreamError as exc:
         if args.debug:
             raise

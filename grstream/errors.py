@@ -16,13 +16,17 @@ EXIT_CODES = {
        "gives the minimum)",
     3: "damaged store: checksum mismatch, truncated, inconsistent or foreign file, "
        "unsupported format version",
+    4: "damaged checkpoint (--resume): a rank file missing, truncated or not matching the "
+       "checksum its manifest recorded, or a manifest that is not one",
     70: "internal error: a bug in grstream (an engine invariant failed); please report it",
     130: "interrupted (Ctrl-C, SIGINT)",
     141: "standard output closed early: its reader (head, less, ...) stopped reading (SIGPIPE)",
     143: "terminated (SIGTERM)",
+    144: "terminated (SIGTERM) after writing a checkpoint: continue with --resume DIR",
 }
 EXIT_SYSTEM, EXIT_USAGE, EXIT_CORRUPT, EXIT_INTERNAL = 1, 2, 3, 70
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+EXIT_DAMAGED_CHECKPOINT, EXIT_CHECKPOINTED = 4, 144
 EXIT_BROKEN_PIPE = 141
 
 
@@ -181,3 +185,35 @@ class OutputExistsError(UsageError):
     def __init__(self, message, path=None):
         self.path = None if path is None else str(path)
         super().__init__(message)
+
+
+class CheckpointError(UsageError):
+    """A checkpoint cannot be resumed here: another store, program, parameters, iteration limit,
+    device or world size than the run that wrote it (exit status 2), or no checkpoint in the
+    folder. ``path`` names the checkpoint folder."""
+
+    def __init__(self, message, path=None):
+        self.path = None if path is None else str(path)
+        super().__init__(message if path is None else f"{path}: {message}")
+
+
+class DamagedCheckpointError(CheckpointError):
+    """A checkpoint's files are damaged or incomplete: a rank file missing, truncated or not
+    matching the checksum its manifest recorded, or a manifest that is not one."""
+
+    exit_code = EXIT_DAMAGED_CHECKPOINT
+
+
+class Checkpointed(GrstreamError):
+    """A run stopped on SIGTERM after writing its checkpoint (``path``, at ``iteration``):
+    ``resume=path`` (``--resume``) continues it; every rank raises it (``rank``: this one's). Not a failure of the input: the ``grstream``
+    command exits with EXIT_CHECKPOINTED (144)."""
+
+    exit_code = EXIT_CHECKPOINTED
+    #: every rank raises it at the same iteration: no rank is left to abort
+    every_rank = True
+
+    def __init__(self, path, iteration, rank=0):
+        self.path, self.iteration, self.rank = str(path), int(iteration), int(rank)
+        super().__init__(f"terminated (SIGTERM) after iteration {iteration}: checkpoint written "
+                         f"to {path}; continue with --resume {path}")

@@ -41,6 +41,26 @@ def internal_sources(store, sources, what="source"):
         raise UsageError(f"{what} {exc}") from None
 
 
+#: the run options of checkpoints (gr.run's): they concern one run
+CHECKPOINT_OPTIONS = ("checkpoint", "checkpoint_every", "resume")
+
+
+def one_run(run_options, what):
+    """``run_options`` of an algorithm that makes several runs (``what``): refused when they ask
+    for checkpoints, which a resume could not match to the run that wrote them."""
+    given = [k for k in CHECKPOINT_OPTIONS if run_options.get(k) is not None]
+    if given:
+        raise UsageError(f"{what} makes several runs, which checkpoints do not cover: "
+                         f"{', '.join(given)} is for the algorithms of one run")
+    return run_options
+
+
+def helper_options(run_options):
+    """``run_options`` for a short preliminary run an algorithm makes before its own (its
+    checkpoints are the algorithm's run's, not the helper's)."""
+    return {k: v for k, v in run_options.items() if k not in CHECKPOINT_OPTIONS}
+
+
 def execute(program, store, run_options):
     """Run ``program`` with the engine options the algorithm entry points accept."""
     from ..engine import run
@@ -51,7 +71,7 @@ def open_session(store, run_options):
     """A Session for many runs with the options the algorithm entry points accept, and the
     keyword arguments each ``session.run`` takes: ``(session, run_kwargs)``."""
     from ..engine import Session
-    opts = dict(run_options)
+    opts = dict(one_run(run_options, "this algorithm"))
     run_kwargs = {k: opts.pop(k) for k in ("max_iter", "progress", "callback") if k in opts}
     backend_options = opts.pop("backend_options", None) or {}
     return Session(store, **opts, **backend_options), run_kwargs

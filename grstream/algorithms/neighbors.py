@@ -6,7 +6,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import execute
+from ._common import execute, helper_options
 
 
 class _NeighbourSum(gr.GASProgram):
@@ -69,5 +69,5 @@ def neighbour_sums(store, values, edges="out", **run_options):
     """``(sums, result)``: per vertex, the sum of the int ``values`` (internal order) over its
     neighbours along ``edges`` ("out", "in" or "in+out")."""
     program = PROGRAMS[edges](values=np.asarray(values, dtype=np.int64))
-    result = execute(program, store, dict(run_options, max_iter=1))
+    result = execute(program, store, dict(helper_options(run_options), max_iter=1))
     return result.values["s"], result

@@ -17,7 +17,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import execute
+from ._common import execute, one_run
 from .params import declare
 
 #: colour / mark of a vertex outside the round (assigned, or not reached)
@@ -150,6 +150,7 @@ def is_semiconnected(store, label, run_options):
 def scc_labels(store, run_options):
     """``(labels, results)``: each vertex's component as its smallest id, and the engine
     Results of every run (two per round)."""
+    one_run(run_options, "scc")
     n = int(store.num_vertices)
     label = np.full(n, -1, dtype=np.int64)
     results, forward = [], True

@@ -44,6 +44,14 @@ def add_parser(sub):
     push = p.add_argument("--push-threshold", default=None, metavar="F",
                           help="fraction of the edges up to which auto pushes (default: the "
                                "executor's)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="write the run's checkpoint into folder DIR every --checkpoint-every "
+                        "seconds and on SIGTERM, then exit with status 144 (docs/DISTRIBUTED.md)")
+    p.add_argument("--checkpoint-every", metavar="SECONDS", default=None,
+                   help="seconds between checkpoints, 0: after every iteration (default: 600)")
+    p.add_argument("--resume", metavar="DIR",
+                   help="continue the run whose checkpoint folder DIR holds: the same store, "
+                        "algorithm, options, device and number of ranks (else refused)")
     p.add_argument("--stats-json", metavar="FILE", help="write run statistics as JSON ('-' = stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot frontier size and bytes moved per iteration")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -138,6 +146,11 @@ def main(args):
         from ..algorithms.params import Fraction
         args.push_threshold = Fraction().check(
             "--push-threshold", Fraction().parse("--push-threshold", args.push_threshold))
+    if args.checkpoint_every is not None:
+        from ..algorithms.params import Real
+        every = Real(0.0, rule="a number of seconds >= 0")
+        args.checkpoint_every = every.check("--checkpoint-every",
+                                            every.parse("--checkpoint-every", args.checkpoint_every))
     if args.memory_budget is not None:
         args.memory_budget = parse_bytes(args.memory_budget)
     if args.pinned_budget is not None:
@@ -168,6 +181,9 @@ def main(args):
             run_options["push_threshold"] = args.push_threshold
         if args.pinned_budget is not None:
             run_options["pinned_budget"] = args.pinned_budget
+        for name in ("checkpoint", "checkpoint_every", "resume"):
+            if getattr(args, name) is not None:
+                run_options[name] = getattr(args, name)
         algo.check(store, given, label=_label)
         values, results = algo.entry(store, **given, **run_options)
         results = results if isinstance(results, list) else [results]

@@ -7,7 +7,8 @@ and returns only what is named here:
   :class:`Batching`, :class:`BatchResident`, :class:`Feature`, :class:`PushFacts`,
   :class:`Forced`), :class:`ExecutorOptions`, :class:`Setup`, :class:`Policies`;
 - what it executes and reports: :class:`IterationPlan`, :class:`Unit`, :class:`Readback`,
-  :class:`IterationStats`, and under ranks :class:`Touched`;
+  :class:`IterationStats`, under ranks :class:`Touched`, and :class:`RunState` (a run
+  between iterations, for checkpoints);
 - its memory: :class:`Footprint`, :class:`MemoryModel`, :class:`Ledger`, ``resident_runs``,
   ``residency_key``;
 - program facts the engine derives once and executors size buffers by: ``is_dense``,
@@ -24,14 +25,14 @@ from .capabilities import (BASIC_TRANSFERS, BatchResident, Batching, Capabilitie
 from .costs import LinkCosts
 from .executor import Executor
 from .memory import Footprint, Ledger, MemoryModel, residency_key, resident_runs
-from .plan import PHASES, IterationPlan, Readback, Touched, Unit
+from .plan import PHASES, IterationPlan, Readback, RunState, Touched, Unit
 from .schedule import (activation_arrays, dataset_dtype, gather_directions, hoistable, is_dense,
                        needed_arrays, push_arrays, shard_bytes)
 from .state import seed_ids, union_ids
 
 __all__ = ["BASIC_TRANSFERS", "PHASES", "BatchResident", "Batching", "Capabilities", "Executor",
            "ExecutorOptions", "Feature", "Footprint", "Forced", "IterationPlan", "IterationStats",
-           "Ledger", "LinkCosts", "MemoryModel", "Policies", "PushFacts", "Readback", "Setup",
-           "ShardFacts", "Touched", "Unit", "activation_arrays", "compaction", "dataset_dtype",
+           "Ledger", "LinkCosts", "MemoryModel", "Policies", "PushFacts", "Readback", "RunState",
+           "Setup", "ShardFacts", "Touched", "Unit", "activation_arrays", "compaction", "dataset_dtype",
            "gather_directions", "hoistable", "is_dense", "needed_arrays", "push_arrays",
            "residency_key", "resident_runs", "seed_ids", "shard_bytes", "union_ids"]

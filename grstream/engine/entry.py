@@ -28,6 +28,14 @@ def count(name, value, allow_none=True):
     return int(value)
 
 
+def seconds(name, value):
+    """``value`` as a finite number of seconds >= 0 (an int or a float; not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or \
+            not math.isfinite(value) or value < 0:
+        raise UsageError(f"{name} must be a finite number of seconds >= 0, not {plain(value)}")
+    return float(value)
+
+
 def flag(name, value):
     """``value`` as a bool: True or False (or numpy's)."""
     if not isinstance(value, (bool, np.bool_)):

@@ -21,6 +21,8 @@ Lifecycle (driven by :class:`grstream.engine.session.Session`)::
         ex.load_state(state, edge_state)  # initial vertex fields and edge state
         ex.set_frontier(None or mask, ids)  # then, if seeded: the seed plan (below)
         for each iteration: [ex.set_active(ids) if scheduled]; run the plan (below)
+        (checkpoint due: rs = ex.save_run(); resumed: ex.restore_run(rs) instead of
+         load_state, set_frontier and the seed plan)
         ex.state(); ex.edge_state()
     ex.close()
 
@@ -72,7 +74,7 @@ import numpy as np
 
 from .capabilities import Capabilities, ExecutorOptions, Policies, Setup
 from .memory import Footprint, Ledger, MemoryModel
-from .plan import IterationPlan, Readback, Touched, Unit
+from .plan import IterationPlan, Readback, RunState, Touched, Unit
 
 
 class Executor:
@@ -285,6 +287,20 @@ class Executor:
         ``values`` (what its ``apply(plan, None, None)`` runs in one process), before publish."""
         raise NotImplementedError
 
+    # ------------------------------------------------------------------ checkpoints
+    def save_run(self) -> RunState:
+        """Between two iterations (after ``read_back``): host copies of the run as this executor
+        holds it, the vertex fields and edge state and the vertex sets (:class:`RunState`), so
+        that :meth:`restore_run` continues it as if never stopped. A GPU executor downloads them
+        here, only when a checkpoint is written. The run goes on unchanged after it."""
+        raise NotImplementedError
+
+    def restore_run(self, saved: RunState) -> None:
+        """Start a run from ``saved`` (another process's :meth:`save_run`): what ``load_state``
+        does with its fields and edge state, and the frontier and changed sets as they were; the
+        engine then plans the next iteration without a seed plan."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ results
     def state(self) -> Dict[str, np.ndarray]:
         """The current vertex fields as host numpy arrays (copies)."""
@@ -308,3 +324,29 @@ def phase_parts(ex: Executor, plan: IterationPlan, unit: Unit, data) -> List[obj
     if plan.phase_scope == "shard" and len(unit.shards) > 1:
         return ex.shard_data(unit, data)
     return [data]
+
+
+def in_parallel(pool, workers, work, items):
+    """``work(unit, data)`` for the ``(unit, data)`` of ``items`` on the threads of ``pool``, at
+    most ``workers`` at once, finished in plan order (a plan's units, ``plan.workers > 1``)."""
+    pending = []
+    try:
+        for unit, data in items:
+            pending.append(pool.submit(_quiet, work, unit, data))
+            while len(pending) >= workers:
+                pending.pop(0).result()
+        while pending:
+            pending.pop(0).result()
+    finally:
+        for f in pending:  # an error stopped the loop: let running work end
+            f.cancel()
+        for f in pending:
+            if not f.cancelled():
+                f.exception()
+
+
+def _quiet(work, unit, data):
+    """``work`` on a worker thread under the floating-point error state the run sets on the
+    caller's thread (numpy's error state is per thread; the caller's covers the serial path)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        work(unit, data)

@@ -263,3 +263,22 @@ class Touched:
     edges: "object" = None
     changed_count: int = 0
     edges_walked: int = 0
+
+
+@dataclass
+class RunState:
+    """A run as an executor holds it between two iterations, on the host: what a checkpoint
+    keeps of the executor (:meth:`Executor.save_run`, :meth:`Executor.restore_run`).
+
+    ``fields``: every vertex field's current values (length n); ``edges``: the mutable edge
+    state (global CSR order); the vertex sets as sorted int64 ids, None meaning every vertex:
+    ``active`` the current frontier, ``changed`` the set a push sends from next (the changed
+    set of the last computing iteration, the seed before the first), ``sources`` the previous
+    iteration's changed vertices a ``gather_from = "changed"`` program gathers from.
+    """
+
+    fields: dict
+    edges: dict = field(default_factory=dict)
+    active: "object" = None
+    changed: "object" = None
+    sources: "object" = None

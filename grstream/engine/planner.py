@@ -148,6 +148,19 @@ class Planner(UnitGrouping):
                           all_active=not seeded, frontier=seeded)
         return replace(plan, activation="seed" if seeded else "")
 
+    def run_state(self):
+        """What the direction rule carries from one iteration to the next (a checkpoint's)."""
+        return {"record": self.record, "changed_sum": int(self.changed_sum),
+                "run_push": bool(self.run_push), "run_reason": self.run_reason}
+
+    def resume(self, state):
+        """A run resumed from a checkpoint (``state``: :meth:`run_state` then): what
+        :meth:`seed` resets for a new run, and the direction rule's state as it was."""
+        self.transfers.start()
+        self.held = {}
+        self.record, self._pull_next = state["record"], False
+        self.changed_sum = int(state["changed_sum"])
+
     def plan(self, iteration, counts, all_active) -> IterationPlan:
         """The plan of ``iteration`` given active vertices per shard (``counts``)."""
         if self.spec.activate == "all":

@@ -8,6 +8,7 @@ if TYPE_CHECKING:  # names for the annotations only
     from .backend import IterationStats
 
 from . import entry
+from .checkpoint import Checkpoints
 from .result import Result, jsonable  # noqa: F401  (re-exported)
 from .session import Session
 from .state import initial_state  # noqa: F401  (re-exported)
@@ -19,7 +20,9 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         progress: bool = False, callback: Optional[Callable[["IterationStats"], Any]] = None,
         backend_options: Optional[Dict[str, Any]] = None, direction: str = "auto",
         push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
-        comm: Any = None) -> "Result":
+        comm: Any = None, checkpoint: Optional[Union[str, "os.PathLike[str]"]] = None,
+        checkpoint_every: Optional[float] = None,
+        resume: Optional[Union[str, "os.PathLike[str]"]] = None) -> "Result":
     """Run a GAS program over a shard store.
 
     Parameters
@@ -59,6 +62,18 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     comm : mpi4py communicator, optional
         Run as one rank of ``comm`` (``MPI.COMM_WORLD`` under ``mpiexec``): see
         docs/DISTRIBUTED.md. Every rank's Result holds the whole graph's values.
+    checkpoint : path, optional
+        A folder (created if missing) where the run writes its checkpoint every
+        ``checkpoint_every`` seconds (default 600) at the end of an iteration, and, in the main
+        thread, when SIGTERM arrives: then the run stops with :class:`~grstream.errors.Checkpointed`
+        (docs/DISTRIBUTED.md "Checkpoints").
+    checkpoint_every : float, optional
+        Seconds between checkpoints (0: after every iteration).
+    resume : path, optional
+        A checkpoint folder to continue from: the Result equals the uninterrupted run's. A
+        checkpoint of another store, program, parameters, ``max_iter``, device or world size is
+        refused (:class:`~grstream.errors.CheckpointError`), a damaged or half-written one too
+        (:class:`~grstream.errors.DamagedCheckpointError`).
 
     Returns
     -------
@@ -79,7 +94,9 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     # the arguments are checked before the store is opened (Session checks its own)
     program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
     progress, callback = entry.flag("progress", progress), entry.callback(callback)
+    Checkpoints.of(checkpoint, checkpoint_every, resume)
     with Session(store, device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
                  direction=direction, push_threshold=push_threshold,
                  queue_fraction=queue_fraction, comm=comm, **entry.options(backend_options)) as session:
-        return session.run(program, max_iter=max_iter, progress=progress, callback=callback)
+        return session.run(program, max_iter=max_iter, progress=progress, callback=callback,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)

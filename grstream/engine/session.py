@@ -9,6 +9,7 @@ the older ones are closed (and their shard data dropped) to make room for the ne
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,10 +19,11 @@ from . import entry
 from .backend import IterationStats, check_edge_props, count_tiers
 from .direction import DirectionRule, executor_rule, memory_arrays, next_active, push_allowed, push_only
 from .capabilities import Feature
-from .executor import Executor, phase_parts
+from .executor import Executor, in_parallel, phase_parts
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
+from .checkpoint import Checkpoints, Saving, identity
 from .state import initial_edge_state, initial_state, seed_ids
 from .turns import LaneTurns, Turns
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
@@ -196,7 +198,9 @@ class Session:
     # ------------------------------------------------------------------ one run
     def run(self, program: "GASProgram", *, max_iter: Optional[int] = None,
             progress: Optional[bool] = None,
-            callback: Optional[Callable[[IterationStats], Any]] = None) -> Result:
+            callback: Optional[Callable[[IterationStats], Any]] = None,
+            checkpoint: Optional[str] = None, checkpoint_every: Optional[float] = None,
+            resume: Optional[str] = None) -> Result:
         """Run ``program`` (a GASProgram instance) to convergence or ``max_iter`` iterations.
 
         Returns a :class:`Result`; see :func:`grstream.run` for the meaning of the arguments.
@@ -204,21 +208,22 @@ class Session:
         program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
         progress = self.progress if progress is None else entry.flag("progress", progress)
         callback = entry.callback(callback)
+        saved = Checkpoints.of(checkpoint, checkpoint_every, resume)
         with self._serial("Session.run()"):
             entry.check_open(self.store, self)
             entry.vertex_params(program, self.n)
             t_start = time.perf_counter()
             try:
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    return self._run([program], None, max_iter, progress, callback, t_start)
+                    return self._run([program], None, max_iter, progress, callback, t_start, saved)
             except BaseException as e:
                 # an interrupted run may leave half-loaded shards: start the next one afresh
                 self._evict()
-                if self.ranks is not None:
+                if self.ranks is not None and not getattr(e, "every_rank", False):
                     self.ranks.fail(e)   # other ranks wait in a collective: abort them all
                 raise
 
-    def _run(self, programs, lanes, max_iter, progress, callback, t_start):
+    def _run(self, programs, lanes, max_iter, progress, callback, t_start, saved=None):
         """The iteration loop of :meth:`run` (one program, ``lanes`` None) and of
         :meth:`run_lanes` (``lanes`` instances of one class run as one program)."""
         from .lanes import Instances, lane_program, split_results
@@ -227,50 +232,41 @@ class Session:
         cls, spec = type(program), type(program).spec
         # executors hold a power-of-two number of lanes, so runs of other sizes reuse them
         width = None if lanes is None else 1 << (lanes - 1).bit_length()
-        prep = self._prepare(cls, lanes=width)
-        ex, planner = prep.executor, prep.planner
+        self._prepare(cls, lanes=width)   # what the store cannot run is said first
         check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = n, int(store.num_edges), 0
-        state, seed = initial_state(program, store, lanes=lanes, alloc=ex.host_state)
-        planner.allow_push(program, state, seed)
-        if not planner.run_push and not planner.pull_room:   # this run pulls: pull arrays needed
-            prep = self._prepare(cls, lanes=width, pull=True)
-            ex, planner = prep.executor, prep.planner
-            state, seed = initial_state(program, store, lanes=lanes, alloc=ex.host_state)
-            planner.allow_push(program, state, seed)
-        ex.bind(program)
-        edge_init = initial_edge_state(store, spec, self._edge_init)
-        t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
-        ex.load_state(state, edge_init)
-        seeded = seed is not None and spec.activate == "frontier"
-        counts, scan_s = self.sizes, 0.0
-        if seeded:
-            # the seed's ids, found once here: the executor takes them with the mask and the
-            # per-shard counts come from a search over the ids (O(seeds log S), not an n pass)
-            t0 = time.perf_counter()
-            idx = seed_ids(np.broadcast_to(seed, (n,)) if lanes is None else seed.any(axis=1))
-            scan_s = time.perf_counter() - t0
-            counts = np.diff(np.searchsorted(idx, np.asarray(store.intervals, dtype=np.int64)))
-            ex.set_frontier(seed, ids=idx)
-        else:
-            ex.set_frontier(None)
-        local = counts if self.ranks is None else self.ranks.local(counts)
-        seeding = planner.seed(local, seeded)
-        rb = self._execute(ex, seeding, IterationStats())
-        # a scheduled program: each iteration's active vertices come from its schedule
-        turns = None if spec.activate != "schedule" else (
-            Turns if lanes is None else LaneTurns)(state[spec.schedule], store.intervals)
-        in_rank = None if self.ranks is None else self.ranks.local
-        if turns is not None:
-            rb = turns.enter(ex, rb, 1, in_rank)
-        start_wall = time.perf_counter() - t_up
-        _set_aggregates(program, rb.aggregates)
-        active, all_active = next_active(seeding, rb), not seeded and turns is None
-        runs = Instances(program, lanes)
         limit = default_limit(n, max_iter)
-        stats, it, bar = [], 0, None
+        saving = None if saved is None else Saving(saved, identity(
+            program, store, limit, self.cls.name, 1 if self.ranks is None else self.ranks.size), self.ranks)
+        resumed = None if saved is None or saved.resume is None else saving.load()
+        state = seed = None
+        for pull in (False, True):
+            prep = self._prepare(cls, lanes=width, pull=pull)
+            ex, planner = prep.executor, prep.planner
+            if resumed is not None:
+                resumed.restore_planner(planner)
+            else:
+                state, seed = initial_state(program, store, lanes=lanes, alloc=ex.host_state)
+                planner.allow_push(program, state, seed)
+            if planner.run_push or planner.pull_room:   # else this run pulls: pull arrays needed
+                break
+        ex.bind(program)
+        in_rank = None if self.ranks is None else self.ranks.local
+        turns = None   # a scheduled program's turns (engine/turns.py)
+        if resumed is None:
+            rb, active, all_active, start, turns = self._start(ex, planner, program, state, seed,
+                                                               lanes, in_rank)
+            stats, it = [], 0
+        else:
+            rb, active, all_active, stats, it = resumed.restore(ex, planner, program)
+            start = {"seed_scan_s": 0.0, "start_wall_s": 0.0, "resumed_at": it}
+        runs = Instances(program, lanes)
+        runs.iterations[:] = it
+        bar, signals = None, ExitStack()
         if progress:
             bar = progress_bar(program, max_iter, limit)
+        if saving is not None:   # SIGTERM asks for a checkpoint while the loop runs
+            signals.enter_context(saving.signals())
         try:
             while not runs.stop(it, limit, turns.left(it + 1) if turns is not None else
                                 active if lanes is None else rb.lane_active):
@@ -306,7 +302,10 @@ class Session:
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(active=st.active_vertices, changed=st.changed_vertices)
+                if saving is not None:   # a checkpoint when due; SIGTERM: then stop
+                    saving.after(it, ex, planner, rb, active, all_active, stats)
         finally:
+            signals.close()
             if bar is not None:
                 bar.close()
         converged = runs.converged
@@ -314,8 +313,7 @@ class Session:
             left = [active] if lanes is None else rb.lane_active
             warn_limit(program, limit, int(np.asarray(left)[~converged].sum()))
         info = dict(ex.info())
-        info["seed_scan_s"] = scan_s  # host time of finding the seed ids (start() includes it)
-        info["start_wall_s"] = start_wall  # load_state to the seeding read back, everything in it
+        info.update(start)   # seed_scan_s, start_wall_s (resumed_at: the checkpoint's iteration)
         info.update({"memory": prep.model.to_dict(), "arrays": list(prep.model.names),
                      "hoisted_gather": planner.hoist, "dense": planner.dense, "max_iter": limit,
                      "direction": planner.rule.info(planner.run_push, planner.run_reason,
@@ -329,6 +327,39 @@ class Session:
         info["lanes"] = lanes
         return split_results(programs, store, ex.state(), stats, runs.iterations, converged, info,
                              seconds)
+
+    def _start(self, ex, planner, program, state, seed, lanes, in_rank):
+        """A run's start: the initial state uploaded, the seed made the frontier (the seeding
+        plan), the first aggregates: ``(read back, active, all_active, start facts, turns)``."""
+        store, n, spec = self.store, self.n, type(program).spec
+        edge_init = initial_edge_state(store, spec, self._edge_init)
+        t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
+        ex.load_state(state, edge_init)
+        seeded = seed is not None and spec.activate == "frontier"
+        counts, scan_s = self.sizes, 0.0
+        if seeded:
+            # the seed's ids, found once here: the executor takes them with the mask and the
+            # per-shard counts come from a search over the ids (O(seeds log S), not an n pass)
+            t0 = time.perf_counter()
+            idx = seed_ids(np.broadcast_to(seed, (n,)) if lanes is None else seed.any(axis=1))
+            scan_s = time.perf_counter() - t0
+            counts = np.diff(np.searchsorted(idx, np.asarray(store.intervals, dtype=np.int64)))
+            ex.set_frontier(seed, ids=idx)
+        else:
+            ex.set_frontier(None)
+        local = counts if self.ranks is None else self.ranks.local(counts)
+        seeding = planner.seed(local, seeded)
+        rb = self._execute(ex, seeding, IterationStats())
+        # a scheduled program: each iteration's active vertices come from its schedule
+        turns = None if spec.activate != "schedule" else (
+            Turns if lanes is None else LaneTurns)(state[spec.schedule], store.intervals)
+        if turns is not None:
+            rb = turns.enter(ex, rb, 1, in_rank)
+        # seed_scan_s: host time of finding the seed ids (start() includes it); start_wall_s:
+        # load_state to the seeding read back, everything in it
+        start = {"seed_scan_s": scan_s, "start_wall_s": time.perf_counter() - t_up}
+        _set_aggregates(program, rb.aggregates)
+        return rb, next_active(seeding, rb), not seeded and turns is None, start, turns
 
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
@@ -396,20 +427,7 @@ class Session:
         """Units on worker threads, at most ``workers`` at once, finished in plan order."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(workers, thread_name_prefix="grstream-unit")
-        pending = []
-        try:
-            for unit, data in items:
-                pending.append(self._pool.submit(_quiet, work, unit, data))
-                while len(pending) >= workers:
-                    pending.pop(0).result()
-            while pending:
-                pending.pop(0).result()
-        finally:
-            for f in pending:  # an error stopped the loop: let running work end
-                f.cancel()
-            for f in pending:
-                if not f.cancelled():
-                    f.exception()
+        in_parallel(self._pool, workers, work, items)
 
     # ------------------------------------------------------------------ lifetime
     def close(self):
@@ -428,13 +446,6 @@ class Session:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _quiet(work, unit, data):
-    """``work`` on a worker thread under the floating-point error state the run sets on the
-    caller's thread (numpy's error state is per thread; the caller's covers the serial path)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        work(unit, data)
 
 
 def _set_aggregates(program, aggs):

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ...engine.contract import Executor, Readback, Touched, dataset_dtype, union_ids
+from ...engine.contract import Executor, Readback, RunState, Touched, dataset_dtype, union_ids
 from ...readahead import BufferPool, read_ahead
 from . import changes, kernels
 from .pieces import ResidentRuns, Slots
@@ -312,6 +312,18 @@ class CpuExecutor(CpuFacts, Executor):
         t0 = time.perf_counter()
         self.push.receive(receivers, values)
         self.tally.timed("apply", t0)
+
+    # ------------------------------------------------------------------ checkpoints
+    def save_run(self):
+        f = self.frontier
+        return RunState(fields={k: a.copy() for k, a in self.cur.items()}, edges=self.edge_state(),
+                        active=f.ids, changed=f.changed, sources=self.sources.ids)
+
+    def restore_run(self, saved):
+        self.load_state(saved.fields, saved.edges)
+        f = self.frontier
+        f.ids, f.seed, f.changed = saved.active, None, saved.changed
+        self.sources.record(saved.sources)
 
     # ------------------------------------------------------------------ results
     def state(self):

@@ -86,3 +86,18 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
 def vertex_state_bytes(*args, **kwargs):
     """Device bytes of :func:`static_buffers` (same arguments), each aligned as allocated."""
     return int(sum(align(max(b, 1)) for b in static_buffers(*args, **kwargs).values()))
+
+
+def bitmap_words(ids, n):
+    """The device bitmap of ``n`` bits (vertex v: bit v & 31 of word v >> 5, as the kernels'
+    ``gr_mark`` sets it) with the sorted ``ids`` set, as host uint32 words."""
+    mask = np.zeros(((n + 31) // 32) * 32, dtype=bool)
+    mask[np.asarray(ids, dtype=np.int64)] = True
+    return np.packbits(mask, bitorder="little").view(np.uint32)
+
+
+def bitmap_ids(words, n):
+    """The sorted int64 ids of the bits set among the first ``n`` of host ``words`` (uint32)."""
+    bits = np.unpackbits(np.ascontiguousarray(words, dtype=np.uint32).view(np.uint8), count=n,
+                         bitorder="little")
+    return np.flatnonzero(bits).astype(np.int64)

@@ -7,7 +7,7 @@ launched through their typed argument lists (:mod:`.kernelargs`).
 import numpy as np
 
 from ...errors import DeviceError, InternalError, UsageError
-from .buffers import push_degree_words
+from .buffers import bitmap_ids, bitmap_words, push_degree_words
 from .compile import load_module
 from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
@@ -273,6 +273,21 @@ class DeviceState:
 
     def state(self):
         return self._download(self.cur, self.spec.vertex_fields, self.n)
+
+    def bitmap_ids(self, bitmap):
+        """The ids set in a device bitmap of n bits (a frontier, a changed set), after the
+        work queued so far: a checkpoint's download."""
+        self.ex.sync()
+        words = np.zeros((self.n + 31) // 32, np.uint32)
+        if words.size:
+            self.cuda.memcpy_dtoh(words, bitmap)
+        return bitmap_ids(words, self.n)
+
+    def set_bitmap(self, bitmap, ids):
+        """Make a device bitmap of n bits hold exactly ``ids`` (a resumed run's frontier)."""
+        words = bitmap_words(ids, self.n)
+        if words.size:
+            self.cuda.memcpy_htod(bitmap, words)
 
     def edge_state(self):
         return self._download(self.ecur, self.estate, self.m_edges)

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from ...engine.contract import (Executor, Readback, activation_arrays, gather_directions, is_dense,
-                                push_arrays, seed_ids)
+from ...engine.contract import (Executor, Readback, RunState, activation_arrays, gather_directions,
+                                is_dense, push_arrays, seed_ids)
 from ...errors import InternalError
 from . import loadbalance, transfer
 from .compact import Packer
@@ -339,6 +339,24 @@ class CudaExecutor(CudaFacts, Executor):
         if self.pushes.available:
             rb.shard_changed, rb.changed_edges = self.pushes.read_back(self._computing)
         return rb
+
+    # ------------------------------------------------------------------ checkpoints
+    def save_run(self):
+        dev = self.dev
+        fields, edges = dev.state(), dev.edge_state()
+        active = None if self.spec.activate == "all" else dev.bitmap_ids(dev.front[0])
+        changed = dev.bitmap_ids(dev.chg[0]) if self.pushes.available else None
+        return RunState(fields=fields, edges=edges, active=active, changed=changed)
+
+    def restore_run(self, saved):
+        self.load_state(saved.fields, saved.edges)   # (clears the push state)
+        dev = self.dev
+        dev.wait_upload()
+        if saved.active is not None:
+            dev.set_bitmap(dev.front[0], saved.active)
+        if self.pushes.available:   # the changed set a push sends from, as the seed's is set
+            self.pushes.seed(saved.changed, self.sizes)
+        self.seed_idx = None
 
     # ------------------------------------------------------------------ results
     def state(self):
