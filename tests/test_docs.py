@@ -179,7 +179,8 @@ def test_document_examples_run(doc, folder):
 #: (document, text of a python block) whose printed lines must be what the block's comments say:
 #: the comment after each ``print(...)``, on its line or alone on the next line
 PRINTS = [("docs/PROGRAMS.md", 'method="delta"'), ("docs/PROGRAMS.md", 'auto.info["direction"]'),
-          ("docs/PROGRAMS.md", "local.iterations"), ("docs/PROGRAMS.md", "Layers(turns=")]
+          ("docs/PROGRAMS.md", "local.iterations"), ("docs/PROGRAMS.md", "Layers(turns="),
+          ("docs/DISTRIBUTED.md", "stop_in_iteration_5")]
 
 
 def documented_prints(text):

@@ -145,7 +145,6 @@ class Saving:
         self.rank, self.size = (0, 1) if ranks is None else (ranks.rank, ranks.size)
         self.terminated = False
         self.last = time.monotonic()
-        self.previous = None   # this rank's file of the last checkpoint written
 
     @contextmanager
     def signals(self):
@@ -213,9 +212,10 @@ class Saving:
                 f.write(json.dumps(doc, default=_number, allow_nan=True))
         if self.ranks is not None:   # the manifest is in place before any rank drops its old file
             self.ranks.exchange.gather(None)
-        if self.previous is not None and self.previous != name:
-            (folder / self.previous).unlink(missing_ok=True)
-        self.previous = name
+        # this rank's files of older checkpoints (of this run, or of the one it resumed) go
+        for old in folder.glob(f"state-*-rank{self.rank:05d}-of-{self.size:05d}.npz"):
+            if old.name != name:
+                old.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ resuming
     def load(self):

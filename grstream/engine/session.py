@@ -265,6 +265,7 @@ class Session:
         bar, signals = None, ExitStack()
         if progress:
             bar = progress_bar(program, max_iter, limit)
+            bar.update(it)   # (a resumed run's iterations so far)
         if saving is not None:   # SIGTERM asks for a checkpoint while the loop runs
             signals.enter_context(saving.signals())
         try:

@@ -86,6 +86,8 @@ def test_checkpoints_every_iteration_keep_one_file_and_resume_twice(store, tmp_p
     with pytest.raises(Checkpointed):
         gr.run(BFS(source=3), store, resume=folder, checkpoint=folder, checkpoint_every=0,
                callback=sigterm_at(3), direction="pull")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        MANIFEST, "state-00000003-rank00000-of-00001.npz"]
     same(whole, gr.run(BFS(source=3), store, resume=folder, direction="pull"))
 
 

@@ -1,0 +1,89 @@
+"""Checkpoints from the command line, in one process and under ``mpiexec -n 2``, and faults: a
+run stopped by SIGTERM at an iteration (tests/distributed/fault_cli.py sends it) exits with
+status 144 after its checkpoint, and its resume writes what the uninterrupted run writes; a
+rank killed by SIGKILL or raising ends every rank in bounded time with a non-zero status."""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import grstream as gr
+from grstream.algorithms import declaration
+
+from .test_ranks import MPIEXEC, ROOT, needs_mpi
+
+#: algorithm -> options of its runs here
+ALGORITHMS = {"pagerank": {"tol": 1e-10}, "bfs": {"source": 3}, "cc": {}, "sssp": {"source": 3}}
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    """A weighted random graph of 6 shards and each algorithm's values in this process."""
+    rng = np.random.default_rng(11)
+    n, m = 500, 2000
+    edges = np.column_stack([rng.integers(0, n, m), rng.integers(0, n, m), rng.uniform(1, 5, m)])
+    path = tmp_path_factory.mktemp("faults") / "g.h5"
+    gr.build_shards(edges, path, num_shards=6, weighted=True, progress=False)
+    with gr.open(path) as store:
+        values = {name: declaration(name).entry(store, **opts)[0] for name, opts in ALGORITHMS.items()}
+    return path, values
+
+
+def grstream_run(name, path, *options, ranks=None, fault=None, timeout=120):
+    """``grstream run NAME PATH ...`` (with a fault: (kind, iteration, rank)), under mpiexec when
+    ``ranks``; returns (completed process, seconds)."""
+    flags = [x for k, v in ALGORITHMS[name].items() for x in (f"--{k}", str(v))]
+    command = ["run", name, str(path), "--quiet", *flags, *options]
+    command = ([sys.executable, "-m", "tests.distributed.fault_cli", *map(str, fault), *command]
+               if fault else [sys.executable, "-m", "grstream", *command])
+    if ranks is not None:
+        command = [MPIEXEC, "-n", str(ranks), *command]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    t0 = time.monotonic()
+    out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return out, time.monotonic() - t0
+
+
+def stop_and_resume(graph, tmp_path, name, ranks):
+    path, values = graph
+    ck, out = tmp_path / "ck", tmp_path / "out.npy"
+    stopped, _ = grstream_run(name, path, "--checkpoint", str(ck), "--checkpoint-every", "0",
+                              "-o", str(out), ranks=ranks, fault=("term", 2, 1 if ranks else 0))
+    assert stopped.returncode == 144, stopped.stderr[-2000:]
+    assert stopped.stderr.count(f"continue with --resume {ck}") == 1   # said once, by rank 0
+    assert not out.exists()
+    resumed, _ = grstream_run(name, path, "--resume", str(ck), "-o", str(out), ranks=ranks)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert np.array_equal(np.load(out), values[name])
+    return ck
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_the_command_resumes_a_run_stopped_by_sigterm(graph, tmp_path, name):
+    stop_and_resume(graph, tmp_path, name, None)
+
+
+@needs_mpi
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_ranks_resume_a_run_stopped_by_sigterm_on_one_rank(graph, tmp_path, name):
+    ck = stop_and_resume(graph, tmp_path, name, 2)
+    assert len(list(ck.glob("state-*-of-00002.npz"))) == 2
+    other, _ = grstream_run(name, graph[0], "--resume", str(ck))   # one process: refused
+    assert other.returncode == 2 and "another world size: 2, not 1" in other.stderr
+
+
+@needs_mpi
+def test_a_killed_rank_ends_every_rank_in_bounded_time(graph):
+    out, seconds = grstream_run("pagerank", graph[0], ranks=2, fault=("kill", 2, 1), timeout=60)
+    assert out.returncode != 0 and seconds < 30
+    assert "BAD TERMINATION" in out.stdout + out.stderr and "signal 9" in out.stdout + out.stderr
+
+
+@needs_mpi
+def test_a_raising_rank_ends_every_rank_naming_it(graph):
+    out, seconds = grstream_run("bfs", graph[0], ranks=2, fault=("raise", 2, 1), timeout=60)
+    assert out.returncode != 0 and seconds < 30
+    assert "grstream: rank 1 of 2 failed: RuntimeError: injected failure at iteration 2" in out.stderr
