@@ -161,6 +161,16 @@ class Planner(UnitGrouping):
         self.record, self._pull_next = state["record"], False
         self.changed_sum = int(state["changed_sum"])
 
+    def preload(self) -> IterationPlan:
+        """A resumed run's first plan: its resident shards (this process's) read into place and
+        nothing computed, as the interrupted run's earlier iterations had left them, so that
+        the next plan groups them, and adds their terms, as the uninterrupted run would."""
+        counts = self.sizes
+        shards = [i for i in range(self.S) if counts[i] and i in self.resident and not self._is_ready(i)]
+        units = self._units(shards, counts, dense=False)   # one "load" unit each
+        return self._plan(0, units, shards, counts, phases=(), seed=True, all_active=True,
+                          frontier=False)
+
     def plan(self, iteration, counts, all_active) -> IterationPlan:
         """The plan of ``iteration`` given active vertices per shard (``counts``)."""
         if self.spec.activate == "all":

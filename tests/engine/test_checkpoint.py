@@ -76,6 +76,22 @@ def test_a_resumed_run_equals_an_uninterrupted_one(store, tmp_path, name, direct
     assert resumed.info["resumed_at"] == k
 
 
+def test_a_resumed_pagerank_adds_in_the_uninterrupted_order(tmp_path):
+    # an RMAT graph whose resident shards the whole run batches into one unit from iteration 2
+    # on (their sums grouped otherwise than in iteration 1's loads): the resumed run loads them
+    # first (Planner.preload), so its iterations group and add as the uninterrupted run's
+    from grstream.io.generate import rmat
+    gr.build_shards(rmat(11, edge_factor=16, seed=1), tmp_path / "rmat.h5", num_shards=8,
+                    progress=False)
+    with gr.open(tmp_path / "rmat.h5") as rmat_store:
+        whole = gr.run(PageRank(tol=1e-10), rmat_store)
+        assert whole.stats[1].plan["units"] < whole.stats[0].plan["units"]
+        interrupted(PageRank(tol=1e-10), rmat_store, tmp_path / "ck", 5)
+        resumed = gr.run(PageRank(tol=1e-10), rmat_store, resume=tmp_path / "ck")
+        same(whole, resumed)
+        assert [s.aggregates for s in resumed.stats] == [s.aggregates for s in whole.stats]
+
+
 def test_checkpoints_every_iteration_keep_one_file_and_resume_twice(store, tmp_path):
     whole = gr.run(BFS(source=3), store, direction="pull")
     folder = tmp_path / "ck"
