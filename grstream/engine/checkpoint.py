@@ -232,7 +232,8 @@ class Saving:
                 r, (kind, message) = bad[0]
                 problem = (kind, message if r == self.rank else f"rank {r}: {message}")
         if problem is not None:
-            exc = (DamagedCheckpointError if problem[0] == "DamagedCheckpointError" else CheckpointError)(problem[1])
+            kind = DamagedCheckpointError if problem[0] == "DamagedCheckpointError" else CheckpointError
+            exc = kind(problem[1])
             exc.every_rank = True   # raised alike by every rank: nothing to abort
             raise exc
         if self.ranks is not None:
@@ -308,9 +309,13 @@ class Resumed:
         state = self.run["planner"]
         planner.run_push, planner.run_reason = state["run_push"], state["run_reason"]
 
-    def restore(self, ex, planner, program):
+    def restore(self, ex, planner, program, execute):
         """Put the executor, the planner and the program where the checkpoint left them:
-        ``(read back, active, all_active, stats, iteration)`` for the engine's loop."""
+        ``(read back, active, all_active, stats, iteration, start facts)`` for the engine's
+        loop. ``execute(ex, plan, stats)`` runs a plan: first the one that reads the resident
+        shards into place (Planner.preload), so the next plan batches them and adds their terms
+        as the interrupted run's would have."""
+        execute(ex, planner.preload(), IterationStats())
         a, run = self.arrays, self.run
         sets = {k: (a[k].astype(np.int64) if k in self.meta["sets"] else None) for k in _SETS}
         edges = {k[len("edge/"):]: v for k, v in a.items() if k.startswith("edge/")}
@@ -324,7 +329,8 @@ class Resumed:
         for k, v in rb.aggregates.items():
             setattr(program, k, v)
         stats = [IterationStats(**s) for s in self.stats]
-        return rb, run["active"], run["all_active"], stats, self.iteration
+        start = {"seed_scan_s": 0.0, "start_wall_s": 0.0, "resumed_at": self.iteration}
+        return rb, run["active"], run["all_active"], stats, self.iteration, start
 
 
 def _digest(path):

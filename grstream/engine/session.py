@@ -257,10 +257,8 @@ class Session:
             rb, active, all_active, start, turns = self._start(ex, planner, program, state, seed,
                                                                lanes, in_rank)
             stats, it = [], 0
-        else:   # the resident shards loaded first: the next plan adds as the run's did
-            self._execute(ex, planner.preload(), IterationStats())
-            rb, active, all_active, stats, it = resumed.restore(ex, planner, program)
-            start = {"seed_scan_s": 0.0, "start_wall_s": 0.0, "resumed_at": it}
+        else:
+            rb, active, all_active, stats, it, start = resumed.restore(ex, planner, program, self._execute)
         runs = Instances(program, lanes)
         runs.iterations[:] = it
         bar, signals = None, ExitStack()
