@@ -136,13 +136,14 @@ def identity(program, store, limit, device, size):
 
 
 class Saving:
-    """The checkpoints of one run (``opts``: :class:`Checkpoints`; ``ranks``: the session's
-    Ranks or None): SIGTERM caught while the run goes on, the checkpoint written when due, a
-    resume read."""
+    """The checkpoints of one run of ``program`` (``opts``: :class:`Checkpoints`, None for a run
+    without; ``ranks``: the session's Ranks or None): SIGTERM caught while the run goes on, the
+    checkpoint written when due, a resume read. The other arguments are :func:`identity`'s."""
 
-    def __init__(self, opts, ident, ranks):
-        self.opts, self.ident, self.ranks = opts, ident, ranks
+    def __init__(self, opts, program, store, limit, device, ranks):
+        self.opts, self.ranks = opts, ranks
         self.rank, self.size = (0, 1) if ranks is None else (ranks.rank, ranks.size)
+        self.ident = None if opts is None else identity(program, store, limit, device, self.size)
         self.terminated = False
         self.last = time.monotonic()
 
@@ -150,7 +151,8 @@ class Saving:
     def signals(self):
         """While the run goes on (in the main thread): SIGTERM asks for a checkpoint at the end
         of the iteration running, then the run stops with :class:`Checkpointed`."""
-        if self.opts.directory is None or threading.current_thread() is not threading.main_thread():
+        if self.opts is None or self.opts.directory is None or \
+                threading.current_thread() is not threading.main_thread():
             yield
             return
 
@@ -167,7 +169,7 @@ class Saving:
     def after(self, it, ex, planner, rb, active, all_active, stats):
         """The end of iteration ``it``: write a checkpoint when one is due or SIGTERM asked for
         one (every rank alike), and stop the run in the latter case."""
-        if self.opts.directory is None:
+        if self.opts is None or self.opts.directory is None:
             return
         due = self.rank == 0 and time.monotonic() - self.last >= self.opts.every
         flags = [(self.terminated, due)]
@@ -219,8 +221,10 @@ class Saving:
 
     # ------------------------------------------------------------------ resuming
     def load(self):
-        """The checkpoint of ``opts.resume`` as :class:`Resumed`, checked on every rank before
-        any goes on: the same error on every rank when one finds it wrong."""
+        """The checkpoint of ``opts.resume`` as :class:`Resumed` (None without one), checked on
+        every rank before any goes on: the same error on every rank when one finds it wrong."""
+        if self.opts is None or self.opts.resume is None:
+            return None
         try:
             found, problem = self._read(), None
         except CheckpointError as exc:

@@ -23,7 +23,7 @@ from .executor import Executor, in_parallel, phase_parts
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
-from .checkpoint import Checkpoints, Saving, identity
+from .checkpoint import Checkpoints, Saving
 from .state import initial_edge_state, initial_state, seed_ids
 from .turns import LaneTurns, Turns
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
@@ -236,9 +236,8 @@ class Session:
         check_stops(program, max_iter)
         program.num_vertices, program.num_edges, program.iteration = n, int(store.num_edges), 0
         limit = default_limit(n, max_iter)
-        saving = None if saved is None else Saving(saved, identity(
-            program, store, limit, self.cls.name, 1 if self.ranks is None else self.ranks.size), self.ranks)
-        resumed = None if saved is None or saved.resume is None else saving.load()
+        saving = Saving(saved, program, store, limit, self.cls.name, self.ranks)
+        resumed = saving.load()   # (None: a fresh run)
         state = seed = None
         for pull in (False, True):
             prep = self._prepare(cls, lanes=width, pull=pull)
@@ -265,8 +264,7 @@ class Session:
         if progress:
             bar = progress_bar(program, max_iter, limit)
             bar.update(it)   # (a resumed run's iterations so far)
-        if saving is not None:   # SIGTERM asks for a checkpoint while the loop runs
-            signals.enter_context(saving.signals())
+        signals.enter_context(saving.signals())   # SIGTERM: a checkpoint, then the run stops
         try:
             while not runs.stop(it, limit, turns.left(it + 1) if turns is not None else
                                 active if lanes is None else rb.lane_active):
@@ -302,8 +300,7 @@ class Session:
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(active=st.active_vertices, changed=st.changed_vertices)
-                if saving is not None:   # a checkpoint when due; SIGTERM: then stop
-                    saving.after(it, ex, planner, rb, active, all_active, stats)
+                saving.after(it, ex, planner, rb, active, all_active, stats)   # when due
         finally:
             signals.close()
             if bar is not None:
