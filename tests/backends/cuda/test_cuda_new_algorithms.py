@@ -6,6 +6,7 @@ import pytest
 import grstream as gr
 from grstream.algorithms import eigenvector, hits, kcore, neighbors, reach, scc
 
+from ...engine.test_turns import Layered, LayeredOut
 from .test_cuda_backend import assert_same, budget, build, cuda_run, skewed_graph  # noqa: F401
 
 pytestmark = pytest.mark.cuda
@@ -44,7 +45,20 @@ ALGOS = {
                       lambda st: [hits.WeightedAuthorityStep(values=np.zeros(st.num_vertices))]),
     "bfs_to": (lambda st, **kw: reach.bfs_to(st, 7, **kw), 0,
                lambda st: [reach.ReverseBFS(source=7)]),
+    # scheduled activation (activate = "schedule"): the executor's set_active bitmap each
+    # iteration, over in-edges and over out-edges
+    "schedule_in": (lambda st, **kw: scheduled(Layered, st, **kw), 1e-12,
+                    lambda st: [Layered()]),
+    "schedule_out": (lambda st, **kw: scheduled(LayeredOut, st, **kw), 1e-12,
+                     lambda st: [LayeredOut()]),
 }
+
+
+def scheduled(cls, store, **kw):
+    turns = np.random.default_rng(5).integers(-1, 7, store.num_vertices).astype(np.int32)
+    result = gr.run(cls(turns=turns), store, **kw)
+    assert result.iterations == turns.max()
+    return result.values["x"], result
 
 
 @pytest.mark.parametrize("lb", ["auto", "twc", "merge"])
