@@ -38,6 +38,8 @@ backend uses to key results by the user's node labels:
     ``{label: value}`` for a per-vertex array in internal order (Python scalars).
 """
 import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -47,6 +49,10 @@ LABEL_BYTES = "vertex/label_bytes"
 LABEL_OFFSETS = "vertex/label_offsets"
 ORIGINAL_ID = "vertex/original_id"
 KINDS = ("int", "str")
+#: gathers of at least this many labels run in pieces on threads: numpy's take releases the
+#: GIL, and a random gather is bound by memory latency, which threads overlap (a run's vertex
+#: ids as labels: cc's component names, every vertex's label for an output file)
+PARALLEL_TAKE = 1 << 22
 #: ids are sparse, and renumbered by default, when ``max id + 1 > SPARSE_FACTOR * distinct ids``
 SPARSE_FACTOR = 2
 
@@ -94,6 +100,27 @@ def write_labels(writer, kind, table):
         writer.dataset(LABEL_BYTES, data)
     else:
         writer.dataset(ORIGINAL_ID, np.asarray(table, dtype=np.int64))
+
+
+def take(table, index):
+    """``table[index]`` for an int64 ``index`` of any shape, a large one in pieces on threads."""
+    flat = index.reshape(-1)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    pieces = min(cores, flat.size // PARALLEL_TAKE)
+    if pieces < 2 or table.dtype == object:     # (an object gather holds the GIL)
+        return table[index]
+    out = np.empty(flat.size, dtype=table.dtype)
+    bounds = np.linspace(0, flat.size, pieces + 1).astype(np.int64).tolist()
+
+    def piece(k):
+        np.take(table, flat[bounds[k]:bounds[k + 1]], out=out[bounds[k]:bounds[k + 1]])
+
+    with ThreadPoolExecutor(pieces, thread_name_prefix="grstream-labels") as pool:
+        list(pool.map(piece, range(pieces)))
+    return out.reshape(index.shape)
 
 
 def _as_int(label):
@@ -157,7 +184,11 @@ class LabelledStore:
 
     def to_labels(self, internal):
         """Labels of internal ids (an array shaped like ``internal``)."""
-        return self.labels()[np.asarray(internal, dtype=np.int64)]
+        internal = np.asarray(internal, dtype=np.int64)
+        if not self.has_labels and internal.size and internal.min() >= 0 \
+                and internal.max() < self.num_vertices:
+            return internal.copy()      # labels() is arange(n): every id is its own label
+        return take(self.labels(), internal)
 
     def by_label(self, values):
         """``{label: value}`` of a per-vertex array in internal order."""

@@ -30,6 +30,32 @@ def test_plain_store_labels_are_the_ids(tmp_path):
         store.to_internal(1.5)
 
 
+@pytest.mark.parametrize("renumber", [False, True])
+def test_to_labels_is_the_label_table_gathered(tmp_path, monkeypatch, renumber):
+    """Without labels every id is its own label (no gather); a large gather runs in pieces on
+    threads: both give labels()[ids], out-of-range ids refused alike."""
+    from grstream.store import labels as labels_mod
+    rng = np.random.default_rng(3)
+    store = build(tmp_path, rng.integers(0, 3000, (2000, 2)) * (7 if renumber else 1),
+                  renumber=renumber)
+    assert store.has_labels == renumber
+    ids = rng.integers(0, store.num_vertices, (50, 40))
+    want = store.labels()[ids]
+    for parallel in (1 << 22, 64):
+        monkeypatch.setattr(labels_mod, "PARALLEL_TAKE", parallel)
+        got = store.to_labels(ids)
+        assert got.shape == ids.shape and got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+        assert not np.shares_memory(got, ids)
+        with pytest.raises(IndexError):
+            store.to_labels(np.append(ids.reshape(-1), store.num_vertices))
+    np.testing.assert_array_equal(store.to_labels([-1]), store.labels()[[-1]])
+    assert store.to_labels([]).size == 0
+    if not renumber:    # ids in range are their labels: no table built, nothing gathered
+        monkeypatch.setattr(store, "labels", lambda: pytest.fail("labels() read"))
+        np.testing.assert_array_equal(store.to_labels(ids), ids)
+
+
 def test_one_based_file_keeps_its_ids(tmp_path, datasets_dir):
     # today's code shifted karate.mtx to 0..33 and took --source 0 as the file's vertex 1
     store = build(tmp_path, datasets_dir / "karate.mtx")
