@@ -4,11 +4,13 @@ receives what other ranks' plans read, and an implementation over MPI host buffe
 Each iteration a rank calls, in this order and the same number of times as every other rank:
 
 - :meth:`Exchange.counts`: one small all-gather of a few integers per rank (changed vertices,
-  gathered edges, vertices applied, next-frontier ids): the global decisions (convergence,
-  frontier size) and the choices below come from it, identical on every rank;
+  gathered edges, and the lengths of what follows: applied vertices, next-frontier ids, changed
+  ids, edge-state writes): the global decisions (convergence, frontier size) and the choices
+  below come from it, identical on every rank, and the later calls take every rank's lengths
+  from it rather than gathering them again;
 - :meth:`Exchange.state`: the owned slices of the vertex fields apply wrote, either dense
-  (an all-gather of every rank's owned slice) or sparse (the applied (id, value) pairs),
-  whichever moves fewer bytes;
+  (an all-gather of every rank's owned slice) or sparse (the applied (id, value) pairs, every
+  field's in one message), whichever moves fewer bytes;
 - :meth:`Exchange.union`: the next frontier, as the union of every rank's ids (sparse: an
   all-gather of the ids; dense: a bitwise-or all-reduce of a bitmap of n bits); programs whose
   next plan reads the changed set (push senders, ``gather_from = "changed"``) unite it too.
@@ -46,11 +48,12 @@ class Exchange:
         """Every rank's ``values`` (a few ints): an int64 array (size, len(values))."""
         raise NotImplementedError
 
-    def state(self, fields, applied, total_applied, bounds=None):
+    def state(self, fields, applied, lengths, bounds=None, dense=False):
         """Make every rank's ``fields`` (name -> array of n rows) equal to the owners' slices.
         ``applied``: this rank's ids whose values may have changed (sorted, owned);
-        ``total_applied``: the sum of every rank's; ``bounds``: the owned row ranges (default
-        the vertices', :attr:`bounds`; edge state: the owned runs of edge positions). Returns
+        ``lengths``: every rank's ``len(applied)`` (from :meth:`counts`); ``bounds``: the owned
+        row ranges (default the vertices', :attr:`bounds`; edge state: the owned runs of edge
+        positions); ``dense``: every owned row changed (topology-driven programs). Returns
         "dense" or "sparse"."""
         raise NotImplementedError
 
@@ -61,8 +64,9 @@ class Exchange:
         ``monoid`` (grstream.monoid) over every rank's."""
         raise NotImplementedError
 
-    def union(self, ids, n, total):
-        """The sorted union of every rank's sorted ``ids`` (``total``: the sum of their lengths)."""
+    def union(self, ids, n, lengths):
+        """The sorted union of every rank's sorted ``ids`` of [0, n) (``lengths``: every rank's
+        ``len(ids)``, from :meth:`counts`)."""
         raise NotImplementedError
 
     def agree(self, value):
@@ -93,21 +97,28 @@ class MpiExchange(Exchange):
         self._timed(t0, out.nbytes)
         return out
 
-    def state(self, fields, applied, total_applied, bounds=None):
+    def state(self, fields, applied, lengths, bounds=None, dense=False):
         from mpi4py import MPI
         t0 = time.perf_counter()
         bounds = self.bounds if bounds is None else np.asarray(bounds, dtype=np.int64)
         n = int(bounds[-1])
         width = sum(_row_bytes(a) for a in fields.values())
-        if total_applied * (8 + width) < n * width:   # sparse: the applied (id, value) pairs
-            lengths = self._lengths(len(applied))   # the same for the ids and every field
-            ids = self._allgatherv(np.ascontiguousarray(applied, dtype=np.int64), lengths)
-            moved = ids.nbytes
-            for a in fields.values():
-                vals = self._allgatherv(np.ascontiguousarray(a[applied]), lengths)
-                a[ids] = vals
-                moved += vals.nbytes
-            self._timed(t0, moved)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        if not dense and int(lengths.sum()) * (8 + width) < n * width:
+            # sparse: the applied (id, value) pairs, every field's in one message per rank
+            applied = np.ascontiguousarray(applied, dtype=np.int64)
+            parts = [applied.view(np.uint8)] + [np.ascontiguousarray(a[applied]).reshape(-1).view(np.uint8)
+                                                for a in fields.values()]
+            got = self._allgatherv(np.concatenate(parts), lengths * (8 + width))
+            at = 0
+            for length in lengths.tolist():   # each rank's ids, then each field's values
+                ids = got[at:at + 8 * length].view(np.int64)
+                at += 8 * length
+                for a in fields.values():
+                    k = _row_bytes(a) * length
+                    a[ids] = got[at:at + k].view(a.dtype).reshape((length,) + a.shape[1:])
+                    at += k
+            self._timed(t0, got.nbytes)
             return "sparse"
         sizes = np.diff(bounds)
         for a in fields.values():   # dense: every owned slice, in place
@@ -123,7 +134,10 @@ class MpiExchange(Exchange):
         ids = np.asarray(ids, dtype=np.int64)
         lo, hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
         n, k = int(self.bounds[-1]), _row_bytes(values)
-        total = int(self._lengths(len(ids)).sum())
+        cut = np.searchsorted(ids, self.bounds)
+        sends = np.zeros((self.size, self.size), dtype=np.int64)   # [from, to]: messages
+        self.comm.Allgather(np.diff(cut), sends)
+        total = int(sends.sum())
         op = _MPI_OPS.get(monoid.name)
         if op is not None and total * (8 + k) > n * k + n // 8:
             # dense: every rank's messages as n values (the identity elsewhere), reduced and
@@ -142,10 +156,7 @@ class MpiExchange(Exchange):
             self._timed(t0, mine.nbytes + bits.nbytes)
             return got + lo, mine.view(values.dtype)[got]
         # sparse: each owner's pairs to it, then combined there in rank order
-        cut = np.searchsorted(ids, self.bounds)
-        send = np.diff(cut)
-        recv = np.zeros(self.size, dtype=np.int64)
-        self.comm.Alltoall(send, recv)
+        send, recv = sends[self.rank], sends[:, self.rank]
         got = self._alltoallv(ids, send, recv)
         vals = self._alltoallv(np.ascontiguousarray(values), send, recv)
         out, where = np.unique(got, return_inverse=True)
@@ -164,18 +175,10 @@ class MpiExchange(Exchange):
                             [out.reshape(-1).view(np.uint8), (recv * k, rdis * k), MPI.BYTE])
         return out
 
-    def _lengths(self, length):
-        """Every rank's ``length``, as an int64 array."""
-        lengths = np.zeros(self.size, dtype=np.int64)
-        self.comm.Allgather(np.array([length], dtype=np.int64), lengths)
-        return lengths
-
-    def _allgatherv(self, mine, lengths=None):
-        """Every rank's array ``mine`` (rows of one dtype and shape), concatenated in rank order; ``lengths``:
-        every rank's ``len(mine)`` when already known (else gathered here)."""
+    def _allgatherv(self, mine, lengths):
+        """Every rank's array ``mine`` (rows of one dtype and shape), concatenated in rank order;
+        ``lengths``: every rank's ``len(mine)``."""
         from mpi4py import MPI
-        if lengths is None:
-            lengths = self._lengths(len(mine))
         k = _row_bytes(mine)
         out = np.empty((int(lengths.sum()),) + mine.shape[1:], dtype=mine.dtype)
         displs = np.concatenate([[0], np.cumsum(lengths)[:-1]])
@@ -183,11 +186,12 @@ class MpiExchange(Exchange):
                              [out.reshape(-1).view(np.uint8), (lengths * k, displs * k), MPI.BYTE])
         return out
 
-    def union(self, ids, n, total):
+    def union(self, ids, n, lengths):
         from mpi4py import MPI
         t0 = time.perf_counter()
+        total = int(np.sum(lengths))
         if total * 8 < n // 8:   # sparse: the ids themselves
-            out = union_ids([self._allgatherv(np.ascontiguousarray(ids, dtype=np.int64))])
+            out = union_ids([self._allgatherv(np.ascontiguousarray(ids, dtype=np.int64), lengths)])
             self._timed(t0, total * 8)
             return out
         mask = np.zeros(n, dtype=bool)   # dense: a bitmap, or-ed

@@ -49,7 +49,7 @@ class RankExecutor:
         super().apply(plan, unit, piece)
 
     def publish(self, plan):
-        ex, spec, n = self.ranks.exchange, self.spec, self.n
+        ex, spec, n = self.ranks.exchange, self.spec, int(self.ranks.bounds[-1])
         push = plan.direction == "push"
         if push:   # (every rank, whether its units sent or not: it may receive)
             receivers, values = self.push_messages()
@@ -58,11 +58,11 @@ class RankExecutor:
                 plan = replace(plan, publish="copy", publish_fields=tuple(sorted(spec.analysis.apply_writes)))
         super().publish(plan)
         t = self.touched(plan)
-        counts = ex.counts([t.changed_count, t.edges_walked, len(t.applied),
-                            -1 if t.frontier is None else len(t.frontier),
-                            -1 if t.changed is None else len(t.changed),
-                            0 if t.edges is None else len(t.edges)]).sum(axis=0)
-        self._global = int(counts[0]), int(counts[1])
+        each = ex.counts([t.changed_count, t.edges_walked, len(t.applied),
+                          0 if t.frontier is None else len(t.frontier),
+                          0 if t.changed is None else len(t.changed),
+                          0 if t.edges is None else len(t.edges)])   # (ranks, 6)
+        self._global = int(each[:, 0].sum()), int(each[:, 1].sum())
         # what every rank decides alike, from the program and the plan's global facts (not from
         # its own units: a rank without units still takes part): the fields apply writes,
         # dense for topology-driven programs (a swap leaves other ranks' slices of cur stale)
@@ -70,15 +70,15 @@ class RankExecutor:
         written = sorted(spec.analysis.apply_writes) if ran else ()
         if written:
             arrays = self.vertex_arrays()
-            total = n if spec.activate == "all" else int(counts[2])
-            ex.state({f: arrays[f] for f in written}, t.applied, total)
+            ex.state({f: arrays[f] for f in written}, t.applied, each[:, 2],
+                     dense=spec.activate == "all")
         if ran and spec.edge_state:
-            ex.state(self.edge_arrays(), t.edges, int(counts[5]), bounds=self.ranks.edge_bounds)
-        changed = None if t.changed is None else ex.union(t.changed, n, int(counts[4]))
+            ex.state(self.edge_arrays(), t.edges, each[:, 5], bounds=self.ranks.edge_bounds)
+        changed = None if t.changed is None else ex.union(t.changed, n, each[:, 4])
         if push:   # a push plan's frontier is its changed set
             self.adopt(frontier=changed, changed=changed)
         else:
-            frontier = None if t.frontier is None else ex.union(t.frontier, n, int(counts[3]))
+            frontier = None if t.frontier is None else ex.union(t.frontier, n, each[:, 3])
             self.adopt(frontier=frontier, changed=changed)
 
     def read_back(self, plan, stats):
