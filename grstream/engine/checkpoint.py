@@ -127,9 +127,6 @@ def params_identity(program):
 def identity(program, store, limit, device, size):
     """What a resume must match, by what a message names it."""
     cls = type(program)
-    if cls.spec.activate == "schedule":   # its turns come from init, which a resume skips
-        raise UsageError(f"{cls.spec.name}: checkpoints do not cover scheduled programs "
-                         f"(activate = 'schedule')")
     return {"store": store_identity(store), "program": f"{cls.__module__}.{cls.__qualname__}",
             "parameters": params_identity(program), "iteration limit": int(limit),
             "device": device, "world size": int(size)}

@@ -25,7 +25,7 @@ from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .checkpoint import Checkpoints, Saving
 from .state import initial_edge_state, initial_state, seed_ids
-from .turns import LaneTurns, Turns
+from .turns import schedule
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
 
@@ -251,13 +251,13 @@ class Session:
                 break
         ex.bind(program)
         in_rank = None if self.ranks is None else self.ranks.local
-        turns = None   # a scheduled program's turns (engine/turns.py)
         if resumed is None:
             rb, active, all_active, start, turns = self._start(ex, planner, program, state, seed,
                                                                lanes, in_rank)
             stats, it = [], 0
         else:
             rb, active, all_active, stats, it, start = resumed.restore(ex, planner, program, self._execute)
+            turns = schedule(spec, resumed.fields, store.intervals, lanes)   # (saved state)
         runs = Instances(program, lanes)
         runs.iterations[:] = it
         bar, signals = None, ExitStack()
@@ -348,8 +348,7 @@ class Session:
         seeding = planner.seed(local, seeded)
         rb = self._execute(ex, seeding, IterationStats())
         # a scheduled program: each iteration's active vertices come from its schedule
-        turns = None if spec.activate != "schedule" else (
-            Turns if lanes is None else LaneTurns)(state[spec.schedule], store.intervals)
+        turns = schedule(spec, state, store.intervals, lanes)
         if turns is not None:
             rb = turns.enter(ex, rb, 1, in_rank)
         # seed_scan_s: host time of finding the seed ids (start() includes it); start_wall_s:

@@ -11,6 +11,14 @@ the executor each iteration's (n, lanes) mask, and a lane stops after its own la
 import numpy as np
 
 
+def schedule(spec, state, intervals, lanes=None):
+    """The turns of a run of ``spec`` from its vertex ``state`` (after init, or as a checkpoint
+    saved it: apply never writes the schedule field); None for a program without a schedule."""
+    if spec.activate != "schedule":
+        return None
+    return (Turns if lanes is None else LaneTurns)(state[spec.schedule], intervals)
+
+
 class Turns:
     """The buckets of one run's schedule ``key`` (one int per vertex; 0 or less: never active)."""
 

@@ -158,3 +158,20 @@ class Declared(gr.GASProgram):
 """
     with pytest.raises(ProgramError, match=match):
         gr.program_from_source(text)
+
+
+@pytest.mark.parametrize("cls", [Layered, LayeredOut])
+def test_a_scheduled_run_resumes_from_a_checkpoint(tmp_path, cls):
+    # the schedule is vertex state: a resumed run takes its turns from the checkpoint
+    from ..engine.test_checkpoint import interrupted, same
+    rng = np.random.default_rng(4)
+    n = 80
+    src, dst, _ = random_edges(rng, n, 320)
+    store = build(tmp_path, n, src, dst, num_shards=4)
+    turns = rng.integers(-1, 6, n).astype(np.int32)
+    whole = gr.run(cls(turns=turns), store)
+    assert whole.iterations == turns.max()
+    for k in range(1, whole.iterations):
+        folder = tmp_path / f"ck{k}"
+        interrupted(cls(turns=turns), store, folder, k)
+        same(whole, gr.run(cls(turns=turns), store, resume=folder))
