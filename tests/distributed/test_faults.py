@@ -87,3 +87,14 @@ def test_a_raising_rank_ends_every_rank_naming_it(graph):
     out, seconds = grstream_run("bfs", graph[0], ranks=2, fault=("raise", 2, 1), timeout=60)
     assert out.returncode != 0 and seconds < 30
     assert "grstream: rank 1 of 2 failed: RuntimeError: injected failure at iteration 2" in out.stderr
+
+
+def test_checkpoint_options_from_the_command_line_are_checked(graph, tmp_path, capsys):
+    from grstream import cli
+    for options, message in ((["--checkpoint", str(tmp_path), "--checkpoint-every", "soon"],
+                              "--checkpoint-every must be a number, not 'soon'"),
+                             (["--checkpoint", str(tmp_path), "--checkpoint-every", "-5"],
+                              "--checkpoint-every must be a number of seconds >= 0"),
+                             (["--resume", str(tmp_path / "none")], "no such folder")):
+        assert cli.main(["run", "bfs", str(graph[0]), "--quiet", *options]) == 2
+        assert message in capsys.readouterr().err
