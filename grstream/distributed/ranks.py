@@ -98,8 +98,11 @@ class Ranks:
 
     def executor_class(self, cls):
         """``cls`` run as this rank's executor (grstream/distributed/rank_executor.py)."""
+        if cls.name == "cuda":   # GPU ranks: one GPU each, the NCCL exchange
+            from .gpu_rank import cuda_rank_class
+            return cuda_rank_class(self, cls)
         if cls.name != "cpu":
-            raise UsageError(f"ranks run on the CPU executor; {cls.name} ranks are not available yet")
+            raise UsageError(f"ranks run on the CPU or CUDA executor, not {cls.name}")
         from .rank_executor import RankExecutor
         return type(f"Rank{cls.__name__}", (RankExecutor, cls), {"ranks": self})
 

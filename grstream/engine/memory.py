@@ -144,6 +144,7 @@ class MemoryModel(_Sizes):
     staging_bytes: int                     # bytes of one staging buffer
     state_pinned: int = 0                  # pinned bytes for the initial vertex state (0: pageable)
     pinned_rule: str = ""                  # how pinned_budget was sized: "given", "host", "device"
+    others: Tuple[int, ...] = ()           # shards other MPI ranks own: no memory here
 
     @property
     def resident_bytes(self):
@@ -166,7 +167,7 @@ class MemoryModel(_Sizes):
 
     @property
     def in_memory(self):
-        return len(self.resident) == len(self.regions)
+        return len(self.resident) + len(self.others) == len(self.regions)
 
     @property
     def mode(self):
@@ -186,7 +187,7 @@ class MemoryModel(_Sizes):
     def tiers(self):
         """Tier -> shards served from it once the pinned cache is filled (``shard_tier``)."""
         out = {t: [] for t in TIERS}
-        for i in range(len(self.regions)):
+        for i in sorted(set(range(len(self.regions))) - set(self.others)):
             out[shard_tier(self, i, filled=True)].append(i)
         return out
 
@@ -212,7 +213,7 @@ def shard_arrays(store, names, dtype_of):
 
 def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=None, *,
                 pinned=True, slots=2, slot_bytes=0, staging=3, dtype_of=None,
-                host=None) -> MemoryModel:
+                host=None, owned=None) -> MemoryModel:
     """Spend ``budget`` executor bytes and ``pinned_budget`` pinned host bytes (module docstring).
 
     Parameters
@@ -237,6 +238,9 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
         Pinned staging buffers wanted for shards read from the store each time (read-ahead depth).
     host : int, optional
         The host's available bytes for the default pinned budget (None: :func:`host_available`).
+    owned : array of 0/1 per shard, optional
+        The shards this process plans (an MPI rank's own); the others take no memory here
+        (``MemoryModel.others``). Default: every shard.
     """
     if dtype_of is None:
         from .schedule import dataset_dtype
@@ -249,13 +253,15 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
     offsets = tuple(o for o, _ in layouts)
     regions = np.array([r for _, r in layouts], dtype=np.int64)
     S = len(regions)
-    largest = int(regions.max()) if S else 0
+    mine = list(range(S)) if owned is None else [i for i in range(S) if owned[i]]
+    largest = int(regions[mine].max()) if mine else 0
     fixed = footprint.static_bytes + footprint.scratch_bytes
     common = dict(names=names, static=dict(footprint.static), scratch=dict(footprint.scratch),
                   alignment=footprint.alignment, regions=tuple(int(r) for r in regions),
-                  offsets=offsets, lengths=lengths)
-    if budget is None or int(budget) >= fixed + int(regions.sum()):
-        resident, k, size = list(range(S)), 0, 0
+                  offsets=offsets, lengths=lengths,
+                  others=tuple(sorted(set(range(S)) - set(mine))))
+    if budget is None or int(budget) >= fixed + int(regions[mine].sum()):
+        resident, k, size = mine, 0, 0
         budget = None if budget is None else int(budget)
     else:
         budget = int(budget)
@@ -274,11 +280,11 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
         if grow > 0:
             size, spare = largest + grow, spare - k * grow
         resident = []
-        for i, r in enumerate(regions):
-            if r <= spare:
+        for i in mine:
+            if regions[i] <= spare:
                 resident.append(i)
-                spare -= int(r)
-    streamed = [i for i in range(S) if i not in set(resident)]
+                spare -= int(regions[i])
+    streamed = [i for i in mine if i not in set(resident)]
     if not pinned or not S:
         return MemoryModel(device_budget=budget, pinned_budget=0, resident=tuple(resident),
                            slots=k, slot_bytes=size, pinned=(), pinned_offsets={}, staging=0,

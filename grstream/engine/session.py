@@ -91,7 +91,7 @@ class Session:
                  push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
                  comm: Any = None, **options: Any) -> None:
         from ..devices import resolve
-        if comm is not None and device == "auto":   # ranks run on the CPU executor (for now)
+        if comm is not None and device == "auto":   # ranks run on the CPU unless asked for "cuda"
             device = "cpu"
         self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
         self._given = (push_threshold is not None, queue_fraction is not None)

@@ -17,10 +17,26 @@ from .streams import Streams
 #: aggregates, the active vertices per shard, the changed vertices per shard
 _COUNTERS = 3
 _CONTEXT = []   # [context, users] of the primary context this module pushed
+_ORDINAL = [0]  # the device this process runs on (use_device)
+
+
+def use_device(ordinal):
+    """Run this process's executors on device ``ordinal`` (an MPI rank's GPU: its node-local
+    rank); before the first :func:`ensure_context`, which then retains that device's primary
+    context (the one the CUDA runtime, hence CuPy and NCCL, use on it too)."""
+    if _CONTEXT and _ORDINAL[0] != int(ordinal):
+        raise InternalError(f"device {_ORDINAL[0]} is already in use by this process")
+    _ORDINAL[0] = int(ordinal)
+
+
+def device_ordinal():
+    """The device :func:`ensure_context` makes current."""
+    return _ORDINAL[0]
 
 
 def ensure_context():
-    """Make device 0's primary context current (once per process); returns pycuda.driver."""
+    """Make the process's device's primary context current (once per process; device 0 unless
+    :func:`use_device` chose another); returns pycuda.driver."""
     from . import require
     require()
     import pycuda.driver as cuda
@@ -28,7 +44,7 @@ def ensure_context():
     if _CONTEXT:
         _CONTEXT[1] += 1
     elif cuda.Context.get_current() is None:
-        ctx = cuda.Device(0).retain_primary_context()
+        ctx = cuda.Device(_ORDINAL[0]).retain_primary_context()
         ctx.push()
         _CONTEXT[:] = [ctx, 1]
     return cuda

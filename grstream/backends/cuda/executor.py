@@ -75,6 +75,9 @@ class CudaExecutor(CudaFacts, Executor):
         self.seed_idx = None
         self._active_h2d = 0   # bytes of the last set_active upload, counted by the next plan
         self.start_times = {}
+        # the vertices a dense apply and a "copy" publish cover: every vertex, or an MPI rank's own
+        # (setup.span; other ranks' values arrive through the exchange: distributed/gpu_rank.py)
+        self.span = setup.span or (0, int(store.num_vertices))
 
     # ------------------------------------------------------------------ per run
     def host_state(self, name, shape, dtype):
@@ -158,7 +161,8 @@ class CudaExecutor(CudaFacts, Executor):
             raise InternalError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
                                 f"does not hoist them")
         if plan.dense and not push:
-            dev.launch("fill", dev.n, dev.acc, dev.n)
+            lo, hi = self.span
+            dev.launch("fill", hi - lo, self._acc_at(lo), hi - lo)
         self._front = 0 if plan.all_active else int(dev.front[0])
         self._hmsg = 0 if dev.hmsg is None else int(dev.hmsg)
 
@@ -225,8 +229,9 @@ class CudaExecutor(CudaFacts, Executor):
 
     def _apply(self, plan, unit, data):
         dev, spec = self.dev, self.spec
-        if unit is None:   # dense: every vertex, one launch over the per-vertex accumulator
-            dev.launch("apply", dev.n, 0, dev.n, 0, dev.acc, 0, 0, 0, 0, 0, dev.rb_dev)
+        if unit is None:   # dense: every vertex (of the span), one launch over the accumulator
+            lo, hi = self.span
+            dev.launch("apply", hi - lo, lo, hi - lo, 0, self._acc_at(lo), 0, 0, 0, 0, 0, dev.rb_dev)
             return
         # a computing iteration's changed vertices go into the changed bitmap a push walks next
         chg = dev.chg[1] if self._computing and self.pushes.available else 0
@@ -240,6 +245,12 @@ class CudaExecutor(CudaFacts, Executor):
                        indptrs[0], indptrs[1], chg, pdeg, dev.rb_dev)
             if plan.publish == "unit":   # Gauss-Seidel: the next units gather these values
                 dev.publish_interval(plan.publish_fields, lo, nv)
+
+    def _acc_at(self, v):
+        """Device address of vertex ``v``'s entry of a dense plan's per-vertex accumulator (0:
+        a program without one)."""
+        acc = self.dev.acc
+        return 0 if acc is None else int(acc) + v * self.ks.msg_dtype.itemsize
 
     def _activate(self, plan, unit, data):
         dev = self.dev
@@ -302,7 +313,7 @@ class CudaExecutor(CudaFacts, Executor):
                 dev.cur[f], dev.nxt[f] = dev.nxt[f], dev.cur[f]
             self._h2d += dev.upload_args(self.program)   # aggregates read the new cur
         elif plan.publish == "copy":
-            dev.publish_interval(plan.publish_fields, 0, dev.n)
+            dev.publish_interval(plan.publish_fields, self.span[0], self.span[1] - self.span[0])
         if plan.frontier:
             dev.front.reverse()
             dev.count_frontier()

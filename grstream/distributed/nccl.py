@@ -1,0 +1,220 @@
+"""The exchange between GPU ranks: NCCL on device buffers, the vertex state never leaving the GPU.
+
+:class:`NcclExchange` implements the interface of grstream/distributed/exchange.py on arrays of
+an array module ``xp`` (CuPy on GPU ranks, wrapping the executor's PyCUDA buffers in place)
+through a collectives object; :class:`NcclCollectives` is NCCL's (``cupy.cuda.nccl``, on the
+executor's compute stream, its communicator bootstrapped by broadcasting NCCL's unique id over
+MPI). What stays on MPI host buffers: the small counts (:meth:`MpiExchange.counts`, which also
+give a sparse exchange its lengths) and the picklable ``agree`` / ``gather``. GPU ranks pull:
+:meth:`NcclExchange.combine` (push messages) is not available.
+
+- **state**, dense: every rank's owned slice of each field, broadcast in place by its owner (one
+  NCCL group of ``size`` broadcasts per field: the slices differ in length, which an all-gather
+  cannot take without padding); sparse: the owners' (id, value) pairs, gathered the same way
+  into one buffer and scattered into the fields on the device.
+- **union_bitmap**: the next frontier as a bitmap (uint32 words, bit ``v % 32`` of word
+  ``v // 32``): an all-gather of every rank's bitmap, then a bitwise or on the device (NCCL has
+  no bitwise reduction).
+- **union**: the interface's union of id lists, sparse (the ids gathered, then unique) or
+  through a bitmap.
+
+Bytes are counted as they arrive; the device seconds come from events on the stream and are
+added by :meth:`NcclExchange.settle` once the stream has finished (the rank's read back).
+"""
+import atexit
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import InternalError
+from .exchange import MpiExchange
+
+
+def owned_ids(xp, words, lo, hi):
+    """Sorted int64 ids of the set bits of bitmap ``words`` in ``[lo, hi)``."""
+    w0 = lo // 32
+    bits = xp.unpackbits(words[w0:(hi + 31) // 32].view(xp.uint8), bitorder="little")
+    return xp.flatnonzero(bits[lo - 32 * w0:hi - 32 * w0]).astype(xp.int64) + lo
+
+
+class NcclExchange(MpiExchange):
+    """The exchange on device arrays; ``connect()`` makes the collectives (collective: every
+    rank's first device exchange does it, in the same order)."""
+
+    def __init__(self, comm, bounds, connect):
+        super().__init__(comm, bounds)
+        self._connect, self.coll = connect, None
+
+    def collectives(self):
+        if self.coll is None:
+            self.coll = self._connect()
+        return self.coll
+
+    def settle(self):
+        """Add the device seconds of the exchanges since the last call (after a stream sync)."""
+        if self.coll is not None:
+            self.seconds += self.coll.elapsed()
+
+    def _bytes(self, nbytes):
+        self.bytes += int(nbytes)
+
+    def state(self, fields, applied, lengths, bounds=None, dense=False):
+        """As the interface's, on device arrays (one value a row)."""
+        coll = self.collectives()
+        bounds = self.bounds if bounds is None else np.asarray(bounds, dtype=np.int64)
+        n = int(bounds[-1])
+        width = sum(a.itemsize for a in fields.values())
+        lengths = np.asarray(lengths, dtype=np.int64)
+        mark = coll.start()
+        with coll.using():
+            if not dense and int(lengths.sum()) * (8 + width) < n * width:
+                ids = coll.xp.ascontiguousarray(applied, dtype=coll.xp.int64)
+                every = self._gatherv(ids, lengths)
+                moved = every.nbytes
+                for a in fields.values():
+                    vals = self._gatherv(a[ids], lengths)
+                    a[every] = vals
+                    moved += vals.nbytes
+                kind = "sparse"
+            else:
+                spans = [(r, int(a), int(b)) for r, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
+                for a in fields.values():   # each owner's slice, in place
+                    coll.broadcasts([(a[lo:hi], a[lo:hi], r) for r, lo, hi in spans])
+                moved, kind = n * width, "dense"
+        coll.stop(mark)
+        self._bytes(moved)
+        return kind
+
+    def combine(self, ids, values, monoid):
+        """Push messages are not exchanged on the device: GPU ranks pull (gpu_rank.py)."""
+        raise InternalError("GPU ranks run pull plans only: no push messages to combine")
+
+    def _gatherv(self, mine, lengths):
+        """Every rank's device array ``mine`` (one dtype; its length ``lengths[rank]``),
+        concatenated in rank order, on every rank."""
+        xp = self.coll.xp
+        out = xp.empty(int(lengths.sum()), dtype=mine.dtype)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        coll = self.coll
+        coll.broadcasts([(mine if r == self.rank else None, out[int(a):int(b)], r)
+                         for r, (a, b) in enumerate(zip(offsets, offsets[1:])) if b > a])
+        return out
+
+    def union_bitmap(self, words, scratch):
+        """Make the bitmap ``words`` (uint32, device) the or of every rank's, in place;
+        ``scratch``: room for ``size * len(words)`` words."""
+        coll = self.collectives()
+        xp, k = coll.xp, len(words)
+        mark = coll.start()
+        with coll.using():
+            gathered = scratch[:self.size * k]
+            coll.allgather(words, gathered)
+            for r in range(self.size):
+                if r != self.rank:
+                    xp.bitwise_or(words, gathered[r * k:(r + 1) * k], out=words)
+        coll.stop(mark)
+        self._bytes(gathered.nbytes)
+
+    def union(self, ids, n, lengths):
+        """As the interface's, on device arrays."""
+        coll = self.collectives()
+        xp = coll.xp
+        lengths = np.asarray(lengths, dtype=np.int64)
+        total = int(lengths.sum())
+        if total * 8 < n // 8:   # sparse: the ids themselves
+            mark = coll.start()
+            with coll.using():
+                out = xp.unique(self._gatherv(xp.ascontiguousarray(ids, dtype=xp.int64), lengths))
+            coll.stop(mark)
+            self._bytes(total * 8)
+            return out
+        k = (n + 31) // 32
+        with coll.using():
+            mask = xp.zeros(32 * k, dtype=bool)
+            mask[ids] = True
+            words = xp.packbits(mask, bitorder="little").view(xp.uint32)
+            self.union_bitmap(words, xp.empty(self.size * k, dtype=xp.uint32))
+            return owned_ids(xp, words, 0, n)
+
+
+class NcclCollectives:
+    """NCCL collectives (``cupy.cuda.nccl``) of one process's GPU, on the stream :meth:`bind`
+    gives; CuPy's work for the exchange (gathers, scatters, bitwise or) runs on that stream
+    from a memory pool of its own. One per MPI communicator and process (:meth:`shared`): every
+    session of a rank reuses it, and it is closed at exit, before MPI finalizes."""
+
+    _shared = {}
+
+    @classmethod
+    def shared(cls, comm, ordinal):
+        """The collectives of ``comm`` on device ``ordinal`` (made once: collective)."""
+        key = (comm.py2f(), int(ordinal))
+        coll = cls._shared.get(key)
+        if coll is None:
+            coll = cls._shared[key] = cls(comm, ordinal)
+            atexit.register(coll.close)
+        return coll
+
+    def __init__(self, comm, ordinal):
+        import cupy
+        from cupy.cuda import nccl
+        self.xp, self.nccl = cupy, nccl
+        cupy.cuda.Device(ordinal).use()
+        uid = comm.bcast(nccl.get_unique_id() if comm.Get_rank() == 0 else None, root=0)
+        self.comm = nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())
+        self.pool = cupy.cuda.MemoryPool()
+        self.stream, self._streams, self._spans, self._done = None, {}, [], 0.0
+
+    def bind(self, handle):
+        """Run on the CUDA stream ``handle`` (the executor's compute stream)."""
+        stream = self._streams.get(int(handle))
+        if stream is None:
+            stream = self._streams[int(handle)] = self.xp.cuda.ExternalStream(int(handle))
+        self.stream = stream
+
+    @contextmanager
+    def using(self):
+        with self.stream, self.xp.cuda.using_allocator(self.pool.malloc):
+            yield
+
+    def broadcasts(self, pairs):
+        """One NCCL group of broadcasts: each (send, recv, root) moves root's ``send`` into every
+        rank's ``recv`` (``send`` None on the others)."""
+        nccl = self.nccl
+        nccl.groupStart()
+        try:
+            for send, recv, root in pairs:
+                src = recv if send is None else send
+                self.comm.broadcast(src.data.ptr, recv.data.ptr, recv.nbytes, nccl.NCCL_UINT8, root,
+                                    self.stream.ptr)
+        finally:
+            nccl.groupEnd()
+
+    def allgather(self, send, recv):
+        self.comm.allGather(send.data.ptr, recv.data.ptr, send.nbytes, self.nccl.NCCL_UINT8,
+                            self.stream.ptr)
+
+    def start(self):
+        event = self.xp.cuda.Event()
+        event.record(self.stream)
+        return event
+
+    def stop(self, start):
+        end = self.xp.cuda.Event()
+        end.record(self.stream)
+        self._spans.append((start, end))
+
+    def elapsed(self):
+        """Seconds between the recorded (start, stop) events since the last call."""
+        total = 0.0
+        for start, end in self._spans:
+            end.synchronize()
+            total += self.xp.cuda.get_elapsed_time(start, end) / 1e3
+        self._spans = []
+        return total
+
+    def close(self):
+        if self.comm is not None:
+            self.pool.free_all_blocks()
+            self.comm.destroy()
+            self.comm = None

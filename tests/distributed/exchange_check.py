@@ -1,0 +1,121 @@
+"""Run under ``mpiexec -n R python -m tests.distributed.exchange_check``: the GPU ranks' exchange
+(grstream/distributed/nccl.py) on host arrays equals the MPI exchange of CPU ranks, call by
+call: dense and sparse state of several dtypes, the union of ids (sparse and through a bitmap)
+and of bitmaps, on partitions with empty ranks and odd sizes.
+
+NcclExchange runs here on numpy arrays through :class:`HostCollectives`, the same calls as
+NCCL's (grouped broadcasts, all-gather) made over MPI, so everything but the NCCL and CuPy calls
+themselves runs without a GPU; tests/distributed/test_gpu_ranks.py runs the real thing on GPUs.
+"""
+import sys
+import time
+from contextlib import nullcontext
+
+import numpy as np
+from mpi4py import MPI
+
+from grstream.distributed.exchange import MpiExchange
+from grstream.distributed.nccl import NcclExchange, owned_ids
+
+COMM = MPI.COMM_WORLD
+
+
+class HostCollectives:
+    """NcclCollectives' calls on numpy arrays over MPI."""
+
+    xp = np
+
+    def __init__(self, comm):
+        self.comm, self.seconds = comm, 0.0
+
+    def using(self):
+        return nullcontext()
+
+    def broadcasts(self, pairs):
+        for send, recv, root in pairs:
+            if self.comm.Get_rank() == root:
+                recv[...] = send
+            self.comm.Bcast(recv.view(np.uint8), root=root)
+
+    def allgather(self, send, recv):
+        self.comm.Allgather(send.view(np.uint8), recv.view(np.uint8))
+
+    def start(self):
+        return time.perf_counter()
+
+    def stop(self, start):
+        self.seconds += time.perf_counter() - start
+
+    def elapsed(self):
+        out, self.seconds = self.seconds, 0.0
+        return out
+
+
+def exchanges(bounds):
+    return (MpiExchange(COMM, bounds),
+            NcclExchange(COMM, bounds, lambda: HostCollectives(COMM)))
+
+
+def check_state(rng, n, bounds, sparse):
+    rank = COMM.Get_rank()
+    lo, hi = int(bounds[rank]), int(bounds[rank + 1])
+    # the same replicated state everywhere, then each rank changes some of its own vertices
+    base = {"x": rng.uniform(0, 1, n), "d": rng.integers(-9, 9, n).astype(np.int32),
+            "b": rng.integers(0, 2, n).astype(np.uint8)}
+    own = np.random.default_rng(1000 + rank)
+    applied = np.sort(own.choice(np.arange(lo, hi), size=min(hi - lo, 3 if sparse else hi - lo),
+                                 replace=False)).astype(np.int64)
+    mine = {k: v.copy() for k, v in base.items()}
+    for k, v in mine.items():
+        v[applied] = own.integers(0, 100, len(applied)).astype(v.dtype)
+    lengths = np.array(COMM.allgather(len(applied)), dtype=np.int64)
+    total = int(lengths.sum())
+    results = []
+    for ex in exchanges(bounds):
+        fields = {k: v.copy() for k, v in mine.items()}
+        results.append((ex.state(fields, applied, lengths, dense=not sparse), fields, ex.bytes))
+    (k1, f1, b1), (k2, f2, b2) = results
+    assert k1 == k2 == ("sparse" if sparse and total * (8 + 13) < n * 13 else "dense"), (k1, k2)
+    for k in f1:
+        assert np.array_equal(f1[k], f2[k]), k
+    assert b1 == b2, (b1, b2)
+    return 1
+
+
+def check_union(rng, n, bounds, count):
+    own = np.random.default_rng(2000 + COMM.Get_rank())
+    ids = np.sort(own.choice(n, size=min(count, n), replace=False)).astype(np.int64)
+    lengths = np.array(COMM.allgather(len(ids)), dtype=np.int64)
+    mpi, nccl = exchanges(bounds)
+    want, got = mpi.union(ids, n, lengths), nccl.union(ids, n, lengths)
+    assert np.array_equal(want, got)
+    words = np.zeros((n + 31) // 32, dtype=np.uint32)   # the bitmap of the same ids
+    np.bitwise_or.at(words, ids // 32, (np.uint32(1) << (ids % 32).astype(np.uint32)))
+    nccl.union_bitmap(words, np.empty(COMM.Get_size() * len(words) + 5, dtype=np.uint32))
+    assert np.array_equal(owned_ids(np, words, 0, n), want)
+    lo, hi = sorted(own.integers(0, n + 1, 2))
+    assert np.array_equal(owned_ids(np, words, lo, hi), want[(want >= lo) & (want < hi)])
+    return 1
+
+
+def main():
+    rng = np.random.default_rng(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    size, checks = COMM.Get_size(), 0
+    for n in (1, 31, 33, 200, 1000):
+        cuts = np.sort(rng.integers(0, n + 1, size - 1))
+        for bounds in (np.concatenate([[0], cuts, [n]]), np.array([0] * size + [n])):  # (one owns all)
+            for sparse in (False, True):
+                checks += check_state(rng, n, bounds, sparse)
+            for count in (1, n // 100 + 1, n // 2 + 1, n):
+                checks += check_union(rng, n, bounds, count)
+    if COMM.Get_rank() == 0:
+        print(f"exchange_check: {checks} checks equal on {size} ranks")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:   # one rank's failure: say so and stop the others
+        sys.stderr.write(f"exchange_check rank {COMM.Get_rank()}: {type(e).__name__}: {e}\n")
+        sys.stderr.flush()
+        COMM.Abort(2)
