@@ -5,13 +5,14 @@ plan's ``publish``.
 The GPU is chosen by the node-local rank (the ranks of one host, ``MPI.COMM_TYPE_SHARED``), its
 primary context made current (grstream/backends/cuda/device.py ``use_device``). Every rank holds
 the whole vertex state on its GPU; the rank's planner plans its own shards, a dense apply and a
-"copy" publish cover its own vertices (``CudaExecutor.span``). In ``publish``: the next frontier
+"copy" publish cover its own vertices (``setup.span``). In ``publish``: the next frontier
 (built by the rank's activations) becomes the union of every rank's before the backend counts it
 per shard, so the read back's per-shard counts are the world's; the fields apply wrote are
 exchanged after the backend's publish, dense or sparse. The ids a rank applied are the set bits of
-the frontier the plan ran over within its own vertices, and every rank knows the world's count of
-them from the last read back, so the dense-or-sparse choice needs no extra collective. The read
-back adds the world's changed vertices and gathered edges (one small MPI all-gather).
+the frontier the plan ran over within its own vertices; every rank knows the world's count of
+them from the last read back, so only an exchange that may go sparse first gathers every rank's
+count (one small MPI all-gather). The read back adds the world's changed vertices and gathered
+edges (another).
 """
 from dataclasses import replace
 
