@@ -61,7 +61,8 @@ class RankExecutor:
         each = ex.counts([t.changed_count, t.edges_walked, len(t.applied),
                           0 if t.frontier is None else len(t.frontier),
                           0 if t.changed is None else len(t.changed),
-                          0 if t.edges is None else len(t.edges)])   # (ranks, 6)
+                          0 if t.edges is None else len(t.edges),
+                          0 if t.lanes is None else len(t.lanes)])   # (ranks, 7)
         self._global = int(each[:, 0].sum()), int(each[:, 1].sum())
         # what every rank decides alike, from the program and the plan's global facts (not from
         # its own units: a rank without units still takes part): the fields apply writes,
@@ -77,9 +78,14 @@ class RankExecutor:
         changed = None if t.changed is None else ex.union(t.changed, n, each[:, 4])
         if push:   # a push plan's frontier is its changed set
             self.adopt(frontier=changed, changed=changed)
+        elif t.lanes is not None:   # lanes: every lane's frontier, which gives the union's
+            self.adopt(changed=changed, lanes=ex.union(t.lanes, t.lane_space, each[:, 6]))
         else:
             frontier = None if t.frontier is None else ex.union(t.frontier, n, each[:, 3])
             self.adopt(frontier=frontier, changed=changed)
+
+    def set_lanes(self, alive):
+        return self.ranks.local(super().set_lanes(alive))
 
     def read_back(self, plan, stats):
         rb = super().read_back(plan, stats)

@@ -264,9 +264,12 @@ class Executor:
         """After ``publish``: what ``plan`` wrote and found (:class:`Touched`)."""
         raise NotImplementedError
 
-    def adopt(self, frontier: Optional[np.ndarray] = None, changed: Optional[np.ndarray] = None) -> None:
+    def adopt(self, frontier: Optional[np.ndarray] = None, changed: Optional[np.ndarray] = None,
+              lanes: Optional[np.ndarray] = None) -> None:
         """The world's next frontier and changed set (sorted ids; None: keep this executor's)
-        replace the ones this executor's units found, before ``reduce`` and ``read_back``."""
+        replace the ones this executor's units found, before ``reduce`` and ``read_back``;
+        ``lanes``: every lane's next frontier (flat ids as in :class:`Touched`), which gives the
+        frontier too."""
         raise NotImplementedError
 
     def vertex_arrays(self) -> Dict[str, np.ndarray]:

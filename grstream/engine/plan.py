@@ -255,7 +255,10 @@ class Touched:
     frontier's sorted ids (None: every vertex, or a plan without a frontier); ``changed``: the
     sorted ids the plan changed where the executor keeps the changed set for the next plan (push
     senders, ``gather_from = "changed"`` sources; None: it keeps none); ``edges``: sorted
-    positions of the edge state it wrote; ``changed_count`` and ``edges_walked``: its counters."""
+    positions of the edge state it wrote; ``changed_count`` and ``edges_walked``: its counters;
+    ``lanes``: in lanes (Session.run_lanes), the next frontier of every lane as sorted flat ids
+    ``vertex * lanes + lane`` of ``lane_space`` (n * lanes) positions (None: not lanes, or
+    topology-driven lanes)."""
 
     applied: "object"
     frontier: "object" = None
@@ -263,6 +266,8 @@ class Touched:
     edges: "object" = None
     changed_count: int = 0
     edges_walked: int = 0
+    lanes: "object" = None
+    lane_space: int = 0
 
 
 @dataclass

@@ -360,7 +360,7 @@ class Session:
     def can_run_lanes(self, cls):
         """Whether :meth:`run_lanes` can run instances of program class ``cls`` here."""
         spec = cls.spec
-        return bool(self.cls.lanes and self.ranks is None and not spec.aggregates and not spec.edge_state
+        return bool(self.cls.lanes and not spec.aggregates and not spec.edge_state
                     and spec.gather_from == "all")
 
     def run_lanes(self, programs, *, max_iter=None, callback=None):
@@ -380,8 +380,7 @@ class Session:
         if not programs:
             return []
         if not self.can_run_lanes(type(programs[0])):
-            where = "under ranks" if self.ranks is not None else f"on {self.cls.name}"
-            raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes {where}: use run()")
+            raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes on {self.cls.name}: use run()")
         with self._serial("Session.run_lanes()"):
             entry.check_open(self.store, self)
             for p in programs:

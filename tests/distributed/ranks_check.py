@@ -3,7 +3,8 @@ on random graphs (several shard counts and budgets, empty and tiny graphs), each
 distributed over the world and in one process on every rank, the results compared: the
 programs in each direction the engine runs them (pull, push, and "auto" switching between
 them), a user program with mutable edge state in each, delta PageRank (``gather_from =
-"changed"``), and the built-in algorithms' entry points (betweenness, predecessors, ...).
+"changed"``), lanes (Session.run_lanes), and the built-in algorithms' entry points
+(betweenness, predecessors, ...).
 
 CASE "all" (default) checks equality; "fail" makes rank 1 raise in iteration 2 (a callback;
 the fault test expects every rank to exit, the error naming rank 1).
@@ -150,12 +151,36 @@ def check_algorithms(path, gname, counts):
     store.close()
 
 
+def check_lanes(path, gname, counts):
+    """Session.run_lanes over the ranks: each lane equals its own run in one process."""
+    store = gr.open(path)
+    sources = sorted({0, 1, store.num_vertices // 2, store.num_vertices - 1})
+    for make in (BFS, SSSP):
+        try:   # the least budget of the lanes' run
+            with gr.Session(store, memory_budget=1) as one:
+                one.run_lanes([make(source=s) for s in sources], max_iter=1)
+            least = 1
+        except gr.errors.MemoryBudgetError as e:
+            least = e.minimum
+        for budget in (None, least):
+            with gr.Session(store, comm=COMM, memory_budget=budget) as session:
+                assert session.can_run_lanes(make)
+                lanes = session.run_lanes([make(source=s) for s in sources])
+            for s, got in zip(sources, lanes):
+                want = gr.run(make(source=s), store)
+                if not same(got.value, want.value, False):
+                    raise AssertionError(f"{gname}/lanes/{make.__name__}/{s}/{budget} differs")
+                counts["runs"] += 1
+    store.close()
+
+
 def check_all(root):
     counts = {"runs": 0, "pushed": 0}
     for gname, path in graphs(root):
         check_programs(path, gname, counts)
         if gname in ("tiny", "random"):
             check_algorithms(path, gname, counts)
+            check_lanes(path, gname, counts)
     assert counts["pushed"] > 0
     if COMM.Get_rank() == 0:
         print(f"ranks_check: {counts['runs']} runs equal on {COMM.Get_size()} ranks")

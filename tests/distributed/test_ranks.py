@@ -42,7 +42,7 @@ def mpirun(ranks, *args, timeout=240):
 def test_every_program_equals_one_process(tmp_path, ranks):
     out = mpirun(ranks, "tests.distributed.ranks_check", str(tmp_path))
     assert out.returncode == 0, out.stderr[-3000:]
-    assert f"113 runs equal on {ranks} ranks" in out.stdout
+    assert f"137 runs equal on {ranks} ranks" in out.stdout
 
 
 @needs_mpi
@@ -53,15 +53,16 @@ def test_a_failing_rank_ends_every_rank_naming_it(tmp_path):
 
 
 @needs_mpi
-def test_lanes_are_refused_under_ranks(tmp_path):
+def test_lanes_and_push_run_under_ranks(tmp_path):
     from mpi4py import MPI
     gr.build_shards(np.array([[0, 1], [1, 2]]), tmp_path / "g.h5", num_shards=2, progress=False)
-    with gr.Session(tmp_path / "g.h5", comm=MPI.COMM_SELF) as session:
-        assert not session.can_run_lanes(gr.algorithms.bfs.BFS)
-        with pytest.raises(UsageError, match="cannot run in lanes under ranks: use run"):
-            session.run_lanes([gr.algorithms.bfs.BFS(source=0), gr.algorithms.bfs.BFS(source=1)])
-        pushed = session.run(gr.algorithms.bfs.BFS(source=0))   # what they run instead, pushing
-        assert pushed.value.tolist() == [0, 1, 2]
+    BFS = gr.algorithms.bfs.BFS
+    with gr.Session(tmp_path / "g.h5", comm=MPI.COMM_SELF, direction="push") as session:
+        assert session.can_run_lanes(BFS)
+        lanes = session.run_lanes([BFS(source=0), BFS(source=1)])
+        pushed = session.run(BFS(source=0))
+    assert [r.value.tolist() for r in lanes] == [[0, 1, 2], [-1, 0, 1]]
+    assert pushed.value.tolist() == [0, 1, 2] and pushed.stats[0].plan["direction"] == {"push": 1}
 
 
 def test_partition_is_contiguous_and_balanced_by_edges(tmp_path):

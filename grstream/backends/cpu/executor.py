@@ -287,12 +287,16 @@ class CpuExecutor(CpuFacts, Executor):
         parts = [np.arange(i.start, i.stop, dtype=np.int64) if isinstance(i, slice)
                  else np.asarray(i, dtype=np.int64) for i, _ in mode.applied]
         edges = [np.asarray(p, dtype=np.int64) for p, _ in mode.edge_writes]
+        lanes = None if self.lane_runs is None or not plan.frontier else self.lane_runs.flat()
         return Touched(applied=union_ids(parts), frontier=self.frontier.ids if plan.frontier else None,
                        changed=mode.changed_ids, edges=union_ids(edges) if self.spec.edge_state else None,
-                       changed_count=tally.changed, edges_walked=tally.edges)
+                       changed_count=tally.changed, edges_walked=tally.edges,
+                       lanes=lanes, lane_space=0 if lanes is None else self.n * self.L)
 
-    def adopt(self, frontier=None, changed=None):
-        if frontier is not None:
+    def adopt(self, frontier=None, changed=None, lanes=None):
+        if lanes is not None:
+            self.lane_runs.adopt(lanes)
+        elif frontier is not None:
             self.frontier.ids = frontier
         if changed is not None:
             self.sources.record(changed)

@@ -90,5 +90,16 @@ class Lanes(Pull):
         self.next.fill(False)
         frontier.ids = np.flatnonzero(self.mask.any(axis=1))
 
+    def flat(self):
+        """Every lane's next frontier (after publish) as sorted flat ids ``vertex * lanes + lane``
+        (None for topology-driven lanes, which keep no masks)."""
+        return None if self.mask is None else np.flatnonzero(self.mask)
+
+    def adopt(self, flat):
+        """Every lane's next frontier from flat ids (:meth:`flat`'s, united over ranks)."""
+        self.mask.fill(False)
+        self.mask.reshape(-1)[flat] = True
+        self.ex.frontier.ids = np.flatnonzero(self.mask.any(axis=1))
+
     def read_back(self, plan, rb):
         rb.lane_active = self.mask.sum(axis=0) if self.mask is not None else self.alive * self.ex.n
