@@ -42,7 +42,8 @@ ALGOS = {
                          hits.WeightedHubStep(values=np.zeros(st.num_vertices))]),
     "hits_weighted": (lambda st, **kw: hits.hits(st, scores="hubs", max_iter=200, tol=1e-6,
                                                  weight="weight", **kw), 1e-5,
-                      lambda st: [hits.WeightedAuthorityStep(values=np.zeros(st.num_vertices))]),
+                      lambda st: [hits.WeightedAuthorityStep(values=np.zeros(st.num_vertices)),
+                                  hits.WeightedHubStep(values=np.zeros(st.num_vertices))]),
     "bfs_to": (lambda st, **kw: reach.bfs_to(st, 7, **kw), 0,
                lambda st: [reach.ReverseBFS(source=7)]),
     # scheduled activation (activate = "schedule"): the executor's set_active bitmap each
