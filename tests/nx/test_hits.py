@@ -28,6 +28,13 @@ def test_hits_matches_networkx_or_refuses(G, start):
         s = np.linalg.svd(nx.to_numpy_array(G), compute_uv=False)
         assert s[0] - s[1] < 1e-3 * s[0]
         return
+    except nx.PowerIterationFailedConvergence:
+        # max_iter counts power iterations (NetworkX's counts ARPACK's): the error shrinks by
+        # (s1/s0)^2 per iteration, so only a graph whose two largest singular values are close
+        # may need more than 1000 of them
+        s = np.linalg.svd(nx.to_numpy_array(G), compute_uv=False)
+        assert (s[1] / s[0]) ** 2 > 0.95
+        return
     for ours, theirs in zip(got, want):
         assert ours.keys() == theirs.keys()
         assert np.allclose(list(ours.values()), list(theirs.values()), atol=1e-6)
