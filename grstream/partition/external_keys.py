@@ -15,12 +15,11 @@ from .build_plan import SORT_VERTEX_BYTES, VERTEX_BYTES, plan_intervals, vertex_
 from .run_weights import narrowest
 from .key_runs import KeyRuns
 from .parallel_layout import executor
-from .shard_output import Result, finish_shard, write_part, write_vertex_data
+from .shard_output import Result, finish_shard_writing_back, write_part, write_vertex_data
 
 #: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64
 KEY_ID_LIMIT = (1 << 32) - 1
 #: store bytes written between two starts of their writeback to the disk
-WRITEBACK_BYTES = 32 << 20
 
 
 class WideIds(Exception):
@@ -199,11 +198,5 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
             bar.update(1)
             nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_parts)
             del in_parts
-            finish_shard(writer, result, i, lo, hi, nbytes)
-            unsynced += nbytes
-            if unsynced >= WRITEBACK_BYTES:
-                # the store's pages go to the disk while later shards sort, not all at the
-                # commit (an fsync per shard would cost more than it saves on tiny shards)
-                writer.start_writeback()
-                unsynced = 0
+            unsynced = finish_shard_writing_back(writer, result, i, lo, hi, nbytes, unsynced)
             bar.update(1)

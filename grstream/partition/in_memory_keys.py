@@ -18,11 +18,10 @@ import numpy as np
 from ..store import format as fmt
 from ..store.labels import is_sparse
 from .build_plan import plan_intervals, vertex_count
-from .external_keys import WRITEBACK_BYTES
 from .layout import _drop_repeats
 from .parallel_layout import executor, place_grouped
 from . import renumber as renumbering
-from .shard_output import Result, finish_shard, write_part, write_vertex_data
+from .shard_output import Result, finish_shard_writing_back, write_part, write_vertex_data
 
 #: ids must lie below this to fit a key's 32-bit half
 KEY_ID_LIMIT = 1 << 32
@@ -290,11 +289,5 @@ def _write(plan, writer, result, keys, offsets, threads):
             nbytes = write_part(writer, result, plan, i, lo, hi, "out", out_side)
             nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_side)
             del out_side, in_side
-            finish_shard(writer, result, i, lo, hi, nbytes)
-            unsynced += nbytes
-            if unsynced >= WRITEBACK_BYTES:
-                # the store's pages go to the disk while later shards are cut and written,
-                # not all in the commit's fsync (which the cores would sit out)
-                writer.start_writeback()
-                unsynced = 0
+            unsynced = finish_shard_writing_back(writer, result, i, lo, hi, nbytes, unsynced)
             bar.update(1)

@@ -36,6 +36,22 @@ def finish_shard(writer, result, i, lo, hi, nbytes):
     result.shard_edges.append((num_in, num_out))
 
 
+#: bytes written after which a keyed build starts the store's writeback to the disk
+WRITEBACK_BYTES = 32 << 20
+
+
+def finish_shard_writing_back(writer, result, i, lo, hi, nbytes, unsynced):
+    """:func:`finish_shard`, then the store's pages start their writeback once ``unsynced`` +
+    ``nbytes`` reach WRITEBACK_BYTES: they go to the disk while later shards are cut and
+    written, not all in the commit's fsync. Returns the bytes not yet sent."""
+    finish_shard(writer, result, i, lo, hi, nbytes)
+    unsynced += nbytes
+    if unsynced >= WRITEBACK_BYTES:
+        writer.start_writeback()
+        unsynced = 0
+    return unsynced
+
+
 def write_vertex_data(writer, result, plan):
     writer.dataset(fmt.INTERVALS, result.intervals)
     writer.dataset(fmt.IN_DEGREE, result.in_degree)

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 import grstream as gr
 import grstream.partition.build as build
-import grstream.partition.external_keys as external_keys
 import grstream.partition.key_runs as runs_module
+import grstream.partition.shard_output as shard_output
 from grstream.io.release import release
 from grstream.partition import build_shards
 from grstream.partition.key_runs import KeyRuns
@@ -116,7 +116,7 @@ def test_external_store_starts_its_writeback_every_few_megabytes(tmp_path, monke
                         lambda self: calls.append(1) or original(self))
     rng = np.random.default_rng(2)
     src, dst = rng.integers(0, 2000, 30_000), rng.integers(0, 2000, 30_000)
-    monkeypatch.setattr(external_keys, "WRITEBACK_BYTES", 50_000)
+    monkeypatch.setattr(shard_output, "WRITEBACK_BYTES", 50_000)
     path = build_shards(array_source(src, dst, chunk=4000), tmp_path / "w.h5", num_shards=20,
                         memory_limit=1 << 22, progress=False)
     # about 250 kB of ids and offsets in 20 shards: a writeback per 50 kB, not per shard
