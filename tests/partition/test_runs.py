@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import grstream as gr
 import grstream.partition.build as build
+import grstream.partition.external_keys as external_keys
 import grstream.partition.key_runs as runs_module
 import grstream.partition.shard_output as shard_output
 from grstream.io.release import release
