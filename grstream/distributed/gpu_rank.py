@@ -5,21 +5,31 @@ plan's ``publish``.
 The GPU is chosen by the node-local rank (the ranks of one host, ``MPI.COMM_TYPE_SHARED``), its
 primary context made current (grstream/backends/cuda/device.py ``use_device``). Every rank holds
 the whole vertex state on its GPU; the rank's planner plans its own shards, a dense apply and a
-"copy" publish cover its own vertices (``setup.span``). In ``publish``: the next frontier
-(built by the rank's activations) becomes the union of every rank's before the backend counts it
-per shard, so the read back's per-shard counts are the world's; the fields apply wrote are
-exchanged after the backend's publish, dense or sparse. The ids a rank applied are the set bits of
-the frontier the plan ran over within its own vertices; every rank knows the world's count of
-them from the last read back, so only an exchange that may go sparse first gathers every rank's
-count (one small MPI all-gather). The read back adds the world's changed vertices and gathered
-edges (another).
-"""
-from dataclasses import replace
+"copy" publish cover its own vertices (``setup.span``). In ``publish``:
 
+- a push plan's messages (the executor's per-vertex push accumulator and touched bitmap, to any
+  vertex) are combined at their owners (:meth:`NcclExchange.push`), and each rank applies its
+  own receivers (push_apply); a rank pushes from its own changed vertices only (its shards
+  hold their out-edges), so its changed set never leaves it, and the read back adds the edges a
+  push from the world's changed set walks;
+- the next frontier (built by the rank's activations or push applies) becomes the union of every
+  rank's before the backend counts it per shard, so the read back's per-shard counts are the
+  world's;
+- the fields apply wrote are exchanged after the backend's publish, dense or sparse. The ids a
+  rank applied are a push's receivers, or the set bits of the frontier a pull ran over within
+  its own vertices; every rank knows the world's count of the latter from the last read back,
+  so only an exchange that may go sparse first gathers every rank's count (one small MPI
+  all-gather);
+- mutable edge state (scatter writes the out-edges of the rank's own vertices, a run of the
+  global CSR order) is exchanged dense, each owner's run broadcast.
+
+The read back adds the world's changed vertices and gathered edges (one more all-gather).
+"""
 import numpy as np
 
 from ..errors import UsageError
-from .nccl import NcclCollectives, NcclExchange, owned_ids
+from .nccl import NcclCollectives, NcclExchange, keep_range, owned_ids
+from .rank_executor import RankMixin
 
 
 def cuda_rank_class(ranks, cls):
@@ -55,32 +65,13 @@ def device_array(xp, mem, length, dtype):
     return xp.ndarray((int(length),), dtype=dtype, memptr=xp.cuda.MemoryPointer(raw, 0))
 
 
-class CudaRankExecutor:
+class CudaRankExecutor(RankMixin):
     """Mixin placed before the CUDA executor class (:func:`cuda_rank_class`)."""
-
-    ranks = None   # the Ranks this class serves (set on the generated subclass)
-
-    @classmethod
-    def make_setup(cls, store=None, options=None, **facts):
-        return super().make_setup(store, options, span=cls.ranks.span, **facts)
-
-    @classmethod
-    def capabilities(cls, setup):
-        """The backend's, without push: GPU ranks run pull plans (a push's messages to other
-        ranks' vertices are not exchanged on the device), so "auto" and "push" pull."""
-        return replace(super().capabilities(setup), push=None)
-
-    @classmethod
-    def footprint(cls, spec, dense, setup):
-        if spec.edge_state:
-            raise UsageError(f"{spec.name} keeps mutable edge state, which GPU ranks do not exchange: "
-                             f"run it on CPU ranks (device='cpu') or on one GPU")
-        return super().footprint(spec, dense, setup)
 
     @classmethod
     def memory_options(cls, spec, setup):
-        """The backend's, and the rank's own shards: its budget goes to them alone (the models of
-        CPU ranks count every shard so that their push-or-pull choices agree; GPU ranks pull)."""
+        """The backend's, and the rank's own shards: its budget goes to them alone (the ranks
+        agree on whether push arrays fit before planning: engine/session.py)."""
         return dict(super().memory_options(spec, setup), owned=cls.ranks.owned)
 
     @classmethod
@@ -98,46 +89,81 @@ class CudaRankExecutor:
     def _array(self, mem, length, dtype):
         return device_array(self.ranks.exchange.collectives().xp, mem, length, dtype)
 
+    def _bitmap(self, mem):
+        return self._array(mem, (self.dev.n + 31) // 32, np.uint32)
+
+    def _scratch(self):
+        return self._array(self.dev.mem["exchange bitmaps"], self.ranks.size * ((self.dev.n + 31) // 32), np.uint32)
+
+    def _bind(self):
+        self.ranks.exchange.collectives().bind(self.dev.ex.compute.handle)
+
+    def set_frontier(self, mask, ids=None):
+        """As the backend's; a rank pushes from its own changed vertices only (its shards hold
+        their out-edges), so the changed set before iteration 1 is the seed's (or every vertex)
+        within its span."""
+        super().set_frontier(mask, ids)
+        pushes = self.pushes
+        if not pushes.available or not self.dev.n:
+            return
+        self._bind()
+        coll, (lo, hi) = self.ranks.exchange.collectives(), self.span
+        with coll.using():
+            keep_range(coll.xp, self._bitmap(self.dev.chg[0]), lo, hi)
+        pushes.changed = self.ranks.local(pushes.changed)
+        idx, degree = self.seed_idx, np.asarray(pushes._degree())
+        pushes.edges = int(degree[lo:hi].sum() if idx is None else degree[idx[(idx >= lo) & (idx < hi)]].sum())
+
     def begin(self, plan):
         super().begin(plan)
-        ex = self.ranks.exchange
-        ex.collectives().bind(self.dev.ex.compute.handle)
-        self._moved, self._exchange_s = ex.bytes, ex.seconds
+        self._bind()
 
     def publish(self, plan):
-        dev, ex, n = self.dev, self.ranks.exchange, self.dev.n
-        words = (n + 31) // 32
-        ran = dev.front[0]   # the frontier this plan applied (publish reverses the pair)
+        dev, ex, n, spec = self.dev, self.ranks.exchange, self.dev.n, self.spec
+        ran, applied = dev.front[0], None   # the frontier this plan applied (publish reverses the pair)
+        if plan.direction == "push":   # (every rank, whether its units sent or not: it may receive)
+            touched = self._bitmap(dev.touched)
+            ex.push(self._array(dev.pacc, n, self.ks.msg_dtype), touched, spec.gather_reduce, self._scratch())
+            with ex.collectives().using():   # the receivers apply (push_apply clears touched)
+                applied = owned_ids(ex.collectives().xp, touched, *self.span)
+            self.pushes.apply(plan)
+            plan = self.pushed(plan, spec)
         if plan.frontier and n:
-            ex.union_bitmap(self._array(dev.front[1], words, np.uint32),
-                            self._array(dev.mem["exchange bitmaps"], self.ranks.size * words, np.uint32))
+            ex.union_bitmap(self._bitmap(dev.front[1]), self._scratch())
         super().publish(plan)
+        if plan.seed or plan.activation:
+            return
         # what every rank decides alike: the fields apply writes (a rank without units plans
         # none), dense after a swap (it leaves other ranks' slices of cur stale) or when every
-        # vertex applied
-        written = () if plan.seed or plan.activation else sorted(self.spec.analysis.apply_writes)
+        # vertex applied; edge state (scatter writes its own sources' out-edges), dense
+        if spec.edge_state and spec.has_scatter:   # (a rank without units wrote none: still collective)
+            ex.state({p: self._array(dev.ecur[p], dev.m_edges, dt) for p, dt in dev.estate.items()},
+                     None, np.zeros(self.ranks.size, dtype=np.int64), bounds=self.ranks.edge_bounds, dense=True)
+        written = sorted(spec.analysis.apply_writes)
         if not written:
             return
-        dense = self.spec.activate == "all" or plan.all_active or plan.publish == "swap"
-        fields = {f: self._array(dev.cur[f], n, self.spec.vertex_fields[f]) for f in written}
-        width = sum(np.dtype(self.spec.vertex_fields[f]).itemsize for f in written)
-        # sparse when the world's frontier (the last read back's, alike on every rank) is small:
-        # then the ids, and every rank's count of them (one small all-gather)
+        dense = spec.activate == "all" or plan.all_active or plan.publish == "swap"
+        fields = {f: self._array(dev.cur[f], n, spec.vertex_fields[f]) for f in written}
+        width = sum(np.dtype(spec.vertex_fields[f]).itemsize for f in written)
+        # sparse when the world's applied vertices may be few (a push's receivers; the last read
+        # back's frontier, alike on every rank): then every rank's count (one small all-gather)
         ids, lengths = None, np.zeros(self.ranks.size, dtype=np.int64)
-        if not dense and self._active * (8 + width) < n * width:
-            lo, hi = self.span
-            ids = owned_ids(ex.collectives().xp, self._array(ran, words, np.uint32), lo, hi)
-            lengths = ex.counts([len(ids)])[:, 0]
+        if applied is not None or (not dense and self._active * (8 + width) < n * width):
+            if applied is None:
+                with ex.collectives().using():
+                    applied = owned_ids(ex.collectives().xp, self._bitmap(ran), *self.span)
+            ids, lengths = applied, ex.counts([len(applied)])[:, 0]
         ex.state(fields, ids, lengths, dense=ids is None)
 
     def read_back(self, plan, stats):
         rb = super().read_back(plan, stats)   # (the stream has finished: the exchange too)
         ex = self.ranks.exchange
-        counts = ex.counts([rb.changed_vertices, rb.active_edges]).sum(axis=0)
+        counts = ex.counts([rb.changed_vertices, rb.active_edges, max(rb.changed_edges, 0)]).sum(axis=0)
         rb.changed_vertices, rb.active_edges = int(counts[0]), int(counts[1])
         rb.total_active = self._active = int(rb.shard_active.sum())
         rb.shard_active = self.ranks.local(rb.shard_active)
+        if rb.shard_changed is not None:   # (each rank's changed set is its own vertices')
+            rb.shard_changed, rb.changed_edges = self.ranks.local(rb.shard_changed), int(counts[2])
         ex.settle()
-        stats.bytes_exchanged += ex.bytes - self._moved
-        stats.time_exchange += ex.seconds - self._exchange_s
+        self.count_exchange(stats)
         return rb

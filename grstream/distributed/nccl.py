@@ -17,6 +17,13 @@ give a sparse exchange its lengths) and the picklable ``agree`` / ``gather``. GP
   no bitwise reduction).
 - **union**: the interface's union of id lists, sparse (the ids gathered, then unique) or
   through a bitmap.
+- **push**: a push plan's messages where the CUDA executor leaves them, a per-vertex
+  accumulator and a bitmap of the vertices that received (``pacc``, ``touched``), made the
+  owners' combination of every rank's, as :meth:`MpiExchange.combine` on id lists: dense (a
+  reduce of each owner's slice to it with the monoid's NCCL operation, the bitmaps or-ed) or
+  sparse (each owner's (id, value) pairs sent to it, grouped NCCL sends and receives, and
+  combined there with the monoid, one sender's unique ids at a time), whichever moves fewer bytes (one MPI all-gather
+  of the messages per owner decides).
 
 Bytes are counted as they arrive; the device seconds come from events on the stream and are
 added by :meth:`NcclExchange.settle` once the stream has finished (the rank's read back).
@@ -26,8 +33,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import InternalError
-from .exchange import MpiExchange
+from .exchange import _MPI_OPS, MpiExchange, _row_bytes, _wire
+
 
 
 def owned_ids(xp, words, lo, hi):
@@ -35,6 +42,17 @@ def owned_ids(xp, words, lo, hi):
     w0 = lo // 32
     bits = xp.unpackbits(words[w0:(hi + 31) // 32].view(xp.uint8), bitorder="little")
     return xp.flatnonzero(bits[lo - 32 * w0:hi - 32 * w0]).astype(xp.int64) + lo
+
+
+def keep_range(xp, words, lo, hi):
+    """Clear the bits of bitmap ``words`` (uint32) outside ``[lo, hi)``, in place."""
+    a, b = lo // 32, (hi + 31) // 32
+    words[:a] = 0
+    words[max(a, b):] = 0
+    if lo % 32 and a < len(words):
+        words[a:a + 1] &= xp.uint32(~((1 << (lo % 32)) - 1) & 0xFFFFFFFF)
+    if hi % 32 and hi // 32 < len(words):
+        words[hi // 32:hi // 32 + 1] &= xp.uint32((1 << (hi % 32)) - 1)
 
 
 class NcclExchange(MpiExchange):
@@ -85,9 +103,54 @@ class NcclExchange(MpiExchange):
         self._bytes(moved)
         return kind
 
-    def combine(self, ids, values, monoid):
-        """Push messages are not exchanged on the device: GPU ranks pull (gpu_rank.py)."""
-        raise InternalError("GPU ranks run pull plans only: no push messages to combine")
+    def push(self, acc, touched, monoid, scratch):
+        """A push plan's messages on the device: ``acc`` (n values of the message dtype, the
+        monoid's identity where this rank sent nothing) and ``touched`` (uint32 bitmap of the
+        vertices it sent to), of any rank's vertices. Afterwards, within this rank's own
+        vertices, they hold every rank's messages combined with ``monoid`` and every vertex any
+        rank sent to; outside them, the identity and no bit (as a push leaves them between
+        iterations). ``scratch``: room for ``size * len(touched)`` words."""
+        coll = self.collectives()
+        xp = coll.xp
+        n, lo, hi = int(self.bounds[-1]), int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
+        k, op = _row_bytes(acc), _MPI_OPS.get(monoid.name)
+        mark = coll.start()
+        with coll.using():
+            ids = owned_ids(xp, touched, 0, n)   # every receiver of this rank's messages
+            cut = np.asarray(xp.searchsorted(ids, xp.asarray(self.bounds)).tolist(), dtype=np.int64)
+            sends = self.counts(np.diff(cut))   # [from, to]: messages (host, MPI)
+            wire = _wire(acc)
+            if op is not None and int(sends.sum()) * (8 + k) > n * k + n // 8:
+                # dense: each owner's slice reduced to it, the receivers' bitmaps or-ed
+                coll.reduces([(wire[int(a):int(b)], r) for r, (a, b) in enumerate(zip(self.bounds, self.bounds[1:]))
+                              if b > a], "NCCL_" + op)
+                self._or_bitmaps(touched, scratch)
+                moved = (hi - lo) * k + self.size * touched.nbytes
+            else:   # sparse: each owner's (id, value) pairs to it, combined there
+                cut = cut.tolist()
+                vals = wire[ids]
+                got = [(r, int(sends[r, self.rank])) for r in range(self.size) if r != self.rank]
+                rids = xp.empty(sum(c for _, c in got), dtype=xp.int64)
+                rvals = xp.empty(len(rids), dtype=wire.dtype)
+                at, pairs = 0, []
+                for r, c in got:
+                    pairs += [(ids[cut[r]:cut[r + 1]], rids[at:at + c], r), (vals[cut[r]:cut[r + 1]], rvals[at:at + c], r)]
+                    at += c
+                coll.sendrecvs(pairs)
+                at, combine = 0, getattr(xp, monoid.ufunc.__name__)
+                for _, c in got:   # each sender's ids are unique: combined one sender at a time
+                    where = rids[at:at + c]
+                    wire[where] = combine(wire[where], rvals[at:at + c])
+                    at += c
+                mask = xp.zeros(32 * len(touched), dtype=bool)
+                mask[rids] = True
+                touched |= xp.packbits(mask, bitorder="little").view(xp.uint32)
+                moved = rids.nbytes + rvals.nbytes
+            acc[:lo] = monoid.identity(acc.dtype)
+            acc[hi:] = monoid.identity(acc.dtype)
+            keep_range(xp, touched, lo, hi)
+        coll.stop(mark)
+        self._bytes(moved)
 
     def _gatherv(self, mine, lengths):
         """Every rank's device array ``mine`` (one dtype; its length ``lengths[rank]``),
@@ -104,16 +167,19 @@ class NcclExchange(MpiExchange):
         """Make the bitmap ``words`` (uint32, device) the or of every rank's, in place;
         ``scratch``: room for ``size * len(words)`` words."""
         coll = self.collectives()
-        xp, k = coll.xp, len(words)
         mark = coll.start()
         with coll.using():
-            gathered = scratch[:self.size * k]
-            coll.allgather(words, gathered)
-            for r in range(self.size):
-                if r != self.rank:
-                    xp.bitwise_or(words, gathered[r * k:(r + 1) * k], out=words)
+            self._or_bitmaps(words, scratch)
         coll.stop(mark)
-        self._bytes(gathered.nbytes)
+        self._bytes(self.size * words.nbytes)
+
+    def _or_bitmaps(self, words, scratch):
+        xp, k = self.coll.xp, len(words)
+        gathered = scratch[:self.size * k]
+        self.coll.allgather(words, gathered)
+        for r in range(self.size):
+            if r != self.rank:
+                xp.bitwise_or(words, gathered[r * k:(r + 1) * k], out=words)
 
     def union(self, ids, n, lengths):
         """As the interface's, on device arrays."""
@@ -189,6 +255,35 @@ class NcclCollectives:
                                     self.stream.ptr)
         finally:
             nccl.groupEnd()
+
+    def reduces(self, pairs, op):
+        """One NCCL group of in-place reduces: each (buffer, root) combines every rank's
+        ``buffer`` into root's with the NCCL operation named ``op`` (e.g. "NCCL_SUM")."""
+        nccl = self.nccl
+        nccl.groupStart()
+        try:
+            for buf, root in pairs:
+                self.comm.reduce(buf.data.ptr, buf.data.ptr, buf.size, self._type(buf.dtype),
+                                 getattr(nccl, op), root, self.stream.ptr)
+        finally:
+            nccl.groupEnd()
+
+    def sendrecvs(self, pairs):
+        """One NCCL group of point-to-point moves: each (send, recv, peer) sends ``send`` to
+        ``peer`` and receives ``recv`` from it (either may be empty)."""
+        nccl = self.nccl
+        nccl.groupStart()
+        try:
+            for send, recv, peer in pairs:
+                if send.nbytes:
+                    self.comm.send(send.data.ptr, send.nbytes, nccl.NCCL_UINT8, peer, self.stream.ptr)
+                if recv.nbytes:
+                    self.comm.recv(recv.data.ptr, recv.nbytes, nccl.NCCL_UINT8, peer, self.stream.ptr)
+        finally:
+            nccl.groupEnd()
+
+    def _type(self, dtype):
+        return getattr(self.nccl, "NCCL_" + {"f": "FLOAT", "i": "INT", "u": "UINT"}[dtype.kind] + str(8 * dtype.itemsize))
 
     def allgather(self, send, recv):
         self.comm.allGather(send.data.ptr, recv.data.ptr, send.nbytes, self.nccl.NCCL_UINT8,

@@ -23,8 +23,10 @@ cannot wait for).
 from dataclasses import replace
 
 
-class RankExecutor:
-    """Mixin placed before the backend's executor class (Ranks.executor_class)."""
+class RankMixin:
+    """What a rank's executor changes of any backend's (CPU ranks' :class:`RankExecutor`, GPU
+    ranks' gpu_rank.CudaRankExecutor): its span, synchronous push plans, and a push plan's
+    apply deferred to ``publish``."""
 
     ranks = None   # the Ranks this class serves (set on the generated subclass)
 
@@ -43,10 +45,28 @@ class RankExecutor:
         super().begin(plan)
         self._moved, self._exchange_s = self.ranks.exchange.bytes, self.ranks.exchange.seconds
 
+    def count_exchange(self, stats):
+        """Add the exchange's bytes and seconds since ``begin`` to the iteration's ``stats``."""
+        ex = self.ranks.exchange
+        stats.bytes_exchanged += ex.bytes - self._moved
+        stats.time_exchange += ex.seconds - self._exchange_s
+
     def apply(self, plan, unit, piece):
         if plan.direction == "push" and unit is None:
             return   # a push plan's apply: after its messages reach their owners (publish)
         super().apply(plan, unit, piece)
+
+    @staticmethod
+    def pushed(plan, spec):
+        """A push plan as a rank publishes it: a rank without units of its own may have
+        received, so its receivers' values publish too."""
+        if plan.publish == "none":
+            plan = replace(plan, publish="copy", publish_fields=tuple(sorted(spec.analysis.apply_writes)))
+        return plan
+
+
+class RankExecutor(RankMixin):
+    """Mixin placed before the backend's executor class (Ranks.executor_class)."""
 
     def publish(self, plan):
         ex, spec, n = self.ranks.exchange, self.spec, int(self.ranks.bounds[-1])
@@ -54,8 +74,7 @@ class RankExecutor:
         if push:   # (every rank, whether its units sent or not: it may receive)
             receivers, values = self.push_messages()
             self.apply_messages(plan, *ex.combine(receivers, values, spec.gather_reduce))
-            if plan.publish == "none":   # (no unit of its own: its receivers' values publish)
-                plan = replace(plan, publish="copy", publish_fields=tuple(sorted(spec.analysis.apply_writes)))
+            plan = self.pushed(plan, spec)
         super().publish(plan)
         t = self.touched(plan)
         each = ex.counts([t.changed_count, t.edges_walked, len(t.applied),
@@ -94,7 +113,5 @@ class RankExecutor:
         rb.shard_active = self.ranks.local(rb.shard_active)
         if rb.shard_changed is not None:
             rb.shard_changed = self.ranks.local(rb.shard_changed)
-        ex = self.ranks.exchange
-        stats.bytes_exchanged += ex.bytes - self._moved
-        stats.time_exchange += ex.seconds - self._exchange_s
+        self.count_exchange(stats)
         return rb

@@ -106,6 +106,12 @@ class Ranks:
         from .rank_executor import RankExecutor
         return type(f"Rank{cls.__name__}", (RankExecutor, cls), {"ranks": self})
 
+    def agree_push(self, pushing):
+        """Whether every rank's memory model holds push's arrays (``pushing``: this rank's;
+        collective): a rank planning its own shards under its own budget may have room where
+        another has none, and push plans run on every rank or on none."""
+        return all(self.exchange.gather(bool(pushing)))
+
     def local(self, counts):
         """Per-shard ``counts`` with other ranks' shards zeroed: what this rank's planner plans."""
         return np.asarray(counts) * self.owned

@@ -151,25 +151,28 @@ class Session:
                              f"edge ids in the store: rebuild it with --edge-ids")
         budget = self.memory_budget if self.memory_budget is not None else ex_cls.default_budget(setup)
         held = sum(p.model.device_bytes for p in self._prepared.values())
-        # push-only memory, then with push, then without; then the same after closing the
-        # session's other executors
+        # push-only memory, then with push, then without, then the same after closing the session's
+        # other executors; under ranks, where one rank's budget holds no push arrays, all plan without
         tries = list(dict.fromkeys((push, evict) for evict in (False, True)[:1 + bool(self._prepared)]
                                    for push in ("only" if only else "push" if pushing else "",
                                                 "push" if pushing else "", "")))
-        for k, (pushing, evict) in enumerate(tries):
-            o, names = setup.with_push(bool(pushing)), memory_arrays(spec, pushing)
-            try:
-                if evict:
-                    self._evict()
-                left = None if budget is None else int(budget) - (0 if evict else held)
-                if left is not None and left < 0:
-                    raise MemoryBudgetError("no room left", minimum=held)
-                model = plan_memory(store, names, ex_cls.footprint(spec, is_dense(spec), o), left,
-                                    self.pinned_budget, pinned=ex_cls.pinned, **ex_cls.memory_options(spec, o))
+        for again, tries in enumerate((tries, [t for t in tries if not t[0]])):
+            for k, (pushing, evict) in enumerate(tries):
+                o, names = setup.with_push(bool(pushing)), memory_arrays(spec, pushing)
+                try:
+                    if evict:
+                        self._evict()
+                    left = None if budget is None else int(budget) - (0 if evict else held)
+                    if left is not None and left < 0:
+                        raise MemoryBudgetError("no room left", minimum=held)
+                    model = plan_memory(store, names, ex_cls.footprint(spec, is_dense(spec), o), left,
+                                        self.pinned_budget, pinned=ex_cls.pinned, **ex_cls.memory_options(spec, o))
+                    break
+                except MemoryBudgetError:
+                    if k == len(tries) - 1:
+                        raise
+            if again or self.ranks is None or self.ranks.agree_push(pushing) or not pushing:
                 break
-            except MemoryBudgetError:
-                if k == len(tries) - 1:
-                    raise
         ledger = Ledger(model)
         executor = ex_cls(store, spec, model, ledger, self.shared, o)
         dirs = gather_directions(spec)
@@ -224,8 +227,7 @@ class Session:
                 raise
 
     def _run(self, programs, lanes, max_iter, progress, callback, t_start, saved=None):
-        """The iteration loop of :meth:`run` (one program, ``lanes`` None) and of
-        :meth:`run_lanes` (``lanes`` instances of one class run as one program)."""
+        """The iteration loop of :meth:`run` (``lanes`` None) and :meth:`run_lanes` (``lanes`` instances)."""
         from .lanes import Instances, lane_program, split_results
         store, n = self.store, self.n
         program = programs[0] if lanes is None else lane_program(programs)

@@ -1,10 +1,11 @@
 """Run under ``mpiexec -n R python -m tests.distributed.exchange_check``: the GPU ranks' exchange
 (grstream/distributed/nccl.py) on host arrays equals the MPI exchange of CPU ranks, call by
 call: dense and sparse state of several dtypes, the union of ids (sparse and through a bitmap)
-and of bitmaps, on partitions with empty ranks and odd sizes.
+and of bitmaps, and a push's messages combined at their owners (dense and sparse, each monoid),
+on partitions with empty ranks and odd sizes.
 
 NcclExchange runs here on numpy arrays through :class:`HostCollectives`, the same calls as
-NCCL's (grouped broadcasts, all-gather) made over MPI, so everything but the NCCL and CuPy calls
+NCCL's (grouped broadcasts, reduces, sends and receives, all-gather) made over MPI, so everything but the NCCL and CuPy calls
 themselves runs without a GPU; tests/distributed/test_gpu_ranks.py runs the real thing on GPUs.
 """
 import sys
@@ -14,6 +15,7 @@ from contextlib import nullcontext
 import numpy as np
 from mpi4py import MPI
 
+import grstream as gr
 from grstream.distributed.exchange import MpiExchange
 from grstream.distributed.nccl import NcclExchange, owned_ids
 
@@ -36,6 +38,18 @@ class HostCollectives:
             if self.comm.Get_rank() == root:
                 recv[...] = send
             self.comm.Bcast(recv.view(np.uint8), root=root)
+
+    def reduces(self, pairs, op):
+        for buf, root in pairs:
+            mpi_op = getattr(MPI, op[len("NCCL_"):])
+            if self.comm.Get_rank() == root:
+                self.comm.Reduce(MPI.IN_PLACE, buf, op=mpi_op, root=root)
+            else:
+                self.comm.Reduce(buf, None, op=mpi_op, root=root)
+
+    def sendrecvs(self, pairs):
+        for send, recv, peer in pairs:
+            self.comm.Sendrecv(send.view(np.uint8), dest=peer, recvbuf=recv.view(np.uint8), source=peer)
 
     def allgather(self, send, recv):
         self.comm.Allgather(send.view(np.uint8), recv.view(np.uint8))
@@ -89,12 +103,41 @@ def check_union(rng, n, bounds, count):
     mpi, nccl = exchanges(bounds)
     want, got = mpi.union(ids, n, lengths), nccl.union(ids, n, lengths)
     assert np.array_equal(want, got)
-    words = np.zeros((n + 31) // 32, dtype=np.uint32)   # the bitmap of the same ids
-    np.bitwise_or.at(words, ids // 32, (np.uint32(1) << (ids % 32).astype(np.uint32)))
+    words = bitmap(ids, n)   # the bitmap of the same ids
     nccl.union_bitmap(words, np.empty(COMM.Get_size() * len(words) + 5, dtype=np.uint32))
     assert np.array_equal(owned_ids(np, words, 0, n), want)
     lo, hi = sorted(own.integers(0, n + 1, 2))
     assert np.array_equal(owned_ids(np, words, lo, hi), want[(want >= lo) & (want < hi)])
+    return 1
+
+
+def bitmap(ids, n):
+    words = np.zeros((n + 31) // 32, dtype=np.uint32)
+    np.bitwise_or.at(words, ids // 32, (np.uint32(1) << (ids % 32).astype(np.uint32)))
+    return words
+
+
+def check_push(n, bounds, count, monoid, dtype):
+    """Each rank's messages to any vertices, combined at the owners: the device exchange's
+    accumulator and bitmap against the MPI exchange's (receivers, values)."""
+    rank = COMM.Get_rank()
+    lo, hi = int(bounds[rank]), int(bounds[rank + 1])
+    own = np.random.default_rng(3000 + rank + n)
+    ids = np.sort(own.choice(n, size=min(count, n), replace=False)).astype(np.int64)
+    values = own.integers(0, 50, len(ids)).astype(dtype)   # (integral: sums in any order agree)
+    mpi, nccl = exchanges(bounds)
+    want_ids, want = mpi.combine(ids, values, monoid)
+    identity = monoid.identity(dtype)
+    acc = np.full(n, identity, dtype=dtype)
+    acc[ids] = values
+    touched = bitmap(ids, n)
+    nccl.push(acc, touched, monoid, np.empty(COMM.Get_size() * len(touched), dtype=np.uint32))
+    got = owned_ids(np, touched, 0, n)
+    assert np.array_equal(got, want_ids), (got, want_ids)
+    assert np.array_equal(acc[got], want), (acc[got], want)
+    outside = np.ones(n, dtype=bool)
+    outside[lo:hi] = False
+    assert (acc[outside] == identity).all() and np.all((got >= lo) & (got < hi))
     return 1
 
 
@@ -108,6 +151,9 @@ def main():
                 checks += check_state(rng, n, bounds, sparse)
             for count in (1, n // 100 + 1, n // 2 + 1, n):
                 checks += check_union(rng, n, bounds, count)
+            for count, (monoid, dtype) in zip((0, 2, n // 3 + 1, n), [(gr.monoid.sum, np.float32), (gr.monoid.min, np.int64),
+                                                                      (gr.monoid.max, np.float64), (gr.monoid.sum, np.uint32)]):
+                checks += check_push(n, bounds, count, monoid, dtype)
     if COMM.Get_rank() == 0:
         print(f"exchange_check: {checks} checks equal on {size} ranks")
 

@@ -1,7 +1,8 @@
 """Run under ``mpiexec -n R python -m tests.distributed.gpu_ranks_check DIR [CASE [NAME]]``: GPU
 ranks (one GPU each, the NCCL exchange) against one process on one GPU, on the random graphs of
-tests/distributed/ranks_check.py: the programs GPU ranks run (they pull; no edge state), at
-two budgets, pulled by one GPU too; CASE "algorithm NAME" one entry point of its ALGORITHMS on
+tests/distributed/ranks_check.py: every program the CUDA executor runs, in each direction
+the CPU ranks run it (push, pull, "auto"), with mutable edge state too, at two budgets, the same
+direction on one GPU; CASE "algorithm NAME" one entry point of its ALGORITHMS on
 two graphs; "fail" makes rank 1 raise in iteration 2 (every rank must exit, naming rank 1).
 """
 import sys
@@ -13,9 +14,8 @@ from grstream.algorithms.bfs import BFS
 
 from .ranks_check import ALGORITHMS, COMM, PROGRAMS, failing, graphs
 
-#: what GPU ranks run (pull plans, no edge state, every vertex gathered)
-GPU_PROGRAMS = [(name, make, close) for name, make, _, close in PROGRAMS
-                if name in ("bfs", "sssp", "cc", "pagerank", "user")]
+#: what the CUDA executor runs (not gather_from = "changed": delta PageRank), each direction
+GPU_PROGRAMS = [p for p in PROGRAMS if p[0] != "delta-pagerank"]
 
 
 def same(a, b, close):
@@ -33,21 +33,24 @@ def budgets(program, store):
     return 1, 1   # (an empty graph needs no memory)
 
 
-def check_programs(path, gname):
+def check_programs(path, gname, pushed):
     runs = 0
     store = gr.open(path)
-    for pname, make, close in GPU_PROGRAMS:
-        if store.num_vertices == 0 and pname in ("bfs", "sssp"):
+    for pname, make, directions, close in GPU_PROGRAMS:
+        if store.num_vertices == 0 and pname in ("bfs", "sssp", "edge-state", "edge-rank"):
             continue
         for one_budget, rank_budget in ((None, None), budgets(make(), store)):
-            kw = dict(max_iter=60, direction="pull", device="cuda")
-            one = gr.run(make(), store, memory_budget=one_budget, **kw)
-            many = gr.run(make(), store, comm=COMM, memory_budget=rank_budget, **kw)
-            for field, want in one.values.items():
-                if not same(many.values[field], want, close):
-                    raise AssertionError(f"{gname}/{pname}/{one_budget}: {field} differs")
-            assert many.info["ranks"] == COMM.Get_size() and many.info["backend"] == "cuda"
-            runs += 1
+            for direction in directions:
+                kw = dict(max_iter=60, direction=direction, device="cuda")
+                one = gr.run(make(), store, memory_budget=one_budget, **kw)
+                many = gr.run(make(), store, comm=COMM, memory_budget=rank_budget, **kw)
+                for field, want in list(one.values.items()) + list(one.edge_values.items()):
+                    got = many.values[field] if field in many.values else many.edge_values[field]
+                    if not same(got, want, close):
+                        raise AssertionError(f"{gname}/{pname}/{direction}/{one_budget}: {field} differs")
+                assert many.info["ranks"] == COMM.Get_size() and many.info["backend"] == "cuda"
+                pushed[0] += sum(st.plan["direction"].get("push", 0) for st in many.stats)
+                runs += 1
     store.close()
     return runs
 
@@ -72,7 +75,9 @@ def main():
             if COMM.Get_rank() == 0:
                 print(f"gpu_ranks_check: {sys.argv[3]} equal in {runs} runs on {COMM.Get_size()} cuda ranks")
         else:
-            runs = sum(check_programs(path, g) for g, path in graphs(root))
+            pushed = [0]
+            runs = sum(check_programs(path, g, pushed) for g, path in graphs(root))
+            assert pushed[0] > 0
             if COMM.Get_rank() == 0:
                 print(f"gpu_ranks_check: {runs} runs equal on {COMM.Get_size()} cuda ranks")
     except Exception as e:   # a failed check on one rank: say so and stop the others

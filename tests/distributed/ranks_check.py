@@ -186,12 +186,29 @@ def check_all(root):
         print(f"ranks_check: {counts['runs']} runs equal on {COMM.Get_size()} ranks")
 
 
+def check_agree(root):
+    """Rank 0's budget holds push's arrays, rank 1's only pull's: every rank pulls alike."""
+    store = gr.open(graphs(root)[3][1])
+    least = smallest_budget(BFS(source=0), store)
+    alone = gr.run(BFS(source=0), store, memory_budget=least, direction="auto")
+    assert not any(s.plan["direction"].get("push") for s in alone.stats)
+    assert any(s.plan["direction"].get("push") for s in gr.run(BFS(source=0), store, direction="auto").stats)
+    budget = least if COMM.Get_rank() == 1 else None
+    many = gr.run(BFS(source=0), store, comm=COMM, memory_budget=budget, direction="auto")
+    assert np.array_equal(many.value, gr.run(BFS(source=0), store).value)
+    assert not any(s.plan["direction"].get("push") for s in many.stats)
+    if COMM.Get_rank() == 0:
+        print("ranks_check: push agreed")
+
+
 def main():
     root, case = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "all")
     try:
         if case == "fail":
             path = graphs(root)[3][1]
             gr.run(BFS(source=0), path, comm=COMM, callback=failing)
+        elif case == "agree":
+            check_agree(root)
         else:
             check_all(root)
     except Exception as e:   # a failed check on one rank: say so and stop the others

@@ -21,7 +21,7 @@ from .test_ranks import ROOT, mpirun, needs_mpi
 def test_the_device_exchange_equals_the_mpi_exchange(ranks):
     out = mpirun(ranks, "tests.distributed.exchange_check")
     assert out.returncode == 0, out.stderr[-3000:]
-    assert f"60 checks equal on {ranks} ranks" in out.stdout
+    assert f"100 checks equal on {ranks} ranks" in out.stdout
 
 
 def test_owned_ids_are_the_set_bits_of_a_range(rng):
@@ -83,7 +83,7 @@ def test_every_program_on_gpu_ranks_equals_one_gpu(tmp_path):
     needs_gpus(2)
     out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "gpu_ranks_check: 46 runs equal on 2 cuda ranks" in out.stdout
+    assert "gpu_ranks_check: 112 runs equal on 2 cuda ranks" in out.stdout
 
 
 @needs_mpi
@@ -121,7 +121,7 @@ def test_the_command_line_on_gpu_ranks(tmp_path):
 
 @needs_mpi
 @pytest.mark.cuda
-@pytest.mark.parametrize("name", ["bfs-predecessors", "sssp-predecessors", "katz", "kcore", "scc", "bfs-to"])
+@pytest.mark.parametrize("name", ["bfs-predecessors", "sssp-predecessors", "katz", "kcore", "scc", "bfs-to", "bc"])
 def test_algorithms_on_gpu_ranks_equal_one_gpu(tmp_path, name):
     needs_gpus(2)
     out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), "algorithm", name, timeout=300)
@@ -129,28 +129,24 @@ def test_algorithms_on_gpu_ranks_equal_one_gpu(tmp_path, name):
     assert f"{name} equal in 2 runs on 2 cuda ranks" in out.stdout
 
 
-def test_gpu_ranks_pull_over_their_span_with_their_shards_and_refuse_edge_state():
+def test_gpu_ranks_push_synchronously_over_their_span_with_their_shards():
     from grstream.backends.cuda.executor import CudaExecutor
     from grstream.distributed.gpu_rank import CudaRankExecutor
-    from grstream.errors import UsageError
-    from tests.engine.test_scatter import CountedBFS
+    from grstream.distributed.rank_executor import RankExecutor, RankMixin
 
     class World:   # what the class reads of its Ranks
         size, span, owned = 2, (10, 25), np.array([0, 1, 1])
     cls = type("RankCudaExecutor", (CudaRankExecutor, CudaExecutor), {"ranks": World})
     setup = cls.make_setup(None, CudaExecutor.Options.of({}))
     assert setup.span == (10, 25)
-    assert CudaExecutor.capabilities(setup).push is not None and cls.capabilities(setup).push is None
+    assert cls.capabilities(setup).push is not None and not cls.capabilities(setup).push.asynchronous
     assert cls.memory_options(gr.algorithms.pagerank.PageRank.spec, setup)["owned"] is World.owned
-    with pytest.raises(UsageError, match="mutable edge state"):
-        cls.footprint(CountedBFS.spec, False, setup)
+    # one piece of the rank's setup for CPU and GPU ranks
+    assert cls.make_setup.__func__ is RankMixin.make_setup.__func__ is RankExecutor.make_setup.__func__
 
 
 @needs_mpi
-def test_the_device_exchange_combines_no_push_messages():
-    from mpi4py import MPI
-    from grstream.distributed.nccl import NcclExchange
-    from grstream.errors import InternalError
-    ex = NcclExchange(MPI.COMM_SELF, [0, 5], connect=None)
-    with pytest.raises(InternalError, match="pull plans only"):
-        ex.combine(np.arange(2), np.ones(2), gr.monoid.sum)
+def test_ranks_whose_budgets_differ_agree_on_push(tmp_path):
+    out = mpirun(2, "tests.distributed.ranks_check", str(tmp_path), "agree")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "ranks_check: push agreed" in out.stdout
