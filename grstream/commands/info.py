@@ -32,6 +32,7 @@ def describe(store):
         "directed": store.directed,
         "renumbered": store.renumbered,
         "label_kind": store.label_kind,
+        "vertex_order": store.vertex_order,
         "id_base": store.id_base,
         "id_dtype": store.id_dtype.name,
         "edge_props": {k: v.name for k, v in store.edge_props.items()},
@@ -52,7 +53,8 @@ def main(args):
     props = ", ".join(f"{k} ({v})" for k, v in info["edge_props"].items()) or "none"
     lines = [
         f"store:        {info['path']} (format version {info['format_version']})",
-        f"vertices:     {info['num_vertices']}" + ("  (renumbered)" if info["renumbered"] else ""),
+        f"vertices:     {info['num_vertices']}" + ("  (renumbered)" if info["renumbered"] else "")
+        + (f"  (in {info['vertex_order']} order)" if info["vertex_order"] else ""),
         f"edges:        {info['num_edges']}" + ("" if info["directed"] else "  (undirected, stored both ways)"),
         f"shards:       {info['num_shards']}",
         f"balance:      max {info['max_shard_edges']} / mean {info['mean_shard_edges']:.1f} edges "

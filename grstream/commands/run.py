@@ -318,7 +318,9 @@ def write_values(path, store, algo, values):
     a header ``id<sep>value`` and one line per vertex, a field holding the separator, a quote or
     a line break quoted as the csv module quotes (``"a,b"``, a quote doubled; every label is
     quoted when one holds a carriage return). Values that are vertex ids (the algorithm's
-    ``vertex_valued``, as cc's component names) are written as labels too.
+    ``vertex_valued``, as cc's component names) are written as labels too. A store whose
+    vertices were reordered at build time writes its rows in increasing label order, so
+    integer labels give the rows of the same build without reordering.
     """
     import numpy as np
     from ..io.atomic import atomic_file
@@ -331,7 +333,7 @@ def write_values(path, store, algo, values):
         rec = np.empty(len(values), dtype=[("id", ids.dtype), ("value", values.dtype)])
         rec["id"] = ids
         rec["value"] = values
-        values = rec
+        values = rec if store.vertex_order is None else rec[np.argsort(ids, kind="stable")]
     if text:
         columns = (values["id"].tolist(), values["value"].tolist())
         # the csv module quotes what holds the separator, a quote or "\n"; not a lone "\r"

@@ -32,6 +32,11 @@ def add_parser(sub):
                    help="map the ids that occur to 0..n-1, keeping the input's ids as labels "
                         "(default: when ids are sparse, max id + 1 > 2 x distinct ids, and the "
                         "input declares no vertex count; README \"Vertex ids\")")
+    p.add_argument("--reorder", choices=("none", "degree", "bfs", "rcm"), default="none",
+                   help="give the vertices internal ids in this order (decreasing degree, "
+                        "breadth-first from the highest-degree vertex, reverse Cuthill-McKee) "
+                        "so a row's neighbour ids lie closer together; results keep the "
+                        "input's ids (default none)")
     p.add_argument("--edge-ids", action="store_true",
                    help="also store each in-edge's global CSR position (in/eid), for programs "
                         "whose scatter writes edge state that gather reads")
@@ -67,7 +72,7 @@ def main(args):
             self_loops=not args.drop_self_loops, duplicates=not args.drop_duplicates,
             renumber=args.renumber, weight_dtype=args.weight_dtype, progress=not args.quiet,
             overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir, edge_ids=args.edge_ids,
-            threads=args.threads)
+            threads=args.threads, reorder=args.reorder)
     except OutputExistsError:  # the API's message names its keyword: say it in the CLI's words
         raise UsageError(f"-o {args.output} exists and --no-overwrite is given: nothing was "
                          "written (leave out --no-overwrite to replace it)") from None

@@ -24,6 +24,7 @@ from .external_records import build_records
 from .in_memory import build_in_memory
 from .vertex_budget import IN_MEMORY_VERTEX_BYTES, VertexBudget
 from . import renumber as renumbering
+from . import reorder as reordering
 from .build_plan import VERTEX_BYTES, Plan, set_renumbering
 from .writer import StoreWriter
 
@@ -55,7 +56,8 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
                  weight_dtype: str = "float64", format: Optional[str] = None,
                  progress: bool = False, overwrite: bool = True,
                  tmp_dir: Optional[str] = None, edge_ids: bool = False,
-                 threads: Optional[int] = None) -> "ShardOutputResult":
+                 threads: Optional[int] = None,
+                 reorder: Optional[str] = None) -> "ShardOutputResult":
     """Partition a graph into a shard store (docs/FORMAT.md).
 
     Parameters
@@ -123,6 +125,11 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         (:mod:`grstream.io.parallel_text`; within a memory limit as many as fit an eighth of
         it at ``TEXT_WORKER_BYTES`` each). Default: the cores this process may run on
         (``os.sched_getaffinity``). The store is byte for byte the same for every count.
+    reorder : str, optional
+        ``"degree"``, ``"bfs"`` or ``"rcm"``: give the vertices internal ids in that order, so a
+        row's neighbour ids lie closer together (smaller deltas for a compressed layout); None
+        or ``"none"`` (default) keeps the input's order. Results are still keyed by the input's
+        ids (the store keeps them as labels); :mod:`grstream.partition.reorder`.
 
     Returns
     -------
@@ -147,10 +154,12 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     check_output(path, inputs=inputs, what="store")
     shard_size, memory_limit = _check_options(num_shards, shard_size, memory_limit, weight_dtype)
     threads = _check_threads(threads)
-    if inputs and (memory_limit is not None or renumber) and is_stream(source):
+    reorder = reordering.check_order(reorder)
+    if inputs and (memory_limit is not None or renumber or reorder) and is_stream(source):
+        rereads = ('--memory-limit (memory_limit)' if memory_limit is not None else
+                   '--reorder' if reorder else '--renumber')
         raise UsageError(
-            f"{input_name(source)} is a pipe, which can be read only once, and "
-            f"{'--memory-limit (memory_limit)' if memory_limit is not None else '--renumber'} "
+            f"{input_name(source)} is a pipe, which can be read only once, and {rereads} "
             "reads the input more than once: save it to a file first, or build without it")
     # the default may renumber (renumber=None): chunks leave room for it
     chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops,
@@ -172,6 +181,9 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         memory_limit, renumbered=bool(renumber))
     if not renumber:
         plan.vertices.check(edges.num_vertices or 0)
+    plan.reorder = reorder
+    if reorder:
+        reordering.reorder_plan(plan, reorder)
     with StoreWriter(path, overwrite=overwrite) as writer:
         if memory_limit is None:
             result = build_in_memory(plan, writer)
@@ -287,7 +299,7 @@ def _build_external(plan, writer):
 
 
 def _root_attrs(plan, result):
-    renumber = plan.renumber
+    renumber = plan.renumber or plan.renumbered_input
     props = {"weight": plan.options.weight_dtype.name} if plan.options.weighted else {}
     from .. import __version__
     build = {
@@ -302,11 +314,12 @@ def _root_attrs(plan, result):
             "weighted": plan.options.weighted, "self_loops": plan.options.self_loops,
             "duplicates": not plan.dedup, "renumber": renumber,
             "weight_dtype": plan.options.weight_dtype.name, "edge_ids": plan.edge_ids,
+            "reorder": plan.reorder,
         },
         "num_heavy_vertices": int(len(result.heavy)),
         "heavy_vertices": [int(v) for v in result.heavy[:MAX_HEAVY_RECORDED]],
     }
-    return {
+    attrs = {
         "format": fmt.FORMAT_NAME,
         "format_version": np.int64(fmt.FORMAT_VERSION),
         "num_vertices": np.int64(result.num_vertices),
@@ -322,6 +335,11 @@ def _root_attrs(plan, result):
         "edge_ids": bool(plan.edge_ids),
         "build": build,
     }
+    if plan.reorder:
+        # the label table is a permutation: readers that assume it increasing must refuse it
+        attrs["format_version"] = np.int64(fmt.REORDERED_VERSION)
+        attrs[fmt.VERTEX_ORDER] = plan.reorder
+    return attrs
 
 
 def _summary(path, result, seconds):

@@ -62,6 +62,10 @@ class Plan:
         self.renumber_from_keys = False
         #: threads that read, sort and write (build_shards' ``threads``)
         self.threads = 1
+        #: the vertex order of a reordered build (build_shards' ``reorder``), else None
+        self.reorder = None
+        #: a reordered build's input ids were renumbered before they were reordered
+        self.renumbered_input = False
 
     @property
     def sort_bytes_per_edge(self):

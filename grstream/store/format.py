@@ -9,7 +9,15 @@ except ImportError:  # pragma: no cover - exercised by the fallback test
 import numpy as np
 
 FORMAT_NAME = "grstream-shards"
+#: the version a store gets when it uses no feature of a later one
 FORMAT_VERSION = 1
+#: a store whose vertices were reordered at build time: its label table is a permutation of
+#: the input's ids (not increasing), which readers of version 1 may assume
+REORDERED_VERSION = 2
+#: versions this reader reads
+READABLE_VERSIONS = (1, 2)
+#: root attribute of a reordered store: the order's name (``degree``, ``bfs``, ``rcm``)
+VERTEX_ORDER = "vertex_order"
 #: h5py ``libver`` pinned so files written today stay readable by the HDF5 versions we test with.
 LIBVER = ("v110", "latest")
 

@@ -44,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..errors import UsageError, plain
+from .format import VERTEX_ORDER
 
 LABEL_BYTES = "vertex/label_bytes"
 LABEL_OFFSETS = "vertex/label_offsets"
@@ -84,6 +85,8 @@ def label_table(labels):
     Integer labels (numpy or Python ints, not bools) stay integers; anything else is stored as
     its ``str``: the store keeps text, so a tuple label ``(1, 2)`` becomes ``"(1, 2)"``.
     """
+    if isinstance(labels, np.ndarray) and labels.dtype.kind in "iu":
+        return "int", labels.astype(np.int64).reshape(len(labels))
     values = list(labels)
     if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
         return "int", np.asarray(values, dtype=np.int64).reshape(len(values))
@@ -150,6 +153,13 @@ class LabelledStore:
             self._fail(f"root attribute label_kind is {plain(kind)}, expected 'int' or 'str'")
         if kind == "str" and not self.renumbered:
             self._fail("label_kind 'str' needs renumbered = true")
+        order = attrs.get(VERTEX_ORDER)
+        order = order.decode() if isinstance(order, bytes) else order
+        if order is not None and (not isinstance(order, str) or not self.renumbered):
+            self._fail(f"root attribute {VERTEX_ORDER} is {plain(order)}: a reordered store "
+                       "has a string there and a label table (renumbered = true)")
+        #: the order a build gave the vertices (``reorder``), or None: the input's order
+        self.vertex_order = order
         self.id_base = int(base)
         self.label_kind = kind
         self._labels = None

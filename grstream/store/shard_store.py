@@ -79,9 +79,10 @@ class ShardStore(LabelledStore, ObjectLayout):
         version = attrs.get("format_version")
         if not isinstance(version, (int, np.integer)):
             self._fail(f"format_version attribute is {plain(version)}, expected an integer")
-        if int(version) != fmt.FORMAT_VERSION:
+        if int(version) not in fmt.READABLE_VERSIONS:
+            readable = ", ".join(str(v) for v in fmt.READABLE_VERSIONS)
             self._fail(f"format version {int(version)} is not supported (this grstream reads "
-                       f"version {fmt.FORMAT_VERSION})", cls=FormatVersionError)
+                       f"versions {readable})", cls=FormatVersionError)
         self.format_version = int(version)
         missing = [a for a in fmt.ROOT_ATTRS if a not in attrs]
         if missing:

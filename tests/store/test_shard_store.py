@@ -225,7 +225,8 @@ def test_index_edited_behind_the_objects_is_reported_by_index_mismatches(store_p
 
 @pytest.mark.parametrize("attr, value, error, message", [
     ("format", "something-else", ShardStoreError, "not a grstream shard store"),
-    ("format_version", np.int64(2), FormatVersionError, "format version 2"),
+    ("format_version", np.int64(max(fmt.READABLE_VERSIONS) + 1), FormatVersionError,
+     f"format version {max(fmt.READABLE_VERSIONS) + 1} is not supported"),
     ("num_edges", np.int64(401), ShardStoreError, "num_edges"),
     ("id_dtype", "float32", ShardStoreError, "id_dtype"),
     ("edge_props", "{}", ShardStoreError, "the index lists datasets"),

@@ -1,0 +1,202 @@
+"""Vertex reordering at build time: internal ids in an order that puts a row's neighbours close
+together, so that the gaps between a row's sorted neighbour ids (what a delta-coded layout
+stores) shrink. Users keep the input's ids: the store's label table lists them in the new order.
+
+The order is chosen from the input before the build and applied as the input is read, by a
+wrapping :class:`~grstream.io.base.EdgeSource` whose ids are already the new ones (``0..n-1``)
+and whose labels are the input's, so every build path (in memory or under a memory limit,
+keyed, counting or records) writes the reordered store unchanged. Orders:
+
+``degree``
+    decreasing degree (in + out over the input's edges; ties by id): hubs get the smallest ids,
+    so the many edges that point at them have small gaps.
+``bfs``
+    breadth-first order over the graph taken undirected, each connected component (largest
+    first) from its highest-degree vertex: a vertex's neighbours are placed close together.
+``rcm``
+    reverse Cuthill-McKee (scipy's ``reverse_cuthill_mckee``), the classic bandwidth-reducing
+    order over the undirected graph.
+
+``degree`` needs the degrees only (8 B a vertex, any memory limit); ``bfs`` and ``rcm`` hold the
+undirected adjacency (about 12 B an input edge), refused beyond a memory limit. The vertex set is
+the build's own: the ids that occur when the build renumbers (asked for, or by the default rule
+for sparse ids), else ``0..max(declared count, largest id + 1, labelled vertices) - 1``.
+"""
+import dataclasses
+import logging
+
+import numpy as np
+
+from ..errors import MemoryBudgetError, UsageError, plain
+from .edge_chunks import DegreeCounter, check_chunk, occurring_ids, split_chunks
+from .renumber import auto_applies
+from ..store.labels import is_sparse, label_table
+
+log = logging.getLogger("grstream.partition")
+
+ORDERS = ("degree", "bfs", "rcm")
+#: working bytes per input edge of an order that holds the adjacency: both directions' int32
+#: ids while they are collected, and scipy's symmetric CSR built from them
+ADJACENCY_BYTES_PER_EDGE = 24
+
+
+def check_order(order):
+    """``order`` itself when it names an order, None for no reordering; else a UsageError."""
+    if order is None or order == "none":
+        return None
+    if order not in ORDERS:
+        raise UsageError(f"reorder must be one of none, {', '.join(ORDERS)}, not {plain(order)}")
+    return order
+
+
+def reorder_plan(plan, order):
+    """Make the plan's input list its vertices in ``order``: an EdgeSource of ids ``0..n-1`` in
+    the new order whose labels are the input's ids (or names), which the build keeps as they are
+    (it renumbers no further). ``plan.renumbered_input`` says whether the ids were renumbered."""
+    edges = plan.edges
+    ids = _renumbered_ids(plan)
+    counter, adjacency = _degrees(plan, ids, need_edges=order != "degree")
+    labelled = len(edges.labels()) if edges.labels is not None else 0
+    if ids is not None:
+        n = len(ids)
+    else:
+        n = max(edges.num_vertices or 0, len(counter.in_degree), labelled)
+    plan.vertices.check(n)
+    degree = np.zeros(n, dtype=np.int64)
+    degree[:len(counter.in_degree)] = counter.in_degree + counter.out_degree
+    del counter
+    new_order = vertex_order(order, degree, adjacency)
+    del adjacency
+    new_id = np.empty(n, dtype=np.int32 if n < 2 ** 31 else np.int64)
+    new_id[new_order] = np.arange(n, dtype=new_id.dtype)
+    table = _labels(edges, ids, n)[new_order]
+    log.info("%s: %d vertices in %s order", edges.name, n, order)
+
+    def chunks():
+        for src, dst, w in edges.chunks():
+            if ids is not None:
+                src, dst = np.searchsorted(ids, src), np.searchsorted(ids, dst)
+            yield new_id[src].astype(np.int64), new_id[dst].astype(np.int64), w
+
+    plan.edges = dataclasses.replace(edges, make_chunks=chunks, num_vertices=n,
+                                     labels=lambda: table)
+    plan.renumbered_input = ids is not None
+    plan.renumber_requested = False
+
+
+def _renumbered_ids(plan):
+    """Sorted ids that become the vertices when the build renumbers, else None (ids as read)."""
+    if plan.renumber_requested is False or not (plan.renumber_requested or auto_applies(plan)):
+        return None
+    with plan.bar("renumbering") as bar:
+        ids = occurring_ids((bar.update(len(s)) or s, d, w) for s, d, w in _raw(plan))
+    if plan.renumber_requested or is_sparse(int(ids[-1]) + 1 if len(ids) else 0, len(ids)):
+        return ids
+    return None
+
+
+def _raw(plan):
+    for src, dst, w in split_chunks(plan.edges.chunks(), plan.chunk_edges):
+        check_chunk(src, dst, w, plan.edges.name, plan.options.weighted)
+        yield src, dst, w
+
+
+def _degrees(plan, ids, need_edges):
+    """Degrees over the vertices (renumbered by ``ids``), and with ``need_edges`` both
+    directions' ids of every edge (int32 or int64 arrays) for the orders that need them."""
+    counter = DegreeCounter(0 if ids is None else len(ids))
+    src_parts, dst_parts = [], []
+    held = 0
+    with plan.bar("ordering") as bar:
+        for src, dst, _ in _raw(plan):
+            bar.update(len(src))
+            if ids is not None:
+                src, dst = np.searchsorted(ids, src), np.searchsorted(ids, dst)
+            elif len(src):
+                plan.vertices.check(int(max(src.max(), dst.max())) + 1)
+            counter.add(src, dst)
+            if need_edges:
+                held += len(src)
+                limit = plan.memory_limit
+                if limit is not None and held * ADJACENCY_BYTES_PER_EDGE > limit:
+                    raise MemoryBudgetError(
+                        f"this order holds the graph's adjacency, {ADJACENCY_BYTES_PER_EDGE} B "
+                        f"an edge, more than the memory limit {limit} B after {held} edges: "
+                        "use the degree order, or a larger limit")
+                narrow = np.int32 if len(counter.in_degree) < 2 ** 31 else np.int64
+                src_parts.append(src.astype(narrow))
+                dst_parts.append(dst.astype(narrow))
+    adjacency = None
+    if need_edges:
+        adjacency = (np.concatenate(src_parts) if src_parts else np.empty(0, np.int32),
+                     np.concatenate(dst_parts) if dst_parts else np.empty(0, np.int32))
+    return counter, adjacency
+
+
+def _labels(edges, ids, n):
+    """Label of every vertex in the build's order before reordering, as a numpy array."""
+    if edges.labels is not None:
+        kind, table = label_table(edges.labels())
+        if ids is not None:
+            table = table[ids]
+        if len(table) != n:
+            # a declared count beyond the labelled vertices cannot be keyed by a label
+            raise UsageError(f"{edges.name}: {len(table)} labels for {n} vertices")
+        return table
+    return (np.arange(n, dtype=np.int64) if ids is None else ids.astype(np.int64)) + edges.id_base
+
+
+def vertex_order(order, degree, adjacency=None):
+    """The vertices (``0..n-1``) in ``order``: element ``k`` is the vertex that gets id ``k``."""
+    n = len(degree)
+    by_degree = np.argsort(-degree, kind="stable")
+    if order == "degree" or n == 0:
+        return by_degree
+    from scipy.sparse import csgraph
+    graph = _undirected(adjacency, n)
+    if order == "rcm":
+        return csgraph.reverse_cuthill_mckee(graph, symmetric_mode=True).astype(np.int64)
+    return _bfs_order(graph, degree, by_degree)
+
+
+def _undirected(adjacency, n):
+    """The graph as a symmetric scipy CSR (each pair once, sorted rows)."""
+    import scipy.sparse as sp
+    src, dst = adjacency
+    index = np.int32 if n < 2 ** 31 else np.int64
+    rows, cols = np.concatenate((src, dst)).astype(index), np.concatenate((dst, src)).astype(index)
+    graph = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    graph.sum_duplicates()
+    return graph
+
+
+def _bfs_order(graph, degree, by_degree):
+    """Breadth-first order of every connected component, largest first (ties: the one with the
+    highest-degree vertex first), each from its highest-degree vertex.
+
+    One search from an added vertex linked to every component's start visits each component
+    in the order a search from its start alone would; a stable sort by component then puts the
+    components one after the other.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse import csgraph
+    n = graph.shape[0]
+    count, component = csgraph.connected_components(graph, directed=False)
+    # the first vertex of each component in decreasing degree order is its start
+    first = np.zeros(n, dtype=bool)
+    comp_of = component[by_degree]
+    _, at = np.unique(comp_of, return_index=True)
+    first[at] = True
+    starts = by_degree[first]
+    root = sp.csr_matrix((np.ones(count, dtype=np.int8), (np.zeros(count, dtype=np.int64),
+                                                          starts)), shape=(1, n))
+    joined = sp.vstack([sp.hstack([graph, sp.csr_matrix((n, 1), dtype=np.int8)]),
+                        sp.hstack([root, sp.csr_matrix((1, 1), dtype=np.int8)])], format="csr")
+    visit = csgraph.breadth_first_order(joined, n, directed=True, return_predecessors=False)[1:]
+    # components by decreasing size, ties by the rank of their start in the degree order
+    size = np.bincount(component, minlength=count)
+    start_rank = np.empty(count, dtype=np.int64)
+    start_rank[component[starts]] = np.flatnonzero(first)
+    rank = np.empty(count, dtype=np.int64)
+    rank[np.lexsort((start_rank, -size))] = np.arange(count)
+    return visit[np.argsort(rank[component[visit]], kind="stable")].astype(np.int64)
