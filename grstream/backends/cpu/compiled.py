@@ -102,6 +102,8 @@ class PushKernels:
                 _jit(gm.source), "", _jit(ap.source), ""]
         for d in self.dirs:
             text += [self._push(d), ""]
+            if self.absorbing:
+                text += [self._push_uniform(d), ""]
         text.append(self._apply())
         self.source = "\n".join(text) + "\n"
         self.module = load_module(self.source)
@@ -130,17 +132,6 @@ class PushKernels:
         call = self._call(self.gather_args, value)
         for k, name in hoisted.items():
             lines.append(f"        {name} = V_{k[2]}[u]")
-        combine = _COMBINE[spec.gather_reduce.name]
-        if self.absorbing:
-            # absorbing programs (grstream/program/push.py): apply keeps f = M(v.f, acc), so a
-            # message that M(v.f, m) leaves at v.f changes nothing and is dropped; a message
-            # kept is then never the identity, and the accumulator's identity marks the
-            # receivers not reached yet (no flags read)
-            f = f"V_{spec.push_field}"
-            first = [f"            if {combine}({f}[t], m) == {f}[t]:", "                continue",
-                     "            a = acc[t]", "            if a == ident:"]
-        else:
-            first = ["            if not flag[t]:", "                flag[t] = True"]
         sig = ", ".join(["indptr", "ids", "lo", "senders", "acc", "ident", "flag", "found", "k"]
                         + [f"V_{f}" for f in self.vertex] + [f"E_{p}" for p in self.edge]
                         + [f"P_{p}" for p in self.params])
@@ -154,15 +145,69 @@ class PushKernels:
             "        for e in range(indptr[r], indptr[r + 1]):",
             "            t = ids[e]",
             f"            m = {_dt(spec.gather_dtype)}(gather_map({call}))",
-            *first,   # the receiver's first message: its accumulator holds the identity
-            "                acc[t] = m",
+            *self._receive(),
+            "    return k"])
+
+    def _receive(self, drop=True):
+        """The lines that combine message ``m`` into receiver ``t``'s accumulator and list the
+        receiver on its first message (its accumulator then holds the identity). Absorbing
+        programs (grstream/program/push.py): apply keeps f = M(v.f, acc), so a message that
+        M(v.f, m) leaves at v.f changes nothing and is dropped; a message kept is then never the
+        identity, and the accumulator's identity marks the receivers not reached yet (no flags
+        read; ``drop``: the test is made here)."""
+        if self.absorbing:
+            first = [*(self._drop() if drop else []), "            a = acc[t]",
+                     "            if a == ident:"]
+        else:
+            first = ["            if not flag[t]:", "                flag[t] = True"]
+        combine = _COMBINE[self.spec.gather_reduce.name]
+        return [*first,
+                "                acc[t] = m",
+                "                found[k] = t",
+                "                k += 1",
+                "            else:",
+                *([] if self.absorbing else ["                a = acc[t]"]),
+                f"                c = {combine}(a, m)",
+                "                if c != a:",
+                "                    acc[t] = c"]
+
+    def _drop(self):
+        """An absorbing program's test: a message ``m`` that M(v.f, m) leaves at v.f is
+        dropped."""
+        f = f"V_{self.spec.push_field}"
+        combine = _COMBINE[self.spec.gather_reduce.name]
+        return [f"            if {combine}({f}[t], m) == {f}[t]:", "                continue"]
+
+    def _push_uniform(self, d):
+        """``push_uniform_<d>``: the senders' one message ``m`` (a message that reads only the
+        sender, equal for every sender: BFS's level just reached) along their edges, for
+        absorbing programs. A receiver's bit in ``seen`` (one bit a vertex: n / 8 bytes, which
+        stay in cache where the fields do not) is set at its first ``m``: every later ``m`` to
+        it changes nothing (the monoid is idempotent) and costs one bit test, where the general
+        kernel reads the receiver's field; the bits hold while ``m`` does. With ``fold`` (every
+        message since the last combine is this ``m``) a receiver is only flagged and listed:
+        its combined message is ``m``, and no accumulator is touched."""
+        f = f"V_{self.spec.push_field}"
+        return "\n".join([
+            "@njit(cache=True, nogil=True, error_model='numpy')",
+            f"def push_uniform_{d}(indptr, ids, lo, senders, acc, ident, seen, flag, found, k, m, "
+            f"fold, {f}):",
+            "    for i in range(senders.shape[0]):",
+            "        r = senders[i] - lo",
+            "        for e in range(indptr[r], indptr[r + 1]):",
+            "            t = ids[e]",
+            "            bit = np.uint64(1) << np.uint64(t & 63)",
+            "            word = seen[t >> 6]",
+            "            if word & bit:",
+            "                continue",
+            "            seen[t >> 6] = word | bit",
+            *self._drop(),
+            "            if fold:",
+            "                flag[t] = True",
             "                found[k] = t",
             "                k += 1",
-            "            else:",
-            *([] if self.absorbing else ["                a = acc[t]"]),
-            f"                c = {combine}(a, m)",
-            "                if c != a:",
-            "                    acc[t] = c",
+            "                continue",
+            *self._receive(drop=False),
             "    return k"])
 
     def _apply(self):
@@ -203,6 +248,14 @@ class PushKernels:
         return int(fn(indptr, ids, lo, senders, acc, ident, flag, found, k,
                       *[vertex[f] for f in self.vertex], *[edge[p] for p in self.edge],
                       *[params[p] for p in self.params]))
+
+    def push_uniform(self, d, indptr, ids, lo, senders, acc, ident, seen, flag, found, k, m,
+                     fold, vertex):
+        """Run ``push_uniform_<d>`` with the one message ``m``; returns the receivers listed in
+        ``found`` so far."""
+        fn = getattr(self.module, "push_uniform_" + d)
+        return int(fn(indptr, ids, lo, senders, acc, ident, seen, flag, found, k, m, fold,
+                      vertex[self.spec.push_field]))
 
     def apply(self, receivers, vals, changed, write_cur, vertex, nxt, cur, params):
         """Run ``apply_all`` over ``receivers`` with their combined messages ``vals``; returns

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import UsageError
 from . import compiled
-from .strategy_push import SENDS, Push
+from .strategy_push import SENDS, UNIFORM_SHARE, Push
 
 #: a process loads the compiled kernels once its qualifying runs reach this many edges, the
 #: store of the run that loads them included (docs/BENCHMARKS.md, "Measured constants")
@@ -66,6 +66,11 @@ class CompiledPush(Push):
         super().__init__(ex, ledger)
         self.kernels = kernels
         self.count = 0   # receivers listed in self.stamp since the last apply
+        # push_uniform's bits: the receivers of the one message ``self.seen_value`` so far;
+        # ``folded``: every message since the last combine is that one, and its listed
+        # receivers are flagged with their accumulators left at the identity
+        self.seen = np.zeros((ex.n + 63) // 64, dtype=np.uint64)
+        self.seen_value, self.folded = None, False
 
     def _params(self):
         program = self.ex.program
@@ -82,35 +87,76 @@ class CompiledPush(Push):
         with self.lock:
             for d in self.dirs:
                 ptr_name, ids_name, side = SENDS[d]
-                indptr = piece.arrays[ptr_name]
-                edge = {p: piece.arrays[f"{side}/{p}"] for p in self.kernels.edge}
-                self.count = self.kernels.push(d, indptr, piece.arrays[ids_name], piece.lo,
-                                               senders, self.acc, self.identity, self.flag,
-                                               self.stamp,
-                                               self.count, vertex, edge, params)
+                indptr, ids = piece.arrays[ptr_name], piece.arrays[ids_name]
                 if full:
-                    walked += int(indptr[local[-1] + 1]) - int(indptr[local[0]])
+                    edges = int(indptr[local[-1] + 1]) - int(indptr[local[0]])
                 else:
-                    walked += int(indptr[local + 1].sum() - indptr[local].sum())
+                    edges = int(indptr[local + 1].sum() - indptr[local].sum())
+                walked += edges
+                m = self._uniform(d, senders, edges)
+                if m is not None:
+                    self.folded = self.folded or self.count == 0
+                    self.count = self.kernels.push_uniform(
+                        d, indptr, ids, piece.lo, senders, self.acc, self.identity, self.seen,
+                        self.flag, self.stamp, self.count, m, self.folded, vertex)
+                    continue
+                self._unfold()
+                edge = {p: piece.arrays[f"{side}/{p}"] for p in self.kernels.edge}
+                self.count = self.kernels.push(d, indptr, ids, piece.lo, senders, self.acc,
+                                               self.identity, self.flag, self.stamp,
+                                               self.count, vertex, edge, params)
         ex.tally.add(edges=walked)
+
+    def _uniform(self, d, senders, edges):
+        """The senders' one message over ``d``-edges where push_uniform may send it, else None:
+        absorbing programs whose message reads only the sender, every sender's the same, over
+        at least UNIFORM_SHARE * n edges (the bits are cleared at each combine, n / 8 bytes).
+        The bits are cleared when the message differs from the one they hold."""
+        if not (self.kernels.absorbing and self.per_sender[d]) or edges < self.ex.n * UNIFORM_SHARE:
+            return None
+        m = self._message(d, senders)
+        if np.ndim(m):
+            return None
+        if self.seen_value is not None and self.seen_value != m:
+            self._unfold()
+            self.seen.fill(0)
+        self.seen_value = m
+        return m
+
+    def _unfold(self):
+        """Combine the folded message into the receivers listed so far (their accumulators
+        hold the identity), so that other messages may follow."""
+        if self.folded:
+            listed = self.stamp[:self.count]
+            self.acc[listed] = self.seen_value
+            self.flag[listed] = False
+            self.folded = False
 
     def combine(self):
         """(sorted receivers, their combined message) since the last combine; their
         accumulator is back at the identity (and their flags cleared)."""
         ex = self.ex
         with self.lock:
+            value, folded = self.seen_value, self.folded
+            if value is not None:   # push_uniform's bits: clear for the next plan
+                self.seen.fill(0)
+                self.seen_value, self.folded = None, False
             k, self.count = self.count, 0
             if k == 0:
                 return np.zeros(0, dtype=np.int64), self.acc[:0].copy()
+            flags = folded or not self.kernels.absorbing   # (absorbing: the flags stay clear)
             if k < ex.n * SCAN_SHARE:
                 receivers = np.sort(self.stamp[:k]).astype(np.int64, copy=False)
-            elif self.kernels.absorbing:   # (the kernels leave the flags clear)
-                receivers = np.flatnonzero(self.acc != self.identity)
-            else:
+            elif flags:
                 receivers = np.flatnonzero(self.flag)
-            acc = self.acc[receivers]
-            self.acc[receivers] = self.identity
-            if not self.kernels.absorbing:
+            else:
+                receivers = np.flatnonzero(self.acc != self.identity)
+            if folded:
+                acc = np.full(len(receivers), value, dtype=self.acc.dtype)
+            else:
+                acc = self.acc[receivers]
+                self.acc[receivers] = self.identity
+            if flags:
                 self.flag[receivers] = False
         return receivers, acc
 

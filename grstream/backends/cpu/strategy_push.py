@@ -59,12 +59,12 @@ def stamp_dtype(n, num_edges):
 
 
 def push_static(spec, n, num_edges=0):
-    """The per-vertex arrays push needs: {name: bytes} (accumulator, stamp, flags, and the
-    unsent flags of asynchronous push plans) on a store of ``n`` vertices and ``num_edges``
-    edges."""
+    """The per-vertex arrays push needs: {name: bytes} (accumulator, stamp, flags, the unsent
+    flags of asynchronous push plans, and the compiled kernels' one bit a vertex) on a store of
+    ``n`` vertices and ``num_edges`` edges."""
     stamp = stamp_dtype(n, num_edges).itemsize
     return {"push/acc": n * spec.gather_dtype.itemsize, "push/stamp": n * stamp, "push/flag": n,
-            "push/unsent": n}
+            "push/unsent": n, "push/seen": 8 * ((n + 63) // 64)}
 
 
 def _sender_fn(spec, d):

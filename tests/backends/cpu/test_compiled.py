@@ -69,9 +69,33 @@ class ChangedMin(gr.GASProgram):
         return changed
 
 
-def programs(source):
+class TwoSeeds(gr.GASProgram):
+    """The largest seed value reaching each vertex from two seeds (5 and 7): an absorbing program
+    whose message reads only the sender, one value per seed, so that units of a plan send
+    different uniform messages (push_uniform's bits are cleared between them)."""
+
+    vertex = {"label": "int64"}
+    gather_reduce = gr.monoid.max
+    params = {"a": 0, "b": 0}
+    vertex_params = ("a", "b")
+
+    def init(self, v):
+        v.label = np.where(v.id == self.b, 7, np.where(v.id == self.a, 5, 0))
+        return (v.id == self.a) | (v.id == self.b)
+
+    def gather_map(self, src, dst, edge):
+        return src.label
+
+    def apply(self, v, acc):
+        new = gr.maximum(v.label, acc)
+        changed = new > v.label
+        v.label = new
+        return changed
+
+
+def programs(source, n=1):
     return [BFS(source=source), SSSP(source=source), ConnectedComponents(), ReverseBFS(source=source),
-            Widest(source=source), ChangedMin()]
+            Widest(source=source), ChangedMin(), TwoSeeds(a=source, b=n - 1 - source)]
 
 
 def test_the_programs_qualify_and_the_flags_variant_is_generated():
@@ -82,7 +106,8 @@ def test_the_programs_qualify_and_the_flags_variant_is_generated():
     flags = compiled.push_kernels(ChangedMin.spec, ("in",))
     assert "flag[t] = True" in flags.source and not flags.absorbing
     absorbing = compiled.push_kernels(Widest.spec, ("in",))
-    assert "flag[t]" not in absorbing.source.split("def push_in")[1].split("def apply_all")[0]
+    assert "flag[t]" not in absorbing.source.split("def push_in")[1].split("def push_uniform")[0]
+    assert "def push_uniform_in" in absorbing.source and "push_uniform" not in flags.source
 
 
 def test_scalar_form_of_a_method():
@@ -108,7 +133,7 @@ def test_compiled_equals_numpy(tmp_path_factory, n, m, seed, shards, budget, asy
     shards = max(1, min(shards, n))
     store = build(tmp_path_factory.mktemp("compiled"), n, src, dst, w, num_shards=shards)
     source = int(rng.integers(0, n))
-    for program in programs(source):
+    for program in programs(source, n):
         runs = {}
         for kernels in ("numba", "numpy"):
             opts = {"kernels": kernels, "push_async": asyn}
@@ -124,6 +149,40 @@ def test_compiled_equals_numpy(tmp_path_factory, n, m, seed, shards, budget, asy
     want = csgraph.shortest_path(csgraph_matrix(n, src, dst), unweighted=True, indices=source)
     got = gr.run(BFS(source=source), store, backend_options={"kernels": "numba"}).value
     np.testing.assert_array_equal(got, np.where(np.isinf(want), -1, want).astype(np.int64))
+
+
+def test_uniform_messages_fold_and_change(tmp_path, monkeypatch):
+    """push_uniform with its bits: a plan whose units send different uniform messages (the two
+    seeds in two shards streamed one at a time) and messages of the general kernel after
+    folded ones give the numpy passes' result."""
+    n = 400
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, n, (2, 3000))
+    a, b = 0, n - 1   # seeds of many edges, in the first and last shards
+    src = np.concatenate([src, np.full(60, a), np.full(60, b)])
+    dst = np.concatenate([dst, rng.integers(0, n, 120)])
+    store = build(tmp_path, n, src, dst, num_shards=4)
+    changes, unfolds = [], []
+    uniform, unfold = CompiledPush._uniform, CompiledPush._unfold
+
+    def spied(self, d, senders, edges):
+        before = self.seen_value
+        m = uniform(self, d, senders, edges)
+        changes.append(m is not None and before is not None and before != m)
+        return m
+
+    def spied_unfold(self):
+        unfolds.append(self.folded)
+        unfold(self)
+    monkeypatch.setattr(CompiledPush, "_uniform", spied)
+    monkeypatch.setattr(CompiledPush, "_unfold", spied_unfold)
+    for program in (TwoSeeds(a=a, b=b), BFS(source=a)):
+        limit = 2 * minimum_budget(program, store)   # room for push, units of a shard or two
+        runs = [gr.run(type(program)(**program.param_values), store, memory_budget=limit,
+                       backend_options={"kernels": k}) for k in ("numba", "numpy")]
+        np.testing.assert_array_equal(runs[0].value, runs[1].value)
+        assert runs[0].iterations == runs[1].iterations
+    assert any(changes) and any(unfolds)
 
 
 def test_auto_compiles_where_it_pays(tmp_path, monkeypatch):
