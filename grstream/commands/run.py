@@ -136,40 +136,21 @@ def algorithm_options(algo, args):
 
 def main(args):
     from .. import store as store_mod
-    from ..algorithms import declaration
-    algo = declaration(args.algorithm)
-    for path, suffixes in ((args.output, OUTPUT_SUFFIXES), (args.plot, (".png",))):
-        if path is not None and not path.endswith(suffixes):
-            raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
-    given = algorithm_options(algo, args)
-    if args.push_threshold is not None:
-        from ..algorithms.params import Fraction
-        args.push_threshold = Fraction().check(
-            "--push-threshold", Fraction().parse("--push-threshold", args.push_threshold))
-    if args.checkpoint_every is not None:
-        from ..algorithms.params import Real
-        every = Real(0.0, rule="a number of seconds >= 0")
-        args.checkpoint_every = every.check("--checkpoint-every",
-                                            every.parse("--checkpoint-every", args.checkpoint_every))
-    if args.memory_budget is not None:
-        args.memory_budget = parse_bytes(args.memory_budget)
-    if args.pinned_budget is not None:
-        args.pinned_budget = parse_bytes(args.pinned_budget)
-    _check_outputs(args)
+    from ..engine.entry import collectively
     # under an MPI launcher with several ranks each process is one rank (docs/DISTRIBUTED.md):
     # rank 0 alone shows progress and writes the outputs and the summary
     from ..distributed import Ranks, world_from_environment
     world = world_from_environment()
     lead = world is None or world.Get_rank() == 0
-    if args.store is None:
-        from ..defaults import default_store
-        for turn in (True, False) if world is not None else (True,):
-            if turn == lead:   # rank 0 builds the default store before the others open it
-                path = default_store(progress=not args.quiet and lead)
-            if world is not None and turn:
-                world.Barrier()
-    else:
+    with collectively(world):   # what one rank refuses before the run, every rank raises
+        algo, given = _checked(args, lead)
         path = args.store
+        if path is None and lead:   # rank 0 builds the default store before the others open it
+            from ..defaults import default_store
+            path = default_store(progress=not args.quiet)
+    if path is None:
+        from ..defaults import default_store
+        path = default_store(progress=False)
     t0 = time.perf_counter()
     # ranks open theirs alike (a path holding {rank}: each rank's part file, docs/DISTRIBUTED.md)
     with (store_mod.open(path) if world is None else Ranks.open(path, world, store_mod.open)) as store:
@@ -184,7 +165,8 @@ def main(args):
         for name in ("checkpoint", "checkpoint_every", "resume"):
             if getattr(args, name) is not None:
                 run_options[name] = getattr(args, name)
-        algo.check(store, given, label=_label)
+        with collectively(world):
+            algo.check(store, given, label=_label)
         values, results = algo.entry(store, **given, **run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
@@ -210,6 +192,33 @@ def main(args):
                        title=f"{algo.name} on {os.path.basename(str(path))}")
         print(summary(algo, store, values, results, seconds), file=sys.stderr)
     return 0
+
+
+def _checked(args, lead):
+    """The algorithm and its options from the arguments, checked with the outputs (on rank 0,
+    the one that writes them)."""
+    from ..algorithms import declaration
+    algo = declaration(args.algorithm)
+    for path, suffixes in ((args.output, OUTPUT_SUFFIXES), (args.plot, (".png",))):
+        if path is not None and not path.endswith(suffixes):
+            raise UsageError(f"{path}: expected a {' or '.join(suffixes)} file name")
+    given = algorithm_options(algo, args)
+    if args.push_threshold is not None:
+        from ..algorithms.params import Fraction
+        args.push_threshold = Fraction().check(
+            "--push-threshold", Fraction().parse("--push-threshold", args.push_threshold))
+    if args.checkpoint_every is not None:
+        from ..algorithms.params import Real
+        every = Real(0.0, rule="a number of seconds >= 0")
+        args.checkpoint_every = every.check("--checkpoint-every",
+                                            every.parse("--checkpoint-every", args.checkpoint_every))
+    if args.memory_budget is not None:
+        args.memory_budget = parse_bytes(args.memory_budget)
+    if args.pinned_budget is not None:
+        args.pinned_budget = parse_bytes(args.pinned_budget)
+    if lead:   # (rank 0 alone writes them)
+        _check_outputs(args)
+    return algo, given
 
 
 def _check_outputs(args):

@@ -10,10 +10,11 @@ rank's memory is the vertex state of the whole graph plus its own shards' data.
 """
 import os
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import GrstreamError, UsageError
+from ..errors import UsageError
 from .exchange import MpiExchange
 
 #: environment variables MPI launchers set to the world size (MPICH/Hydra, Open MPI, PMIx, Slurm)
@@ -79,22 +80,11 @@ class Ranks:
     def open(store, comm, opener):
         """``opener(path)`` of this rank's store on every rank of ``comm`` (a path holding
         ``{rank}`` names its part file, part_files.py). Collective: where it fails on any rank it
-        raises on every rank (a failed rank its own error, the others a UsageError naming it),
-        so that no rank waits in a collective for one that stopped."""
-        from .part_files import as_part, part_path
-        try:
-            opened, error = opener(part_path(store, comm.Get_rank())), None
-            as_part(opened[0] if isinstance(opened, tuple) else opened)
-        except GrstreamError as e:
-            opened, error = None, e
-        errors = comm.allgather(None if error is None else f"{type(error).__name__}: {error}")
-        if not any(errors):
-            return opened
-        if error is not None:
-            raise error
-        _close(opened)
-        raise UsageError("; ".join(f"rank {r} of {len(errors)} failed: {e}"
-                                   for r, e in enumerate(errors) if e))
+        raises on every rank (:func:`collectively`)."""
+        opened = []
+        with collectively(comm, undo=lambda: _close(opened[0])):
+            opened.append(open_part(store, comm.Get_rank(), opener))
+        return opened[0]
 
     def executor_class(self, cls):
         """``cls`` run as this rank's executor (grstream/distributed/rank_executor.py)."""
@@ -135,6 +125,46 @@ class Ranks:
                          f"{type(exc).__name__}: {exc}\n")
         sys.stderr.flush()
         self.comm.Abort(1)
+
+
+@contextmanager
+def collectively(comm, undo=None):
+    """A block every rank of ``comm`` runs before a collective call (None: one process, the
+    block as it is). Where it raises on any rank, it raises on every rank: a failed rank its own
+    error, the others a UsageError naming each failed rank and its error (after ``undo()``,
+    which releases what their block made); no rank goes on to wait in a collective for one that
+    stopped. The block itself must make no collective call. The error is marked ``every_rank``:
+    there is no rank left to abort."""
+    if comm is None:
+        yield
+        return
+    error = None
+    try:
+        yield
+    except Exception as exc:   # (any error: a rank that stops for it must not go unseen)
+        error = exc
+    errors = comm.allgather(None if error is None else f"{type(error).__name__}: {error}")
+    if error is None and any(errors):
+        if undo is not None:
+            undo()
+        error = UsageError("; ".join(f"rank {r} of {len(errors)} failed: {e}"
+                                     for r, e in enumerate(errors) if e))
+    if error is not None:
+        error.every_rank = True
+        raise error
+
+
+def open_part(store, rank, opener):
+    """``opener(path)`` of rank ``rank``'s store (its part file where ``store`` holds
+    ``{rank}``), a part file opened as a PartStore (part_files.py)."""
+    from .part_files import as_part, part_path
+    opened = opener(part_path(store, rank))
+    try:
+        as_part(opened[0] if isinstance(opened, tuple) else opened)
+    except BaseException:
+        _close(opened)
+        raise
+    return opened
 
 
 def _close(opened):

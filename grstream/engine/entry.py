@@ -5,7 +5,7 @@ Byte sizes (budgets) are read by :func:`grstream.units.byte_size`.
 import math
 import numbers
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -136,3 +136,12 @@ class OneAtATime:
                 yield
             finally:
                 self._owner = None
+
+
+def collectively(comm, undo=None):
+    """The block raising on every rank of ``comm`` where it raises on one (grstream/distributed/
+    ranks.py ``collectively``; None: one process, the block as it is)."""
+    if comm is None:
+        return nullcontext()
+    from ..distributed.ranks import collectively
+    return collectively(comm, undo)

@@ -353,3 +353,30 @@ def _quiet(work, unit, data):
     caller's thread (numpy's error state is per thread; the caller's covers the serial path)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         work(unit, data)
+
+
+def execute(ex, plan, st, parallel):
+    """Run one plan on ``ex`` in the order of this module's docstring: ``parallel(workers, work,
+    items)`` runs the units on worker threads where the plan has several. Returns the read back."""
+    ex.begin(plan)
+    phases = [getattr(ex, p) for p in plan.phases]
+
+    def work(unit, data):   # a unit's phases, over its data or shard by shard
+        for part in phase_parts(ex, plan, unit, data):
+            for phase in phases:
+                phase(plan, unit, part)
+        ex.done(plan, unit)
+    items = ex.load(plan)
+    try:
+        if plan.workers <= 1:
+            for unit, data in items:
+                work(unit, data)
+        else:
+            parallel(plan.workers, work, items)
+    finally:
+        items.close()
+    if plan.apply_scope == "all":
+        ex.apply(plan, None, None)
+    ex.publish(plan)
+    ex.reduce(plan)
+    return ex.read_back(plan, st)

@@ -91,10 +91,12 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
     >>> r = gr.run(gr.algorithms.pagerank.PageRank(), gr.open("shards/g.h5"))  # doctest: +SKIP
     >>> r.value[:3]                                                     # doctest: +SKIP
     """
-    # the arguments are checked before the store is opened (Session checks its own)
-    program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
-    progress, callback = entry.flag("progress", progress), entry.callback(callback)
-    Checkpoints.of(checkpoint, checkpoint_every, resume)
+    # the arguments are checked before the store is opened (Session checks its own), on
+    # every rank: where one rank refuses them, every rank raises
+    with entry.collectively(comm):
+        program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
+        progress, callback = entry.flag("progress", progress), entry.callback(callback)
+        Checkpoints.of(checkpoint, checkpoint_every, resume)
     with Session(store, device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
                  direction=direction, push_threshold=push_threshold,
                  queue_fraction=queue_fraction, comm=comm, **entry.options(backend_options)) as session:

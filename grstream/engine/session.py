@@ -19,7 +19,7 @@ from . import entry
 from .backend import IterationStats, check_edge_props, count_tiers
 from .direction import DirectionRule, executor_rule, memory_arrays, next_active, push_allowed, push_only
 from .capabilities import Feature
-from .executor import Executor, in_parallel, phase_parts
+from .executor import Executor, execute, in_parallel
 from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
@@ -91,26 +91,28 @@ class Session:
                  push_threshold: Optional[float] = None, queue_fraction: Optional[float] = None,
                  comm: Any = None, **options: Any) -> None:
         from ..devices import resolve
-        if comm is not None and device == "auto":   # ranks run on the CPU unless asked for "cuda"
-            device = "cpu"
-        self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
-        self._given = (push_threshold is not None, queue_fraction is not None)
-        self.cls = resolve(device)
-        self.memory_budget = entry.byte_size("memory_budget", memory_budget)
-        self.pinned_budget = entry.byte_size("pinned_budget", pinned_budget)
-        self.progress = entry.flag("progress", progress)
-        # asynchronous local rounds and push plans: the engine's options, not the executor's
-        self.local_rounds = entry.count("local_rounds", options.pop("local_rounds", 0), allow_none=False)
-        self.push_async = entry.flag("push_async", options.pop("push_async", True))
-        if self.pinned_budget is not None and not self.cls.pinned:   # (the CPU: memory_budget)
-            raise UsageError(f"pinned_budget: the {self.cls.name} executor has no pinned host memory")
-        # the executor's typed options: a key it does not know is a UsageError naming it
-        options = self.cls.Options.of(options)
-        if comm is None:
-            self.store, self._own_store = entry.open_store(store)
-        else:   # on every rank alike; a path holding {rank}: this rank's part file
-            from ..distributed import Ranks
-            self.store, self._own_store = Ranks.open(store, comm, entry.open_store)
+        # an argument one rank refuses raises on every rank (ranks: no rank waits for it)
+        with entry.collectively(comm, undo=lambda: self._own_store and self.store.close()):
+            if comm is not None and device == "auto":   # ranks run on the CPU unless asked for "cuda"
+                device = "cpu"
+            self.rule = DirectionRule.of(direction, push_threshold, queue_fraction)
+            self._given = (push_threshold is not None, queue_fraction is not None)
+            self.cls = resolve(device)
+            self.memory_budget = entry.byte_size("memory_budget", memory_budget)
+            self.pinned_budget = entry.byte_size("pinned_budget", pinned_budget)
+            self.progress = entry.flag("progress", progress)
+            # asynchronous local rounds and push plans: the engine's options, not the executor's
+            self.local_rounds = entry.count("local_rounds", options.pop("local_rounds", 0), allow_none=False)
+            self.push_async = entry.flag("push_async", options.pop("push_async", True))
+            if self.pinned_budget is not None and not self.cls.pinned:   # (the CPU: memory_budget)
+                raise UsageError(f"pinned_budget: the {self.cls.name} executor has no pinned host memory")
+            # the executor's typed options: a key it does not know is a UsageError naming it
+            options = self.cls.Options.of(options)
+            if comm is None:
+                self.store, self._own_store = entry.open_store(store)
+            else:   # a path holding {rank}: this rank's part file
+                from ..distributed.ranks import open_part
+                self.store, self._own_store = open_part(store, comm.Get_rank(), entry.open_store)
         self._serial, self.closed = entry.OneAtATime(), False   # runs take turns (class docstring)
         self.options = options
         self._prepared = {}
@@ -121,6 +123,7 @@ class Session:
         self.sizes = np.diff(np.asarray(self.store.intervals, dtype=np.int64))
         self.ranks = None
         if comm is not None:
+            from ..distributed import Ranks
             self.ranks = Ranks(comm, self.store)
             self.cls = self.ranks.executor_class(self.cls)
 
@@ -208,23 +211,32 @@ class Session:
 
         Returns a :class:`Result`; see :func:`grstream.run` for the meaning of the arguments.
         """
-        program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
-        progress = self.progress if progress is None else entry.flag("progress", progress)
-        callback = entry.callback(callback)
-        saved = Checkpoints.of(checkpoint, checkpoint_every, resume)
         with self._serial("Session.run()"):
-            entry.check_open(self.store, self)
-            entry.vertex_params(program, self.n)
-            t_start = time.perf_counter()
-            try:
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    return self._run([program], None, max_iter, progress, callback, t_start, saved)
-            except BaseException as e:
-                # an interrupted run may leave half-loaded shards: start the next one afresh
-                self._evict()
-                if self.ranks is not None and not getattr(e, "every_rank", False):
-                    self.ranks.fail(e)   # other ranks wait in a collective: abort them all
-                raise
+            with self._collectively():   # (an argument one rank refuses: every rank raises)
+                program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
+                progress = self.progress if progress is None else entry.flag("progress", progress)
+                callback = entry.callback(callback)
+                saved = Checkpoints.of(checkpoint, checkpoint_every, resume)
+                entry.check_open(self.store, self)
+                entry.vertex_params(program, self.n)
+            return self._guarded([program], None, max_iter, progress, callback, saved)
+
+    def _guarded(self, programs, lanes, max_iter, progress, callback, saved=None):
+        """:meth:`_run`; where it raises, the next run starts afresh and, under ranks, a rank's
+        own error aborts the world (the others wait in a collective)."""
+        t_start = time.perf_counter()
+        try:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return self._run(programs, lanes, max_iter, progress, callback, t_start, saved)
+        except BaseException as e:
+            # an interrupted run may leave half-loaded shards: start the next one afresh
+            self._evict()
+            if self.ranks is not None and not getattr(e, "every_rank", False):
+                self.ranks.fail(e)   # other ranks wait in a collective: abort them all
+            raise
+
+    def _collectively(self):
+        return entry.collectively(None if self.ranks is None else self.ranks.comm)
 
     def _run(self, programs, lanes, max_iter, progress, callback, t_start, saved=None):
         """The iteration loop of :meth:`run` (``lanes`` None) and :meth:`run_lanes` (``lanes`` instances)."""
@@ -377,48 +389,23 @@ class Session:
         (count, 1) columns: methods written with numpy operations broadcast over them. Programs with aggregates, scatter or edge state or
         ``gather_from = "changed"``, and executors without lanes, use :meth:`run` per instance.
         """
-        programs, max_iter = entry.programs(programs), entry.count("max_iter", max_iter)
-        callback = entry.callback(callback)
-        if not programs:
-            return []
-        if not self.can_run_lanes(type(programs[0])):
-            raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes on {self.cls.name}: use run()")
         with self._serial("Session.run_lanes()"):
-            entry.check_open(self.store, self)
-            for p in programs:
-                entry.vertex_params(p, self.n)
-            t_start = time.perf_counter()
-            try:
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    return self._run(programs, len(programs), max_iter, False, callback, t_start)
-            except BaseException:
-                self._evict()
-                raise
+            with self._collectively():
+                programs, max_iter = entry.programs(programs), entry.count("max_iter", max_iter)
+                callback = entry.callback(callback)
+                if programs and not self.can_run_lanes(type(programs[0])):
+                    raise UsageError(f"{type(programs[0]).spec.name} cannot run in lanes on "
+                                     f"{self.cls.name}: use run()")
+                entry.check_open(self.store, self)
+                for p in programs:
+                    entry.vertex_params(p, self.n)
+            if not programs:
+                return []
+            return self._guarded(programs, len(programs), max_iter, False, callback)
 
     def _execute(self, ex, plan, st):
-        """Run one plan on ``ex`` (the order of grstream/engine/executor.py)."""
-        ex.begin(plan)
-        phases = [getattr(ex, p) for p in plan.phases]
-
-        def work(unit, data):   # a unit's phases, over its data or shard by shard
-            for part in phase_parts(ex, plan, unit, data):
-                for phase in phases:
-                    phase(plan, unit, part)
-            ex.done(plan, unit)
-        items = ex.load(plan)
-        try:
-            if plan.workers <= 1:
-                for unit, data in items:
-                    work(unit, data)
-            else:
-                self._parallel(plan.workers, work, items)
-        finally:
-            items.close()
-        if plan.apply_scope == "all":
-            ex.apply(plan, None, None)
-        ex.publish(plan)
-        ex.reduce(plan)
-        return ex.read_back(plan, st)
+        """Run one plan on ``ex`` (grstream/engine/executor.py ``execute``)."""
+        return execute(ex, plan, st, self._parallel)
 
     def _parallel(self, workers, work, items):
         """Units on worker threads, at most ``workers`` at once, finished in plan order."""
