@@ -93,6 +93,11 @@ class FormatVersionError(ShardStoreError):
     """The store was written in a format version this grstream cannot read."""
 
 
+class CodecError(ShardStoreError):
+    """A compressed id dataset is inconsistent: its block offsets, reset masks and widths
+    disagree, or it decodes to ids outside the store's vertex range."""
+
+
 class OutputError(GrstreamError):
     """An output file cannot be written: its folder is missing or read-only, or the disk is full.
 
