@@ -64,7 +64,7 @@ def test_the_command_line_ends_every_rank_naming_the_one_that_refused(store, tmp
     status, err = _run(pick)
     assert status in (2, 3), err[-2000:]   # (UsageError; OutputError on the rank that writes)
     failed = 0 if case == "output" else 1
-    lines = [line for line in err.splitlines() if line.startswith("grstream run: error:")]
-    assert len(lines) == 2, err[-2000:]   # each rank's one line
-    assert sum(f"rank {failed} of 2 failed" in line for line in lines) == 1, err
-    assert all(str(missing) in line for line in lines)
+    # each rank's one line (the ranks' lines may interleave in the launcher's stream)
+    assert err.count("grstream run: error:") == 2, err[-2000:]
+    assert err.count(f"rank {failed} of 2 failed") == 1, err[-2000:]
+    assert err.count(str(missing)) >= 2, err[-2000:]
