@@ -255,7 +255,8 @@ class Planner(UnitGrouping):
         shards = [int(i) for i in np.flatnonzero(counts)]
         walk = self.push_shard_edges(counts, edges)
         asynchronous = asynchronous_push(self.push_async, self.changed_sum, self.n,
-                                         float(walk.sum()), self.S)
+                                         float(walk.sum()), self.S,
+                                         "edge" in self.spec.analysis.gather_uses)
         if asynchronous and shards:   # one unit per shard; resident ones an earlier unit
             # may change are visited too, from the first changed one on (visiting costs little)
             shards = [i for i in range(shards[0], self.S) if counts[i] or i in self.resident]

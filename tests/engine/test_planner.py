@@ -146,6 +146,8 @@ def test_asynchronous_push_plans(chain, monkeypatch):
     assert rule(True, 100, 100, 4 * 2**14, 4) and not rule(False, 100, 100, 4 * 2**14, 4)
     assert not rule(True, 99, 100, 4 * 2**14, 4)       # every vertex changed once at most
     assert not rule(True, 100, 100, 4 * 2**14 - 1, 4)  # too few edges a shard
+    assert rule(True, 0, 100, 4 * 2**14, 4, relaxes=True)   # a message that reads the edge
+    assert not rule(True, 0, 100, 4 * 2**14 - 1, 4, relaxes=True)
     monkeypatch.setattr(direction_mod, "ASYNC_SHARD_EDGES", 0)   # (a small graph)
     caps = Capabilities("cpu", workers=2, push=PushFacts(asynchronous=True))
     p, _ = planner(chain, ConnectedComponents(), caps=caps)

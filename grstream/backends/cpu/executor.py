@@ -191,7 +191,13 @@ class CpuExecutor(CpuFacts, Executor):
             self.acc_all.fill(self.spec.gather_reduce.identity(self.spec.gather_dtype))
 
     def load(self, plan):
-        if not any(u.transfer in ("copy", "compact") for u in plan.units):
+        streamed = any(u.transfer in ("copy", "compact") for u in plan.units)
+        if not streamed and sum(u.transfer == "load" for u in plan.units) > 1:
+            # resident shards read for the first time: the next unit's are read (preadv, no GIL)
+            # on the read-ahead thread while this one's compute runs
+            yield from self._timed(read_ahead(self._produce(plan.units, None), depth=1))
+            return
+        if not streamed:
             for u in plan.units:
                 if u.transfer == "load":
                     t0 = time.perf_counter()
@@ -200,7 +206,11 @@ class CpuExecutor(CpuFacts, Executor):
                 yield u, self.runs.piece(u.shards[0])
             return
         self._pool = pool = BufferPool(self.memory.slots)
-        items = read_ahead(self._produce(plan.units, pool), depth=max(self.memory.slots, 1), pool=pool)
+        yield from self._timed(read_ahead(self._produce(plan.units, pool),
+                                          depth=max(self.memory.slots, 1), pool=pool))
+
+    def _timed(self, items):
+        """The read-ahead's items, the waits for them counted as reading."""
         while True:
             t0 = time.perf_counter()
             item = next(items, None)
