@@ -54,15 +54,21 @@ def add_parser(sub):
 
 
 def main(args):
+    from ..distributed import world_from_environment
+    from ..engine.entry import collectively
     from ..io.atomic import check_folder, check_output
     from ..partition import build_shards
-    if args.shards is not None and args.shards < 1:
-        raise UsageError(f"--shards must be at least 1, got {args.shards}")
-    if args.threads is not None and args.threads < 1:
-        raise UsageError(f"--threads must be at least 1, got {args.threads}")
-    check_output(args.output, inputs=[args.input], what="-o")
-    if args.tmp_dir is not None:
-        check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
+    # under an MPI launcher with several ranks each process is one rank that builds its own
+    # intervals, rank 0 writes the store and the summary (docs/DISTRIBUTED.md)
+    world = world_from_environment()
+    with collectively(world):
+        if args.shards is not None and args.shards < 1:
+            raise UsageError(f"--shards must be at least 1, got {args.shards}")
+        if args.threads is not None and args.threads < 1:
+            raise UsageError(f"--threads must be at least 1, got {args.threads}")
+        check_output(args.output, inputs=[args.input], what="-o")
+        if args.tmp_dir is not None:
+            check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
     try:
         build_shards(
             args.input, args.output, format=args.format, num_shards=args.shards,
@@ -72,7 +78,7 @@ def main(args):
             self_loops=not args.drop_self_loops, duplicates=not args.drop_duplicates,
             renumber=args.renumber, weight_dtype=args.weight_dtype, progress=not args.quiet,
             overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir, edge_ids=args.edge_ids,
-            threads=args.threads, reorder=args.reorder)
+            threads=args.threads, reorder=args.reorder, comm=world)
     except OutputExistsError:  # the API's message names its keyword: say it in the CLI's words
         raise UsageError(f"-o {args.output} exists and --no-overwrite is given: nothing was "
                          "written (leave out --no-overwrite to replace it)") from None

@@ -109,7 +109,7 @@ class MpiExchange(Exchange):
             applied = np.ascontiguousarray(applied, dtype=np.int64)
             parts = [applied.view(np.uint8)] + [np.ascontiguousarray(a[applied]).reshape(-1).view(np.uint8)
                                                 for a in fields.values()]
-            got = self._allgatherv(np.concatenate(parts), lengths * (8 + width))
+            got = self.allgatherv(np.concatenate(parts), lengths * (8 + width))
             at = 0
             for length in lengths.tolist():   # each rank's ids, then each field's values
                 ids = got[at:at + 8 * length].view(np.int64)
@@ -157,15 +157,15 @@ class MpiExchange(Exchange):
             return got + lo, mine.view(values.dtype)[got]
         # sparse: each owner's pairs to it, then combined there in rank order
         send, recv = sends[self.rank], sends[:, self.rank]
-        got = self._alltoallv(ids, send, recv)
-        vals = self._alltoallv(np.ascontiguousarray(values), send, recv)
+        got = self.alltoallv(ids, send, recv)
+        vals = self.alltoallv(np.ascontiguousarray(values), send, recv)
         out, where = np.unique(got, return_inverse=True)
         acc = np.full((len(out),) + values.shape[1:], monoid.identity(values.dtype), dtype=values.dtype)
         monoid.ufunc.at(acc, where, vals)
         self._timed(t0, got.nbytes + vals.nbytes)
         return out, acc
 
-    def _alltoallv(self, mine, send, recv):
+    def alltoallv(self, mine, send, recv):
         """Rows ``mine[cut[r]:cut[r+1]]`` to rank r (``send`` rows each); ``recv`` rows from each."""
         from mpi4py import MPI
         k = _row_bytes(mine)
@@ -175,7 +175,7 @@ class MpiExchange(Exchange):
                             [out.reshape(-1).view(np.uint8), (recv * k, rdis * k), MPI.BYTE])
         return out
 
-    def _allgatherv(self, mine, lengths):
+    def allgatherv(self, mine, lengths):
         """Every rank's array ``mine`` (rows of one dtype and shape), concatenated in rank order;
         ``lengths``: every rank's ``len(mine)``."""
         from mpi4py import MPI
@@ -191,7 +191,7 @@ class MpiExchange(Exchange):
         t0 = time.perf_counter()
         total = int(np.sum(lengths))
         if total * 8 < n // 8:   # sparse: the ids themselves
-            out = union_ids([self._allgatherv(np.ascontiguousarray(ids, dtype=np.int64), lengths)])
+            out = union_ids([self.allgatherv(np.ascontiguousarray(ids, dtype=np.int64), lengths)])
             self._timed(t0, total * 8)
             return out
         mask = np.zeros(n, dtype=bool)   # dense: a bitmap, or-ed

@@ -38,8 +38,14 @@ def world_from_environment():
 def partition(store, size):
     """Shard indices ``[0, ..., S]`` cut into ``size`` contiguous runs balanced by edges."""
     S = int(store.num_shards)
-    w = np.array([store.shard_info(i).num_in_edges + store.shard_info(i).num_out_edges + 1
-                  for i in range(S)], dtype=np.float64)
+    return cut_runs([store.shard_info(i).num_in_edges + store.shard_info(i).num_out_edges
+                     for i in range(S)], size)
+
+
+def cut_runs(edges, size):
+    """Shard indices ``[0, ..., S]`` cut into ``size`` contiguous runs balanced by the shards'
+    ``edges`` (in + out; each shard weighs one more, so that empty shards spread too)."""
+    w = np.asarray(edges, dtype=np.float64) + 1
     mid = np.cumsum(w) - w / 2   # each shard goes to the rank its middle falls in
     owner = np.minimum((mid * size / max(w.sum(), 1.0)).astype(np.int64), size - 1)
     return np.searchsorted(owner, np.arange(size + 1), side="left").astype(np.int64)
@@ -119,12 +125,18 @@ class Ranks:
     def fail(self, exc):
         """A run raised ``exc`` on this rank: with other ranks waiting in a collective, say which
         rank failed and why, and abort the whole world (every rank exits, none hangs)."""
-        if self.size == 1:
-            return
-        sys.stderr.write(f"grstream: rank {self.rank} of {self.size} failed: "
-                         f"{type(exc).__name__}: {exc}\n")
-        sys.stderr.flush()
-        self.comm.Abort(1)
+        abort(self.comm, exc)
+
+
+def abort(comm, exc):
+    """This rank raised ``exc`` while the others may wait in a collective: say which rank failed
+    and why, and abort the world of ``comm`` (every rank exits, none hangs; one rank: nothing)."""
+    if comm.Get_size() == 1:
+        return
+    sys.stderr.write(f"grstream: rank {comm.Get_rank()} of {comm.Get_size()} failed: "
+                     f"{type(exc).__name__}: {exc}\n")
+    sys.stderr.flush()
+    comm.Abort(1)
 
 
 @contextmanager

@@ -57,7 +57,7 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
                  progress: bool = False, overwrite: bool = True,
                  tmp_dir: Optional[str] = None, edge_ids: bool = False,
                  threads: Optional[int] = None,
-                 reorder: Optional[str] = None) -> "ShardOutputResult":
+                 reorder: Optional[str] = None, comm: Any = None) -> "ShardOutputResult":
     """Partition a graph into a shard store (docs/FORMAT.md).
 
     Parameters
@@ -130,6 +130,11 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         row's neighbour ids lie closer together (smaller deltas for a compressed layout); None
         or ``"none"`` (default) keeps the input's order. Results are still keyed by the input's
         ids (the store keeps them as labels); :mod:`grstream.partition.reorder`.
+    comm : mpi4py communicator, optional
+        Build as one rank of ``comm`` (``grstream shard`` under ``mpiexec``): each rank reads its
+        share of the input and builds the shards of its own run of intervals, rank 0 writes the
+        store, the same store one process writes (grstream/distributed/rank_build.py; in memory:
+        no ``memory_limit``, ``edge_ids`` or ``reorder``, and no input with vertex names).
 
     Returns
     -------
@@ -145,6 +150,40 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     3
     """
     started = time.perf_counter()
+    if comm is not None and comm.Get_size() > 1:   # ranks: each builds its own intervals
+        from ..distributed.rank_build import build_ranked
+        return build_ranked(comm, started, _make_plan, source, path, num_shards=num_shards,
+                            shard_size=shard_size, memory_limit=memory_limit,
+                            undirected=undirected, weighted=weighted, self_loops=self_loops,
+                            duplicates=duplicates, renumber=renumber, weight_dtype=weight_dtype,
+                            format=format, progress=progress, overwrite=overwrite,
+                            tmp_dir=tmp_dir, edge_ids=edge_ids, threads=threads, reorder=reorder)
+    path, plan = _make_plan(source, path, num_shards, shard_size, memory_limit, undirected,
+                            weighted, self_loops, duplicates, renumber, weight_dtype, format,
+                            progress, tmp_dir, edge_ids, threads, reorder)
+    memory_limit = plan.memory_limit
+    with StoreWriter(path, overwrite=overwrite) as writer:
+        if memory_limit is None:
+            result = build_in_memory(plan, writer)
+        else:
+            result = _build_external(plan, writer)
+        writer.commit(root_attrs(plan, result))
+    return report(path, result, started, progress)
+
+
+def report(path, result, started, progress):
+    """The build's summary line, logged and (``progress``) printed; returns ``path``."""
+    summary = _summary(path, result, time.perf_counter() - started)
+    log.info("%s", summary)
+    if progress:
+        print(summary, file=sys.stderr)
+    return path
+
+
+def _make_plan(source, path, num_shards, shard_size, memory_limit, undirected, weighted,
+               self_loops, duplicates, renumber, weight_dtype, format, progress, tmp_dir,
+               edge_ids, threads, reorder):
+    """build_shards' arguments checked, its input opened: ``(path, Plan)``."""
     if not isinstance(path, (str, os.PathLike)):
         raise UsageError(f"path must be the store's file name (str or os.PathLike), not "
                          f"{type(path).__name__}")
@@ -184,17 +223,7 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     plan.reorder = reorder
     if reorder:
         reordering.reorder_plan(plan, reorder)
-    with StoreWriter(path, overwrite=overwrite) as writer:
-        if memory_limit is None:
-            result = build_in_memory(plan, writer)
-        else:
-            result = _build_external(plan, writer)
-        writer.commit(_root_attrs(plan, result))
-    summary = _summary(path, result, time.perf_counter() - started)
-    log.info("%s", summary)
-    if progress:
-        print(summary, file=sys.stderr)
-    return path
+    return path, plan
 
 
 def _check_options(num_shards, shard_size, memory_limit, weight_dtype):
@@ -298,7 +327,7 @@ def _build_external(plan, writer):
         return _build_external(plan, writer)
 
 
-def _root_attrs(plan, result):
+def root_attrs(plan, result):
     renumber = plan.renumber or plan.renumbered_input
     props = {"weight": plan.options.weight_dtype.name} if plan.options.weighted else {}
     from .. import __version__

@@ -1,0 +1,75 @@
+"""``mpiexec -n N python -m tests.distributed.build_check FOLDER [few]``: the shard build under ranks
+(every rank builds its own intervals, rank 0 writes) against one process's build of the same
+input and options, for inputs and option combinations (``few``: one in three of them); rank 0 prints a JSON list of the cases
+whose stores differ (every dataset and attribute but the build record: tests/partition/graphs.py
+``store_contents``)."""
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from mpi4py import MPI
+
+import grstream as gr
+from grstream.io.base import EdgeSource
+
+from tests.partition.graphs import store_contents
+
+
+def inputs(folder):
+    """name -> the input (a path or an EdgeSource of small chunks), written by rank 0."""
+    rng = np.random.default_rng(7)
+    n, m = 300, 4000
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    src[:40] = dst[:40]   # self-loops
+    src[40:80], dst[40:80] = src[80:120], dst[80:120]   # repeated pairs
+    weight = rng.integers(1, 6, m) / 4.0
+    sparse = np.column_stack([src * 1000 + 7, dst * 1000 + 7])   # sparse ids: renumbered
+    text = folder / "g.txt"
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        np.save(folder / "g.npy", np.column_stack([src, dst]))
+        np.save(folder / "sparse.npy", sparse)
+        text.write_text("".join(f"{s} {d} {w}\n" for s, d, w in zip(src, dst, weight)))
+    MPI.COMM_WORLD.Barrier()
+
+    def chunked():   # chunks of 333 edges: many chunks to deal out
+        return ((src[i:i + 333], dst[i:i + 333], weight[i:i + 333]) for i in range(0, m, 333))
+    return {"npy": str(folder / "g.npy"), "sparse": str(folder / "sparse.npy"), "text": str(text),
+            "chunks": EdgeSource("chunks", chunked, weighted=True, num_vertices=n + 5)}
+
+
+def cases():
+    yield "npy", {"num_shards": 7}
+    yield "sparse", {"num_shards": 5}
+    yield "sparse", {"num_shards": 5, "renumber": False}
+    yield "npy", {"num_shards": 4, "renumber": True, "self_loops": False}
+    yield "text", {"num_shards": 1}
+    yield "text", {"num_shards": 6, "weight_dtype": "float32"}
+    for undirected, self_loops, duplicates in itertools.product((False, True), repeat=3):
+        yield "chunks", {"num_shards": 9, "undirected": undirected, "self_loops": self_loops,
+                         "duplicates": duplicates}
+    yield "text", {"num_shards": 40, "weighted": False, "duplicates": False}   # shards > ranks
+
+
+def main():
+    folder = Path(sys.argv[1])
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    sources = inputs(folder)
+    differ = []
+    chosen = list(cases())[::3 if sys.argv[2:] == ["few"] else 1]
+    for k, (name, options) in enumerate(chosen):
+        ranks_path, one_path = folder / f"ranks{k}.h5", folder / f"one{k}.h5"
+        got = gr.build_shards(sources[name], ranks_path, comm=comm, progress=False, **options)
+        assert Path(got) == ranks_path
+        if rank == 0:
+            gr.build_shards(sources[name], one_path, progress=False, **options)
+            if store_contents(ranks_path) != store_contents(one_path):
+                differ.append([name, options])
+    if rank == 0:
+        print(json.dumps({"cases": k + 1, "differ": differ}))
+
+
+if __name__ == "__main__":
+    main()
