@@ -32,9 +32,9 @@ def add_parser(sub):
                    help="map the ids that occur to 0..n-1, keeping the input's ids as labels "
                         "(default: when ids are sparse, max id + 1 > 2 x distinct ids, and the "
                         "input declares no vertex count; README \"Vertex ids\")")
-    p.add_argument("--reorder", choices=("none", "degree", "bfs", "rcm"), default="none",
-                   help="give the vertices internal ids in this order (decreasing degree, "
-                        "breadth-first from the highest-degree vertex, reverse Cuthill-McKee) "
+    p.add_argument("--reorder", choices=("none", "degree", "rcm"), default="none",
+                   help="give the vertices internal ids in this order (decreasing degree, or "
+                        "reverse Cuthill-McKee) "
                         "so a row's neighbour ids lie closer together; results keep the "
                         "input's ids (default none)")
     p.add_argument("--edge-ids", action="store_true",

@@ -126,7 +126,7 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         it at ``TEXT_WORKER_BYTES`` each). Default: the cores this process may run on
         (``os.sched_getaffinity``). The store is byte for byte the same for every count.
     reorder : str, optional
-        ``"degree"``, ``"bfs"`` or ``"rcm"``: give the vertices internal ids in that order, so a
+        ``"degree"`` or ``"rcm"``: give the vertices internal ids in that order, so a
         row's neighbour ids lie closer together (smaller deltas for a compressed layout); None
         or ``"none"`` (default) keeps the input's order. Results are still keyed by the input's
         ids (the store keeps them as labels); :mod:`grstream.partition.reorder`.

@@ -160,15 +160,18 @@ def test_degree_order_puts_hubs_first():
     np.testing.assert_array_equal(vertex_order("degree", degree), [4, 1, 3, 0, 2])
 
 
-def test_bfs_order_takes_components_largest_first_each_from_its_hub():
-    # component {0, 1, 2} (hub 1: path 0-1-2), component {3, 4, 5, 6} (hub 5: star), 7 isolated
-    src = np.array([0, 1, 5, 5, 5])
-    dst = np.array([1, 2, 3, 4, 6])
+def test_rcm_order_is_scipys_over_the_undirected_graph():
+    # repeated pairs and both directions of a pair are one undirected edge
+    src = np.array([0, 0, 0, 1, 5, 5, 5, 3])
+    dst = np.array([1, 1, 1, 0, 3, 4, 6, 5])
     degree = np.bincount(np.concatenate((src, dst)), minlength=8)
-    order = vertex_order("bfs", degree, (src, dst))
-    np.testing.assert_array_equal(order, [5, 3, 4, 6, 1, 0, 2, 7])
-    rcm = vertex_order("rcm", degree, (src, dst))
-    assert sorted(rcm.tolist()) == list(range(8))
+    import scipy.sparse as sp
+    from scipy.sparse import csgraph
+    pairs = {(0, 1), (1, 0), (5, 3), (3, 5), (5, 4), (4, 5), (5, 6), (6, 5)}
+    rows, cols = zip(*sorted(pairs))
+    graph = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(8, 8))
+    expect = csgraph.reverse_cuthill_mckee(graph, symmetric_mode=True)
+    np.testing.assert_array_equal(vertex_order("rcm", degree, [src, dst]), expect)
 
 
 def test_string_labels_and_id_base_survive_reordering(tmp_path, datasets_dir):
@@ -190,7 +193,7 @@ def test_string_labels_and_id_base_survive_reordering(tmp_path, datasets_dir):
 def test_cli_output_of_a_reordered_store_is_the_plain_one(tmp_path, datasets_dir, capsys):
     source = str(datasets_dir / "rome99.gr")
     outputs = []
-    for order in ("none", "bfs"):
+    for order in ("none", "rcm"):
         store, out = tmp_path / f"{order}.h5", tmp_path / f"{order}.csv"
         assert main(["shard", source, "-o", str(store), "--reorder", order, "--shards", "3",
                      "--quiet"]) == 0
@@ -198,9 +201,9 @@ def test_cli_output_of_a_reordered_store_is_the_plain_one(tmp_path, datasets_dir
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     capsys.readouterr()
-    assert main(["info", str(tmp_path / "bfs.h5"), "--json"]) == 0
+    assert main(["info", str(tmp_path / "rcm.h5"), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["vertex_order"] == "bfs" and info["format_version"] == fmt.REORDERED_VERSION
+    assert info["vertex_order"] == "rcm" and info["format_version"] == fmt.REORDERED_VERSION
 
 
 def test_older_readers_refuse_a_reordered_store(tmp_path):
@@ -229,7 +232,7 @@ def test_bad_orders_and_limits_are_refused(tmp_path):
         build_shards(edges, tmp_path / "g.h5", reorder="random", progress=False)
     src = np.arange(100000) % 5000
     with pytest.raises(MemoryBudgetError, match="adjacency"):
-        build_shards((src, src[::-1].copy()), tmp_path / "g.h5", reorder="bfs",
+        build_shards((src, src[::-1].copy()), tmp_path / "g.h5", reorder="rcm",
                      memory_limit="1M", progress=False)
     assert not (tmp_path / "g.h5").exists()
 
