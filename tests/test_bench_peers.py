@@ -13,14 +13,18 @@ def bench():
 def test_peers_agree(bench, tmp_path, capsys):
     out = tmp_path / "table.md"
     bench.main(["--scale", "9", "--bc-scale", "8", "--bc-sources", "4", "--repeat", "1",
-                "--shards", "3", "--markdown", str(out), "--memory"])
+                "--shards", "3", "--markdown", str(out), "--memory", "--cli"])
     text = out.read_text()
     assert "differs" not in text and "RESULTS DIFFER" not in capsys.readouterr().out
-    rows = [line for line in text.splitlines() if line.startswith("| RMAT")]
+    wall, cpu = text.split("grstream CPU")
+    rows = [line for line in wall.splitlines() if line.startswith("| RMAT")]
     assert [r.split(" | ")[1] for r in rows] == ["bfs", "sssp", "cc", "pagerank",
                                                  "betweenness, 4 sources"]
     assert "scipy" in text
     assert "SSSP peak memory: grstream" in text and "MiB" in text
+    # CPU seconds beside the wall seconds, and the CLI's engine seconds against scipy's
+    assert "| RMAT-9 | bfs |" in cpu
+    assert "`grstream run bfs`: engine" in text and "`grstream run sssp`: engine" in text
 
 
 def test_partition_check(bench):

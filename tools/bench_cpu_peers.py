@@ -3,6 +3,7 @@
 
     python tools/bench_cpu_peers.py --scale 20 [--bc-scale 18 --bc-sources 64] [--repeat 3]
     python tools/bench_cpu_peers.py --only-bc --device cuda   # betweenness on the GPU vs igraph
+    python tools/bench_cpu_peers.py --scale 22 --skip-bc --cli --memory --repeat 5   # issue targets
 
 One RMAT graph (grstream's generator, seed 1, weights 1..255), parallel edges reduced to the
 lightest and self-loops dropped, so every system holds the same simple weighted digraph: a
@@ -10,7 +11,11 @@ shard store (ids kept) for grstream, one CSR for scipy, and the graphs of python
 networkit and igraph built from it (building is not timed). Each figure is the median of
 --repeat runs of one call, after a warm-up call, from an opened store (grstream: ``bfs``, ``sssp``,
 ``connected_components``, ``pagerank`` and ``betweenness`` of grstream.algorithms, set-up
-included). A peer that is not installed is skipped and named in the output. Every peer's result
+included); the systems' calls are interleaved (one call of each per round), and each call's
+CPU seconds (the process's user + system, every thread) are kept beside its wall seconds, since
+on a shared machine the wall seconds follow the load. ``--cli``: ``grstream run bfs`` and
+``grstream run sssp`` on the store, each in a fresh process, their engine seconds (the run's own
+``seconds``) and the process's CPU seconds, against scipy's call of the same run. A peer that is not installed is skipped and named in the output. Every peer's result
 is checked against grstream's before its time is kept: BFS levels, SSSP distances and CC
 partitions equal, PageRank within 1e-6 in L1 (each runs to its own 1e-8-level tolerance),
 betweenness (64 sources sampled as NetworkX samples them, unnormalized) within 1e-9 relative.
@@ -56,6 +61,27 @@ def median_time(fn, repeat, warm=True):
         return bench_cpu.median_time(fn, repeat), out
     return statistics.median([first] + [bench_cpu.median_time(fn, 1)
                                         for _ in range(repeat - 1)]), out
+
+
+def timed(fn):
+    """(wall seconds, CPU seconds, result) of one call."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, time.process_time() - c0, out
+
+
+def interleaved(calls, repeat):
+    """{name: (median wall, median CPU, result)} of ``calls`` ({name: zero-argument call}): one
+    warm-up call each, then ``repeat`` rounds of one call each, so that every system meets the
+    same load."""
+    out = {name: fn() for name, fn in calls.items()}
+    times = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, fn in calls.items():
+            wall, cpu, _ = timed(fn)
+            times[name].append((wall, cpu))
+    return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t), out[name])
+            for name, t in times.items()}
 
 
 def simple_graph(scale, seed=1):
@@ -303,19 +329,51 @@ def run_main(args, have, tmp):
         assert int(store.num_vertices) == n
         mine_calls, peers = engine_calls(store, s), peer_calls(g, s)
         for algo in ("bfs", "sssp", "cc", "pagerank"):
-            t, mine = median_time(mine_calls[algo], args.repeat)
-            row = {"graph": f"RMAT-{args.scale}", "algo": algo, "grstream": t, "peers": {}}
-            for peer, call in peers[algo].items():
-                tp, theirs = median_time(call, args.repeat)
+            got = interleaved({"grstream": mine_calls[algo], **peers[algo]}, args.repeat)
+            t, cpu, mine = got.pop("grstream")
+            row = {"graph": f"RMAT-{args.scale}", "algo": algo, "grstream": t, "cpu": cpu,
+                   "peers": {}, "peer_cpu": {}}
+            for peer, (tp, cp, theirs) in got.items():
                 row["peers"][peer] = (tp, check(algo, mine, theirs))
+                row["peer_cpu"][peer] = cp
             rows.append(row)
             print(format_row(row), flush=True)
+    if args.cli:
+        scipy_rows = {r["algo"]: r["peers"]["scipy"][0] for r in rows}
+        for algo in ("bfs", "sssp"):
+            rows.append(cli_row(args, path, s, algo, scipy_rows[algo]))
+            print(format_row(rows[-1]), flush=True)
     if args.memory:
         peaks = sssp_memory(path, g, s, tmp)
         if peaks:
             rows.append({"graph": f"RMAT-{args.scale}", "algo": "SSSP peak memory", "bytes": peaks})
             print(format_row(rows[-1]), flush=True)
     return rows
+
+
+def cli_row(args, path, s, algo, scipy_seconds):
+    """``grstream run <algo>`` on the store, --repeat times, each in a fresh process: the medians
+    of its engine seconds (--stats-json ``seconds``), its CPU seconds (user + system) and its
+    wall seconds, against scipy's median call in the same run."""
+    import json
+    import subprocess
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    stats = os.path.join(os.path.dirname(path), "stats.json")
+    runs = []
+    for _ in range(args.repeat):
+        before = os.times()
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "grstream", "run", algo, path, "--source", str(s),
+                        "--quiet", "--stats-json", stats], check=True, env=env)
+        wall = time.perf_counter() - t0
+        after = os.times()
+        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        with open(stats) as f:
+            runs.append((json.load(f)["seconds"], cpu, wall))
+    engine, cpu, wall = (statistics.median(r[i] for r in runs) for i in range(3))
+    return {"graph": f"RMAT-{args.scale}", "algo": f"`grstream run {algo}`", "engine": engine,
+            "process_cpu": cpu, "process_wall": wall, "scipy": scipy_seconds}
 
 
 def run_bc(args, have, tmp):
@@ -343,24 +401,34 @@ def run_bc(args, have, tmp):
 
 
 def format_row(row):
+    if "engine" in row:
+        return (f"{row['graph']} {row['algo']}: engine {row['engine']:.3f} s "
+                f"({row['engine'] / row['scipy']:.2f}x scipy's {row['scipy']:.3f} s); process "
+                f"{row['process_cpu']:.2f} s CPU, {row['process_wall']:.2f} s wall")
     if "bytes" in row:
         mine, theirs = row["bytes"]["grstream"], row["bytes"]["scipy"]
         return (f"{row['graph']} {row['algo']}: grstream {mine / 2**20:.0f} MiB; scipy dijkstra "
                 f"{theirs / 2**20:.0f} MiB ({mine / theirs:.2f}x)")
     cells = [f"{p} {t:.3f} s ({row['grstream'] / t:.2f}x){'' if ok else ' RESULTS DIFFER'}"
              for p, (t, ok) in row["peers"].items()]
+    cpu = row.get("peer_cpu", {})
+    cells += [f"CPU s: grstream {row['cpu']:.3f}, " + ", ".join(
+        f"{p} {c:.3f} ({row['cpu'] / c:.2f}x)" for p, c in cpu.items())] if cpu else []
     return f"{row['graph']} {row['algo']}: grstream {row['grstream']:.3f} s; " + "; ".join(cells)
 
 
 def markdown(rows, args, have):
     cols = [p for p in PEERS if p in have]
     lines = [f"Device: {bench_cpu.cpu_model()}, {os.cpu_count()} cores, shared with other work (medians of "
-             f"{args.repeat}). Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
+             f"{args.repeat}, interleaved), load average {load_average()}. Date: "
+             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
              f"UTC. Command: `python tools/bench_cpu_peers.py {' '.join(sys.argv[1:])}`. "
              f"Skipped (not installed): {', '.join(p for p in PEERS if p not in have) or 'none'}.",
              "", "| graph | algorithm | grstream | " + " | ".join(cols) + " | grstream / best |",
              "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " | --- |"]
     for r in rows:
+        if "engine" in r:
+            continue
         if "bytes" in r:
             lines.append(f"\n{format_row(r)} (peak resident bytes above each process's peak "
                          f"after loading its libraries; inputs read from files)")
@@ -373,7 +441,31 @@ def markdown(rows, args, have):
         ratio = "-" if best is None else f"{r['grstream'] / best:.2f} x"
         lines.append(f"| {r['graph']} | {r['algo']} | {r['grstream']:.3f} s | "
                      + " | ".join(cells) + f" | {ratio} |")
+    timed_rows = [r for r in rows if "cpu" in r]
+    if timed_rows:
+        lines += ["", "| graph | algorithm | grstream wall | grstream CPU | "
+                  + " | ".join(f"{p} wall | {p} CPU" for p in cols) + " | wall / scipy | CPU / scipy |",
+                  "| --- | --- | --- | --- | " + " | ".join("--- | ---" for _ in cols) + " | --- | --- |"]
+        for r in timed_rows:
+            cells = []
+            for p in cols:
+                t, ok = r["peers"].get(p, (None, True))
+                cells.append("- | -" if t is None else f"{t:.3f} s{'' if ok else ' (differs)'} | "
+                             f"{r['peer_cpu'][p]:.3f} s")
+            wall, cpu = r["peers"]["scipy"][0], r["peer_cpu"]["scipy"]
+            lines.append(f"| {r['graph']} | {r['algo']} | {r['grstream']:.3f} s | {r['cpu']:.3f} s | "
+                         + " | ".join(cells) + f" | {r['grstream'] / wall:.2f} x | {r['cpu'] / cpu:.2f} x |")
+    for r in rows:
+        if "engine" in r:
+            lines.append(f"\n{format_row(r)} (medians of {args.repeat} fresh processes)")
     return "\n".join(lines) + "\n"
+
+
+def load_average():
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def main(argv=None):
@@ -391,6 +483,8 @@ def main(argv=None):
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--memory", action="store_true",
                     help="also SSSP's peak memory, grstream and scipy each in a fresh process")
+    ap.add_argument("--cli", action="store_true",
+                    help="also `grstream run bfs` and `grstream run sssp` in fresh processes")
     args = ap.parse_args(argv)
     have = peers_available()
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
