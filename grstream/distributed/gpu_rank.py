@@ -85,6 +85,7 @@ class CudaRankExecutor(RankMixin):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._active = self.dev.n   # the world's frontier after the last read back
+        self._own_edges = None   # the edges a push from every own vertex walks
 
     def _array(self, mem, length, dtype):
         return device_array(self.ranks.exchange.collectives().xp, mem, length, dtype)
@@ -112,7 +113,12 @@ class CudaRankExecutor(RankMixin):
             keep_range(coll.xp, self._bitmap(self.dev.chg[0]), lo, hi)
         pushes.changed = self.ranks.local(pushes.changed)
         idx, degree = self.seed_idx, np.asarray(pushes._degree())
-        pushes.edges = int(degree[lo:hi].sum() if idx is None else degree[idx[(idx >= lo) & (idx < hi)]].sum())
+        if idx is None:   # (every own vertex: its degree sum, found once)
+            if self._own_edges is None:
+                self._own_edges = int(degree[lo:hi].sum())
+            pushes.edges = self._own_edges
+        else:
+            pushes.edges = int(degree[idx[(idx >= lo) & (idx < hi)]].sum())
 
     def begin(self, plan):
         super().begin(plan)
