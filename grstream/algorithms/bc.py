@@ -368,8 +368,14 @@ def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
     One Session serves every source; on small graphs sources run in batches as lanes (a batch
     the memory budget does not hold runs one source after the other). With ``limit``, the
     time of the first batch (at least one second of sources or four sources) estimates the
-    whole run (:func:`check_estimate`).
+    whole run (:func:`check_estimate`). Under ranks (``comm``) each rank runs its share of the
+    sources alone over the whole store, and the sums are added (grstream/distributed/sources.py).
     """
+    from ..distributed.sources import spread
+    spreading = spread(run_options.get("comm"), store, chosen, run_options, lambda mine, options:
+                       accumulate(store, mine, weighted, endpoints, options, limit))
+    if spreading is not None:
+        return spreading
     bc = np.zeros(int(store.num_vertices), dtype=np.float64)
     results = []
     session, run_kwargs = open_session(store, run_options)

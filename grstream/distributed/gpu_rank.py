@@ -32,16 +32,16 @@ from .nccl import NcclCollectives, NcclExchange, keep_range, owned_ids
 from .rank_executor import RankMixin
 
 
-def cuda_rank_class(ranks, cls):
-    """``cls`` (the CUDA executor) as the executor of ``ranks``' rank: chooses the rank's GPU,
-    makes ``ranks.exchange`` an :class:`NcclExchange`."""
+def rank_gpu(comm):
+    """Make this rank's GPU (its node-local rank's, modulo the host's GPUs) the one this process's
+    executors run on; its ordinal. Collective."""
     from mpi4py import MPI
 
     from ..backends.cuda import device, require
     require()
     import pycuda.driver as cuda
     cuda.init()
-    local = ranks.comm.Split_type(MPI.COMM_TYPE_SHARED)
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     here, count = local.Get_size(), cuda.Device.count()
     local_rank = local.Get_rank()
     local.Free()
@@ -50,7 +50,14 @@ def cuda_rank_class(ranks, cls):
                          f"(start at most {count} ranks per host)")
     ordinal = local_rank % count
     device.use_device(ordinal)
+    return ordinal
+
+
+def cuda_rank_class(ranks, cls):
+    """``cls`` (the CUDA executor) as the executor of ``ranks``' rank: chooses the rank's GPU,
+    makes ``ranks.exchange`` an :class:`NcclExchange`."""
     comm = ranks.comm
+    ordinal = rank_gpu(comm)
     ranks.exchange = NcclExchange(comm, ranks.bounds, lambda: NcclCollectives.shared(comm, ordinal))
     return type(f"Rank{cls.__name__}", (CudaRankExecutor, cls), {"ranks": ranks})
 

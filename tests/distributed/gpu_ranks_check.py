@@ -58,9 +58,12 @@ def check_programs(path, gname, pushed):
 def check_algorithm(path, gname, name):
     store = gr.open(path)
     call = dict(ALGORITHMS)[name]
-    one, many = call(store, device="cuda")[0], call(store, comm=COMM, device="cuda")[0]
+    one, (many, runs) = call(store, device="cuda")[0], call(store, comm=COMM, device="cuda")[:2]
     if not same(many, one, name in ("bc", "delta", "katz")):
         raise AssertionError(f"{gname}/{name} differs")
+    if name == "bc":   # each rank ran its share of the sources alone, on its own GPU
+        assert all("ranks" not in r.info and r.info["backend"] == "cuda" for r in runs)
+        assert any(COMM.allgather(bool(runs)))
     store.close()
     return 1
 
