@@ -8,6 +8,8 @@ pipes are read (and decompressed) here, and their blocks sent to the workers. Ea
 returns a block's checked 0-based edges, or the first error in it with its line counted from
 the block's start, which this process turns into the file's line: the pieces, their order and
 every message are those of the one-process reader (:meth:`.texttable.TextTable.pieces`).
+Where Arrow parses the blocks (:mod:`.arrowtext`, which releases the GIL), blocks read here
+are parsed on threads instead, so neither their text nor their edges pass between processes.
 
 The workers are fresh interpreters (``python -c``) talking pickle over their standard input
 and output, not :mod:`multiprocessing`'s: those would import the caller's main script again
@@ -27,10 +29,12 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import InputFormatError, InternalError
-from .textblocks import GZIP_MAGIC, BlockParser, iter_blocks, line_of
-from .validate import to_edges
+from .arrowtext import arrow_parser
+from .textblocks import GZIP_MAGIC, BlockParser, iter_blocks
+from .texttable import check_block
 
 #: blocks handed to each worker ahead of the one the caller is reading
 AHEAD_PER_WORKER = 2
@@ -39,24 +43,12 @@ _CUT_WINDOW = 1 << 16
 _WORKER = "from grstream.io.parallel_text import serve; serve()"
 
 
-def parse_block(job, parser, use_weight, base, limits):
-    """Parse one block with ``parser`` (a :class:`.textblocks.BlockParser`): ``job`` is its
-    bytes, or ``(path, start, stop)`` of a plain file to read. Returns ``(src, dst, weight, nlines)`` or ``(message, line)`` of the block's first
-    error (``line`` 1-based from the block's start, or None)."""
+def parse_block(job, parser, fast, use_weight, base, limits):
+    """:func:`.texttable.check_block` of one block: ``job`` is its bytes, or ``(path, start,
+    stop)`` of a plain file to read."""
     if isinstance(job, tuple):
         job = _read_range(*job)
-    try:
-        values, lines, nlines = parser.parse(job, 1)
-
-        def fail(row, message):
-            raise InputFormatError(message, parser.path, line_of(lines, row))
-
-        weight = values[:, 2] if use_weight else None
-        src, dst, weight = to_edges(values[:, 0], values[:, 1], weight, fail, base=base,
-                                    limits=limits)
-    except InputFormatError as exc:
-        return exc.message, exc.line
-    return src, dst, weight, nlines
+    return check_block(job, parser, fast, use_weight, base, limits)
 
 
 def serve():
@@ -64,9 +56,11 @@ def serve():
     :func:`parse_block`'s, or ``(exception,)`` when parsing failed otherwise."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the caller stops it by closing the input
     source, sink = sys.stdin.buffer, sys.stdout.buffer
-    path, ncol, first_line, use_weight, base, limits, options = pickle.load(source)
-    settings = (BlockParser(path, ncol, 3 if use_weight else 2, first_line, **options),
-                use_weight, base, limits)
+    path, ncol, first_line, use_weight, base, limits, options, fast = pickle.load(source)
+    keep = 3 if use_weight else 2
+    fast = arrow_parser(ncol, keep, first_line, **options) if fast else None
+    settings = (BlockParser(path, ncol, keep, first_line, **options), fast, use_weight, base,
+                limits)
     while True:
         try:
             job = pickle.load(source)
@@ -194,44 +188,73 @@ class _Worker:
             self.process.wait()
 
 
+class _Processes:
+    """Blocks parsed on worker processes, handed out round robin."""
+
+    def __init__(self, table, workers):
+        # the parser's arguments, not the parser: plain values pickle whatever imports it
+        settings = (table.path, table.ncol, table.first[2], table.use_weight, table.base,
+                    table.limits, table.parser_options, bool(table.fast_parser(make=False)))
+        self.pool = [_Worker(settings) for _ in range(workers)]
+        self.sent = 0
+
+    def submit(self, job):
+        """Send ``job``; returns what answers it, in the order the jobs were sent."""
+        worker = self.pool[self.sent % len(self.pool)]
+        self.sent += 1
+        worker.send(job)
+        return worker.receive
+
+    def close(self):
+        for worker in self.pool:
+            worker.close()
+
+
+class _Threads:
+    """Blocks parsed by Arrow on threads of this process (it releases the GIL)."""
+
+    def __init__(self, table, fast, workers):
+        self.settings = (table.parser, fast, table.use_weight, table.base, table.limits)
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="grstream-text")
+
+    def submit(self, job):
+        return self.pool.submit(parse_block, job, *self.settings).result
+
+    def close(self):
+        self.pool.shutdown(cancel_futures=True)
+
+
 def parallel_pieces(table, workers):
-    """:meth:`TextTable.pieces` of ``table`` with its blocks parsed on ``workers`` processes."""
+    """:meth:`TextTable.pieces` of ``table`` with its blocks parsed ``workers`` at a time: a
+    plain file's byte ranges on worker processes that read them; blocks read here (gzip, a
+    pipe) on threads when Arrow parses them, else sent to worker processes."""
     line_no, offset, _ = table.first
     if is_plain_file(table.path):
         jobs = line_ranges(table.path, offset, table.block_bytes)
+        pool = _Processes(table, workers)
     else:
         jobs = iter_blocks(table.path, offset, table.block_bytes)
-    # the parser's arguments, not the parser: plain values pickle whatever imports it
-    settings = (table.path, table.ncol, table.first[2], table.use_weight, table.base,
-                table.limits, table.parser_options)
-    pool = [_Worker(settings) for _ in range(workers)]
+        fast = table.fast_parser()
+        pool = _Threads(table, fast, workers) if fast else _Processes(table, workers)
     count = 0
-    pending = deque()           # the worker of each block in flight, in file order
+    pending = deque()           # what answers each block in flight, in file order
 
     def take():
         nonlocal line_no, count
-        answer = pending.popleft().receive()
+        answer = pending.popleft()()
         if len(answer) == 1:
             raise answer[0]
-        if len(answer) == 2:
-            message, line = answer
-            raise InputFormatError(message, table.path,
-                                   None if line is None else line_no + line - 1)
-        src, dst, weight, nlines = answer
-        line_no += nlines
-        count += len(src)
-        return table.transform(src, dst, weight) if table.transform else (src, dst, weight)
+        line_no = table.account(answer, line_no)
+        count += len(answer[0])
+        return table.transform(*answer[:3]) if table.transform else answer[:3]
 
     try:
-        for k, job in enumerate(jobs):
+        for job in jobs:
             if len(pending) >= AHEAD_PER_WORKER * workers:
                 yield take()
-            worker = pool[k % workers]
-            worker.send(job)
-            pending.append(worker)
+            pending.append(pool.submit(job))
         while pending:
             yield take()
     finally:
-        for worker in pool:
-            worker.close()
+        pool.close()
     table.check_count(count)

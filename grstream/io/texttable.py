@@ -85,30 +85,43 @@ class TextTable:
 
     def pieces(self):
         """Yield checked ``(src, dst, weight)`` pieces, one per block."""
-        if self.workers > 1 and self._worth_workers():
+        large = self._large()
+        if self.workers > 1 and large:
             from .parallel_text import parallel_pieces
             yield from parallel_pieces(self, self.workers)
             return
+        fast = self.fast_parser() if large else None
         line_no, offset, _ = self.first
         count = 0
         for block in iter_blocks(self.path, offset, self.block_bytes):
-            values, lines, nlines = self.parser.parse(block, line_no)
-            line_no += nlines
-
-            def fail(row, message, lines=lines):
-                raise InputFormatError(message, self.path, line_of(lines, row))
-
-            weight = values[:, 2] if self.use_weight else None
-            edges = to_edges(values[:, 0], values[:, 1], weight, fail, base=self.base,
-                             limits=self.limits)
-            count += len(edges[0])
-            yield self.transform(*edges) if self.transform else edges
+            answer = check_block(block, self.parser, fast, self.use_weight, self.base,
+                                 self.limits)
+            line_no = self.account(answer, line_no)
+            count += len(answer[0])
+            yield self.transform(*answer[:3]) if self.transform else answer[:3]
         self.check_count(count)
 
-    def _worth_workers(self):
-        """Worker processes pay off beyond a few blocks: they take a moment to start."""
+    def _large(self):
+        """Worker processes and Arrow pay off beyond a few blocks: they take a moment to
+        start (import)."""
         size = file_size(self.path)
         return size is None or size - self.first[1] >= PARALLEL_TEXT_BYTES
+
+    def fast_parser(self, make=True):
+        """The :class:`.arrowtext.ArrowParser` of this table, or None (not installed, or the
+        first data line's separators are not single characters); ``make=False``: True
+        instead of the parser, without importing Arrow."""
+        from .arrowtext import arrow_parser
+        return arrow_parser(self.ncol, 3 if self.use_weight else 2, self.first[2], make=make,
+                            **self.parser_options)
+
+    def account(self, answer, line_no):
+        """The line after a block answered by :func:`check_block` that began at ``line_no``;
+        raises the block's error with its line in the file."""
+        if len(answer) == 2:
+            message, line = answer
+            raise InputFormatError(message, self.path, None if line is None else line_no + line - 1)
+        return line_no + answer[3]
 
     def check_count(self, count):
         """Raise when the header declared another number of data lines than ``count``."""
@@ -119,6 +132,29 @@ class TextTable:
 
     def chunks(self, chunk_edges):
         return rechunk(self.pieces(), chunk_edges)
+
+
+def check_block(block, parser, fast, use_weight, base, limits):
+    """Parse and check one block of whole lines: with ``fast`` (an
+    :class:`.arrowtext.ArrowParser`) where it answers, else with ``parser`` (a
+    :class:`.textblocks.BlockParser`). Returns ``(src, dst, weight, nlines)`` or ``(message,
+    line)`` of the block's first error (``line`` 1-based from the block's start, or None)."""
+    if fast is not None:
+        edges = fast.edges(block, base, limits)
+        if edges is not None:
+            return (*edges, block.count(b"\n"))
+    try:
+        values, lines, nlines = parser.parse(block, 1)
+
+        def fail(row, message):
+            raise InputFormatError(message, parser.path, line_of(lines, row))
+
+        weight = values[:, 2] if use_weight else None
+        src, dst, weight = to_edges(values[:, 0], values[:, 1], weight, fail, base=base,
+                                    limits=limits)
+    except InputFormatError as exc:
+        return exc.message, exc.line
+    return src, dst, weight, nlines
 
 
 def mirror(src, dst, weight):
