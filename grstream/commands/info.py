@@ -13,6 +13,7 @@ def add_parser(sub):
 
 def describe(store):
     """Dict describing an open :class:`~grstream.store.ShardStore` (the ``--json`` output)."""
+    from ..store import format as fmt
     shards = []
     for i in range(store.num_shards):
         info = store.shard_info(i)
@@ -20,6 +21,14 @@ def describe(store):
                        "num_out_edges": info.num_out_edges, "nbytes": info.nbytes})
     edges = [s["num_in_edges"] + s["num_out_edges"] for s in shards]
     mean = sum(edges) / len(edges)
+    id_bytes = {}       # bytes per edge of each direction's stored ids
+    for direction, ids in fmt.ID_DATASET.items():
+        name = f"{direction}/{ids}"
+        stored = fmt.codec_parts(name) if store.compressed else [name]
+        total = sum(store.shard_info(i).dataset_nbytes[n] for i in range(store.num_shards)
+                    for n in stored)
+        count = sum(s[f"num_{direction}_edges"] for s in shards)
+        id_bytes[direction] = total / count if count else 0.0
     return {
         "path": str(store.path),
         "format_version": store.format_version,
@@ -35,6 +44,8 @@ def describe(store):
         "vertex_order": store.vertex_order,
         "id_base": store.id_base,
         "id_dtype": store.id_dtype.name,
+        "codec": fmt.CODEC_NAME if store.compressed else None,
+        "id_bytes_per_edge": id_bytes,
         "edge_props": {k: v.name for k, v in store.edge_props.items()},
         "nbytes": store.nbytes(),
         "max_shard_nbytes": store.max_shard_nbytes(),
@@ -61,10 +72,18 @@ def main(args):
         f"per shard (in + out) = {info['balance']:.2f}",
         f"properties:   {props}",
         f"ids:          {info['id_dtype']}; {_labels(info)}",
+        f"id storage:   {_id_storage(info)}",
         f"size:         {info['nbytes']} bytes in shards, largest shard {info['max_shard_nbytes']} bytes",
     ]
     print("\n".join(lines))
     return 0
+
+
+def _id_storage(info):
+    """How the id datasets are stored and what an edge's id costs in each direction."""
+    per_edge = info["id_bytes_per_edge"]
+    sizes = f"in {per_edge['in']:.2f} B/edge, out {per_edge['out']:.2f} B/edge"
+    return f"compressed ({info['codec']}): {sizes}" if info["codec"] else f"plain: {sizes}"
 
 
 def _labels(info):

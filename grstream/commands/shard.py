@@ -32,6 +32,9 @@ def add_parser(sub):
                    help="map the ids that occur to 0..n-1, keeping the input's ids as labels "
                         "(default: when ids are sparse, max id + 1 > 2 x distinct ids, and the "
                         "input declares no vertex count; README \"Vertex ids\")")
+    p.add_argument("--compress", action="store_true",
+                   help="store the neighbour ids compressed in blocks of 32 edges (format version "
+                        "3, docs/FORMAT.md 'Compressed ids'); off by default")
     p.add_argument("--reorder", choices=("none", "degree", "rcm"), default="none",
                    help="give the vertices internal ids in this order (decreasing degree, or "
                         "reverse Cuthill-McKee) "
@@ -78,7 +81,8 @@ def main(args):
             self_loops=not args.drop_self_loops, duplicates=not args.drop_duplicates,
             renumber=args.renumber, weight_dtype=args.weight_dtype, progress=not args.quiet,
             overwrite=not args.no_overwrite, tmp_dir=args.tmp_dir, edge_ids=args.edge_ids,
-            threads=args.threads, reorder=args.reorder, comm=world)
+            threads=args.threads, reorder=args.reorder, comm=world,
+            compress=args.compress)
     except OutputExistsError:  # the API's message names its keyword: say it in the CLI's words
         raise UsageError(f"-o {args.output} exists and --no-overwrite is given: nothing was "
                          "written (leave out --no-overwrite to replace it)") from None

@@ -49,7 +49,7 @@ def verify_store(path, progress=False):
     from tqdm import tqdm
 
     from ..distributed import part_files as parts
-    from ..store import open as open_store
+    from ..store import format as fmt, open as open_store
     report = {"path": str(path), "ok": False, "opened": False, "shards": 0, "datasets": 0,
               "bytes": 0, "errors": []}
     try:
@@ -63,7 +63,7 @@ def verify_store(path, progress=False):
     with store:
         # opening checked the intervals and the shard index; the per-vertex arrays and string
         # labels are read, and so checked, on first use: here
-        report["datasets"] = (3 + int(store.indexed)
+        report["datasets"] = (3 + int(store.indexed) + int(store.compressed)
                               + (2 if store.label_kind == "str" else int(store.renumbered)))
         for check in (store.in_degree, store.out_degree, store.labels):
             try:
@@ -81,13 +81,15 @@ def verify_store(path, progress=False):
                   file=sys.stderr, disable=not progress, desc="verify") as bar:
             held = parts.held(store)   # (a part file holds its own shards' edges only)
             for i in range(store.num_shards):
-                for name in store.dataset_names(i) if i in held else ():
-                    nbytes = store.shard_info(i).dataset_nbytes.get(name, 0)
+                # a compressed store's ids are decoded too: the blocks checked, the ids' range
+                decoded = [f"{d}/{ids}" for d, ids in fmt.ID_DATASET.items()] if store.compressed else []
+                for name in store.dataset_names(i) + decoded if i in held else ():
+                    nbytes = 0 if name in decoded else store.shard_info(i).dataset_nbytes.get(name, 0)
                     try:
                         store.read(i, name)
                     except ShardStoreError as exc:
                         report["errors"].append(_error(exc))
-                    report["datasets"] += 1
+                    report["datasets"] += name not in decoded
                     report["bytes"] += nbytes
                     bar.update(nbytes)
     report["ok"] = not report["errors"]

@@ -184,7 +184,7 @@ def _write(comm, plan, path, overwrite, intervals, heavy, id_dtype, cut, layouts
         return None
     result = Result(n, intervals, heavy, id_dtype)
     result.mode = "in-memory"
-    with StoreWriter(path, overwrite=overwrite) as writer, \
+    with StoreWriter(path, overwrite=overwrite, compress=plan.compress) as writer, \
             plan.bar("writing", total=len(owners), unit="shards") as bar:
         for i, owner in enumerate(owners.tolist()):
             out, into = piece(i) if owner == 0 else comm.recv(source=owner, tag=i)

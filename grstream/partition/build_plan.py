@@ -64,6 +64,7 @@ class Plan:
         self.threads = 1
         #: the vertex order of a reordered build (build_shards' ``reorder``), else None
         self.reorder = None
+        self.compress = False
         #: a reordered build's input ids were renumbered before they were reordered
         self.renumbered_input = False
 

@@ -22,7 +22,7 @@ class Result:
 def write_part(writer, result, plan, i, lo, hi, direction, parts, extra=None):
     edge_data = {"weight": parts[2]} if plan.options.weighted else {}
     edge_data.update(extra or {})
-    nbytes = writer.shard_part(i, direction, parts[0], parts[1], edge_data)
+    nbytes = writer.shard_part(i, direction, parts[0], parts[1], edge_data, result.num_vertices)
     degree = result.in_degree if direction == "in" else result.out_degree
     degree[lo:hi] = np.diff(parts[0])
     return nbytes

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import OutputExistsError, UsageError
 from ..io.atomic import (check_output, commit, creation_error, no_space_error,
                          remove_stale_temporaries, temporary_path)
-from ..store import format as fmt
+from ..store import codec, format as fmt
 from ..store.index import index_table
 
 
@@ -28,8 +28,11 @@ class StoreWriter:
     :class:`~grstream.errors.OutputError` naming the target.
     """
 
-    def __init__(self, path, overwrite=True):
+    def __init__(self, path, overwrite=True, compress=False):
         self.path = Path(path)
+        #: whether the id datasets are written compressed (docs/FORMAT.md, "Compressed ids")
+        self.compress = bool(compress)
+        self._edges = []       # (shard, num_in_edges, num_out_edges) of each shard written
         self.overwrite = overwrite
         if self.path.exists() and not overwrite:  # early; commit checks again, exclusively
             raise OutputExistsError(f"{self.path} exists (pass overwrite=True to replace it)",
@@ -80,15 +83,24 @@ class StoreWriter:
         self._layout[name] = (dset.id.get_offset(), array.size, crc)
         return array.nbytes
 
-    def shard_part(self, index, direction, indptr, ids, edge_data=None):
+    def shard_part(self, index, direction, indptr, ids, edge_data=None, num_vertices=None):
         """Write one direction of shard ``index``; return its bytes.
 
         ``edge_data`` maps the direction's per-edge dataset names (each edge property, and
-        ``"eid"``) to their own arrays, ordered like ``ids``.
+        ``"eid"``) to their own arrays, ordered like ``ids``. A compressing writer stores
+        ``ids`` as the codec's parts, which need the store's ``num_vertices``.
         """
         prefix = f"{fmt.shard_group(index)}/{direction}"
         nbytes = self.dataset(f"{prefix}/{fmt.INDPTR}", indptr)
-        nbytes += self.dataset(f"{prefix}/{fmt.ID_DATASET[direction]}", ids)
+        name = f"{prefix}/{fmt.ID_DATASET[direction]}"
+        if self.compress:
+            if num_vertices is None:
+                raise UsageError("a compressing writer needs the vertex count")
+            parts = codec.encode(ids, num_vertices)
+            for part, full in zip(fmt.CODEC_PARTS, fmt.codec_parts(name)):
+                nbytes += self.dataset(full, parts[part])
+        else:
+            nbytes += self.dataset(name, ids)
         for name, array in (edge_data or {}).items():
             if array is None or len(array) != len(ids):
                 raise UsageError(f"shard {index} {direction}: edge dataset {name!r} needs "
@@ -104,6 +116,7 @@ class StoreWriter:
         attrs["num_in_edges"] = np.int64(num_in_edges)
         attrs["num_out_edges"] = np.int64(num_out_edges)
         attrs["nbytes"] = np.int64(nbytes)
+        self._edges.append((index, num_in_edges, num_out_edges))
 
     def start_writeback(self):
         """Send what is written so far to the disk on a thread, while the build goes on.
@@ -139,7 +152,15 @@ class StoreWriter:
         """Write the shard index, set the root attributes, flush, fsync and rename onto the
         target path."""
         self._join_writeback()
-        names = fmt.shard_dataset_names(attrs.get("edge_props", {}), bool(attrs.get(fmt.EDGE_ID_ATTR)))
+        if self.compress:
+            attrs = dict(attrs, format_version=np.int64(fmt.COMPRESSED_VERSION))
+            attrs[fmt.CODEC_ATTR] = fmt.CODEC_NAME
+            # the index no longer holds the id datasets' lengths, which were the edge counts
+            counts = [edges[1:] for edges in sorted(self._edges)]
+            self.dataset(fmt.SHARD_EDGES, np.array(counts, dtype=np.int64).reshape(-1))
+        compressed = attrs.get(fmt.CODEC_ATTR) is not None
+        names = fmt.shard_dataset_names(attrs.get("edge_props", {}), bool(attrs.get(fmt.EDGE_ID_ATTR)),
+                                        compressed)
         table = index_table(self._layout, int(attrs.get("num_shards", 0)), names)
         if table is not None and table.size:
             self.dataset(fmt.SHARD_INDEX, table)

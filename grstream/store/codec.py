@@ -25,12 +25,11 @@ an encoding is a function of the ids alone: stores stay byte for byte the same.
 import numpy as np
 
 from ..errors import CodecError, UsageError
+from .format import CODEC_PARTS as PARTS
 
 BLOCK = 32
 #: the widest difference a non-reset lane stores
 MAX_WIDTH = 31
-#: the suffixes of the four datasets replacing an id dataset ``<d>/<ids>``, in order
-PARTS = ("offsets", "masks", "widths", "words")
 PART_DTYPES = {"offsets": np.dtype(np.uint32), "masks": np.dtype(np.uint32),
                "widths": np.dtype(np.uint8), "words": np.dtype(np.uint32)}
 #: a direction whose stream exceeds this many words cannot be addressed by uint32 offsets

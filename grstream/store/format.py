@@ -14,12 +14,22 @@ FORMAT_VERSION = 1
 #: a store whose vertices were reordered at build time: its label table is a permutation of
 #: the input's ids (not increasing), which readers of version 1 may assume
 REORDERED_VERSION = 2
+#: a store whose id datasets are compressed (``codec``), reordered or not
+COMPRESSED_VERSION = 3
 #: versions this reader reads
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 #: root attribute of a reordered store: the order's name (``degree``, ``bfs``, ``rcm``)
 VERTEX_ORDER = "vertex_order"
 #: h5py ``libver`` pinned so files written today stay readable by the HDF5 versions we test with.
 LIBVER = ("v110", "latest")
+
+#: root attribute of a compressed store: the codec of its id datasets (grstream.store.codec)
+CODEC_ATTR = "codec"
+CODEC_NAME = "delta-blocks-32"
+#: the parts (suffixes) a compressed id dataset ``<d>/<ids>`` is stored as, in order
+CODEC_PARTS = ("offsets", "masks", "widths", "words")
+#: store-wide dataset of a compressed store: each shard's in- and out-edge counts
+SHARD_EDGES = "shard_edges"
 
 INTERVALS = "intervals"
 IN_DEGREE = "vertex/in_degree"
@@ -54,11 +64,18 @@ def shard_group(i):
     return f"shards/{i}"
 
 
-def shard_dataset_names(edge_props, edge_ids=False):
-    """Dataset names of one shard, relative to its group."""
+def codec_parts(name):
+    """The stored parts of compressed id dataset ``name`` (``"in/src"`` -> ``"in/src.offsets"``...)."""
+    return [f"{name}.{part}" for part in CODEC_PARTS]
+
+
+def shard_dataset_names(edge_props, edge_ids=False, compressed=False):
+    """Dataset names of one shard as stored, relative to its group."""
     names = []
     for direction, ids in ID_DATASET.items():
-        names += [f"{direction}/{INDPTR}", f"{direction}/{ids}"]
+        names.append(f"{direction}/{INDPTR}")
+        ids = f"{direction}/{ids}"
+        names += codec_parts(ids) if compressed else [ids]
         names += [f"{direction}/{prop}" for prop in edge_props]
         if edge_ids and direction == "in":
             names.append(f"in/{EDGE_ID}")

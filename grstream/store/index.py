@@ -12,7 +12,8 @@ import os
 import numpy as np
 
 from . import format as fmt
-from .parts import DatasetInfo, ShardInfo
+from .codec import BLOCK, PART_DTYPES
+from .parts import DatasetInfo, ShardInfo, decoded_nbytes
 
 _OFFSET, _LENGTH, _CRC = range(len(fmt.INDEX_FIELDS))
 
@@ -38,7 +39,10 @@ def dataset_dtypes(store, names):
     out = []
     for name in names:
         leaf = name.split("/", 1)[1]
-        if leaf in (fmt.INDPTR, fmt.EDGE_ID):
+        part = leaf.rpartition(".")[2] if "." in leaf else None
+        if part in fmt.CODEC_PARTS:
+            out.append(PART_DTYPES[part])
+        elif leaf in (fmt.INDPTR, fmt.EDGE_ID):
             out.append(np.dtype(np.int64))
         elif leaf in fmt.ID_DATASET.values():
             out.append(store.id_dtype)
@@ -71,13 +75,18 @@ def load_index(store, names):
     _first_bad(store, (length > 0) & ((offset < 0) | (offset + nbytes > os.fstat(store._fd).st_size)),
                names, "the index places the data outside the file (truncated?)")
     counts = np.diff(store.intervals) + 1
-    for direction, ids in fmt.ID_DATASET.items():
-        edges = length[:, column[f"{direction}/{ids}"]]
+    shard_edges = {}
+    for d, (direction, ids) in enumerate(fmt.ID_DATASET.items()):
+        ids = f"{direction}/{ids}"
+        edges = store.shard_edges[:, d] if store.compressed else length[:, column[ids]]
+        shard_edges[direction] = edges.tolist()
+        blocks = -(-np.asarray(edges, dtype=np.int64) // BLOCK)
+        expect = {f"{ids}.offsets": blocks + 1, f"{ids}.masks": blocks, f"{ids}.widths": blocks,
+                  f"{direction}/{fmt.INDPTR}": counts}
         wrong = np.zeros((s, k), dtype=bool)
-        wrong[:, column[f"{direction}/{fmt.INDPTR}"]] = length[:, column[f"{direction}/{fmt.INDPTR}"]] != counts
         for name in names:
-            if name.startswith(direction + "/") and not name.endswith(fmt.INDPTR):
-                wrong[:, column[name]] = length[:, column[name]] != edges
+            if name.startswith(direction + "/") and not name.endswith(".words"):
+                wrong[:, column[name]] = length[:, column[name]] != expect.get(name, edges)
         _first_bad(store, wrong, names, "length in the index differs from the shard's interval "
                    "or edge count")
     upper = [store.num_vertices if n.split("/", 1)[1] in fmt.ID_DATASET.values()
@@ -92,9 +101,11 @@ def load_index(store, names):
                                    rows[c][_CRC], upper[c])
                  for c, name in enumerate(names)}
         datasets.append(descs)
-        infos.append(ShardInfo(i, lo, hi, rows[column[f"in/{fmt.ID_DATASET['in']}"]][_LENGTH],
-                               rows[column[f"out/{fmt.ID_DATASET['out']}"]][_LENGTH], shard_bytes[i],
-                               {name: d.nbytes for name, d in descs.items()}))
+        num_in, num_out = shard_edges["in"][i], shard_edges["out"][i]
+        sizes = {name: d.nbytes for name, d in descs.items()}
+        if store.compressed:
+            sizes.update(decoded_nbytes(store, num_in, num_out))
+        infos.append(ShardInfo(i, lo, hi, num_in, num_out, shard_bytes[i], sizes))
     return infos, datasets
 
 

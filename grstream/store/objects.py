@@ -9,7 +9,8 @@ import h5py
 import numpy as np
 
 from . import format as fmt
-from .parts import DatasetInfo, ShardInfo
+from .codec import BLOCK, PART_DTYPES
+from .parts import DatasetInfo, ShardInfo, decoded_nbytes
 
 
 class ObjectLayout:
@@ -50,6 +51,8 @@ class ObjectLayout:
             self._fail("dataset missing", shard=shard, dataset=name)
         if dset.dtype != np.dtype(dtype):
             self._fail(f"dtype {dset.dtype}, expected {np.dtype(dtype)}", shard=shard, dataset=name)
+        if size is None and len(dset.shape) == 1:      # any length: a compressed stream
+            size = dset.shape[0]
         if dset.shape != (size,):
             self._fail(f"shape {dset.shape}, expected ({size},)", shard=shard, dataset=name)
         plist = dset.get_create_plist()
@@ -75,14 +78,25 @@ class ObjectLayout:
         if (a["lo"], a["hi"]) != (lo, hi):
             self._fail(f"shard bounds [{a['lo']}, {a['hi']}) differ from intervals [{lo}, {hi})",
                        shard=i, dataset=group_name)
+        if self.compressed and self.shard_edges[i].tolist() != [a["num_in_edges"], a["num_out_edges"]]:
+            self._fail(f"edge counts {a['num_in_edges']}, {a['num_out_edges']} differ from "
+                       f"{fmt.SHARD_EDGES}'s {self.shard_edges[i].tolist()}", shard=i,
+                       dataset=group_name)
         descs = {}
         for direction, ids in fmt.ID_DATASET.items():
             edges = a[f"num_{direction}_edges"]
             key = f"{direction}/{fmt.INDPTR}"
             descs[key] = self._describe(f"{group_name}/{key}", np.int64, hi - lo + 1, shard=i)
-            descs[f"{direction}/{ids}"] = self._describe(
-                f"{group_name}/{direction}/{ids}", self.id_dtype, edges, shard=i,
-                upper=self.num_vertices)
+            if self.compressed:
+                blocks = -(-edges // BLOCK)
+                sizes = {"offsets": blocks + 1, "masks": blocks, "widths": blocks, "words": None}
+                for part, name in zip(fmt.CODEC_PARTS, fmt.codec_parts(f"{direction}/{ids}")):
+                    descs[name] = self._describe(f"{group_name}/{name}", PART_DTYPES[part],
+                                                 sizes[part], shard=i)
+            else:
+                descs[f"{direction}/{ids}"] = self._describe(
+                    f"{group_name}/{direction}/{ids}", self.id_dtype, edges, shard=i,
+                    upper=self.num_vertices)
             for prop, dtype in self.edge_props.items():
                 descs[f"{direction}/{prop}"] = self._describe(
                     f"{group_name}/{direction}/{prop}", dtype, edges, shard=i)
@@ -94,8 +108,10 @@ class ObjectLayout:
         if nbytes != a["nbytes"]:
             self._fail(f"nbytes attribute {a['nbytes']} differs from the datasets' {nbytes} bytes",
                        shard=i, dataset=group_name)
-        info = ShardInfo(i, lo, hi, a["num_in_edges"], a["num_out_edges"], nbytes,
-                         {k: d.nbytes for k, d in descs.items()})
+        sizes = {k: d.nbytes for k, d in descs.items()}
+        if self.compressed:
+            sizes.update(decoded_nbytes(self, a["num_in_edges"], a["num_out_edges"]))
+        info = ShardInfo(i, lo, hi, a["num_in_edges"], a["num_out_edges"], nbytes, sizes)
         return info, descs
 
     def index_mismatches(self):

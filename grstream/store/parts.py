@@ -17,12 +17,21 @@ class ShardInfo:
     hi: int
     num_in_edges: int
     num_out_edges: int
-    nbytes: int
+    nbytes: int          # bytes of its datasets as stored
+    #: bytes of each dataset as stored, and in a compressed store of the decoded id datasets
     dataset_nbytes: dict = field(default_factory=dict)
 
     @property
     def num_vertices(self):
         return self.hi - self.lo
+
+
+def decoded_nbytes(store, num_in_edges, num_out_edges):
+    """The bytes of a compressed shard's id datasets once decoded (``"in/src"``, ``"out/dst"``):
+    what a reader of the decoded ids holds."""
+    item = store.id_dtype.itemsize
+    return {f"in/{fmt.ID_DATASET['in']}": num_in_edges * item,
+            f"out/{fmt.ID_DATASET['out']}": num_out_edges * item}
 
 
 @dataclass(frozen=True)

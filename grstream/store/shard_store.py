@@ -13,6 +13,7 @@ from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreN
                       UsageError, plain)
 from . import format as fmt
 from .index import load_index
+from .compressed import CompressedIds
 from .labels import LabelledStore
 from .objects import ObjectLayout
 from .parallel_reads import read_datasets
@@ -21,7 +22,7 @@ from .parts import DatasetInfo, ShardInfo, assemble_scipy
 VERIFY_MODES = ("first", "always", "never")
 
 
-class ShardStore(LabelledStore, ObjectLayout):
+class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
     """An open shard store; see :func:`open`; vertex labels: :mod:`grstream.store.labels`.
 
     Reads of shard datasets go straight into the caller's buffer with ``os.preadv`` at the
@@ -102,6 +103,7 @@ class ShardStore(LabelledStore, ObjectLayout):
         self.build = self._json_attr(attrs, "build")
         # optional (added within version 1): stores written before it have no edge ids
         self.edge_ids = bool(attrs.get(fmt.EDGE_ID_ATTR, False))
+        self._init_codec(attrs)
 
         n, s = self.num_vertices, self.num_shards
         self.intervals = self._read_small(fmt.INTERVALS, np.int64, s + 1)
@@ -114,7 +116,7 @@ class ShardStore(LabelledStore, ObjectLayout):
                               for name in (fmt.IN_DEGREE, fmt.OUT_DEGREE)}
         if self.renumbered and self.label_kind == "int":
             self._vertex_descs[fmt.ORIGINAL_ID] = self._describe(fmt.ORIGINAL_ID, np.int64, n)
-        names = fmt.shard_dataset_names(self.edge_props, self.edge_ids)
+        names = fmt.shard_dataset_names(self.edge_props, self.edge_ids, self.compressed)
         #: whether the shards are described by the builder's index (else by their objects)
         self.indexed = self._object(fmt.SHARD_INDEX) is not None
         if self.indexed:
@@ -201,6 +203,8 @@ class ShardStore(LabelledStore, ObjectLayout):
         """
         i = self._shard_index(i)
         desc = self._datasets[i].get(name)
+        if desc is None and self._is_compressed_ids(name):
+            return self._read_ids(i, name, out)
         if desc is None:
             raise UsageError(f"{self.path}: shard {i} has no dataset {name!r} "
                              f"(has {', '.join(self._datasets[i])})")

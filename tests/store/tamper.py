@@ -27,7 +27,8 @@ def reindex(path):
     drop_index(path)
     with h5py.File(path, "r+") as f:
         names = fmt.shard_dataset_names(json.loads(f.attrs["edge_props"]),
-                                        bool(f.attrs.get(fmt.EDGE_ID_ATTR, False)))
+                                        bool(f.attrs.get(fmt.EDGE_ID_ATTR, False)),
+                                        fmt.CODEC_ATTR in f.attrs)
         layout = {}
         for i in range(int(f.attrs["num_shards"])):
             for name in names:

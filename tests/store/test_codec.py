@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from grstream.errors import CodecError
 from grstream.store import codec
+from grstream.store.decode import decode_ids, numba_available
 
 
 def rows_to_ids(rows):
@@ -42,6 +43,8 @@ def test_round_trip_any_range(case, data):
     out = codec.decode(parts, len(ids), n, dtype=ids.dtype)
     assert out.dtype == ids.dtype
     np.testing.assert_array_equal(out, ids)
+    if numba_available():       # the compiled loop decodes the same ids
+        np.testing.assert_array_equal(decode_ids(parts, len(ids), n, ids.dtype, compiled=True), ids)
     start = data.draw(st.integers(0, len(ids)))
     stop = data.draw(st.integers(start, len(ids)))
     np.testing.assert_array_equal(codec.decode(parts, len(ids), n, ids.dtype, start, stop),

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Compressed ids (docs/FORMAT.md "Compressed ids"): bytes per edge, and a CPU PageRank
+iteration on a compressed store against the uncompressed one in the same run.
+
+    python tools/bench_codec.py sizes STORE_OR_GRAPH... [--alternatives]
+    python tools/bench_codec.py pagerank --scale 20 [--repeat 5] [--iterations 5]
+
+``sizes``: for each store (``.h5``) or graph file (built plain into a temporary folder), the
+bytes per edge of each direction's ids as ``delta-blocks-32`` stores them (headers included:
+offsets, masks, widths), against 4 (int32). ``--alternatives`` adds the candidates measured
+when the layout was chosen, headers included: one width per block with row heads relative to
+a block base (``for32``, ``for128``), resets as whole 32-bit words after a 32-lane mask
+(``reset32``), and the chosen layout with 64-lane blocks (``packed64``).
+``pagerank``: an RMAT graph (seed 1) built plain and compressed; PageRank's time per iteration
+with the store resident and with a quarter of its bytes as the budget (the shards streamed and,
+compressed, decoded each iteration), medians of ``--repeat`` runs alternating the two stores.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import grstream as gr  # noqa: E402
+from grstream.algorithms import pagerank  # noqa: E402
+from grstream.errors import MemoryBudgetError  # noqa: E402
+from grstream.store import codec, format as fmt  # noqa: E402
+
+
+def _blocks(ids, lanes):
+    nb = -(-len(ids) // lanes)
+    pad = np.empty(nb * lanes, np.int64)
+    pad[:len(ids)] = ids
+    pad[len(ids):] = ids[-1]
+    return pad.reshape(nb, lanes), np.diff(pad, prepend=0).reshape(nb, lanes)
+
+
+def _bits(x):
+    return np.frexp(np.asarray(x, np.float64))[1]
+
+
+def alternative_bytes(ids, a):
+    """Bytes of the candidate layouts for one id array (see the module docstring)."""
+    if not len(ids):
+        return {}
+    out = {}
+    for lanes in (32, 128):   # frame of reference: heads (lane 0, drops) relative to a base
+        p, d = _blocks(ids, lanes)
+        head = d < 0
+        head[:, 0] = True
+        base = np.where(head, p, np.iinfo(np.int64).max).min(1)
+        width = _bits(np.where(head, p - base[:, None], d).max(1))
+        out[f"for{lanes}"] = (lanes * width).sum() / 8 + len(p) * 8 + 4
+    for lanes, reset_bits, name in ((32, 32, "reset32"), (64, a, "packed64")):
+        p, d = _blocks(ids, lanes)
+        need = np.where(d < 0, 99, _bits(np.maximum(d, 0)))
+        need[:, 0] = 99
+        best = np.full(len(p), np.inf)
+        for w in range(32):
+            r = (need > w).sum(1)
+            best = np.minimum(best, np.ceil((r * reset_bits + (lanes - r) * w) / 32) * 4)
+        out[name] = best.sum() + len(p) * (4 + lanes / 8 + 1) + 4
+    return out
+
+
+def sizes(paths, alternatives):
+    for path in paths:
+        with tempfile.TemporaryDirectory() as tmp:
+            if not str(path).endswith(".h5"):
+                path = gr.build_shards(path, Path(tmp) / "g.h5", progress=False)
+            with gr.open(path) as store:
+                a = codec.id_bits(store.num_vertices)
+                for direction, ids_name in fmt.ID_DATASET.items():
+                    name, edges, total, alt = f"{direction}/{ids_name}", 0, 0, {}
+                    for i in range(store.num_shards):
+                        ids = store.read(i, name)
+                        edges += len(ids)
+                        total += sum(p.nbytes for p in codec.encode(ids, store.num_vertices).values())
+                        for k, v in (alternative_bytes(ids, a) if alternatives else {}).items():
+                            alt[k] = alt.get(k, 0) + v
+                    row = {"delta-blocks-32": total / max(edges, 1)}
+                    row.update({k: v / max(edges, 1) for k, v in alt.items()})
+                    print(f"{Path(str(path)).name} {name}: {edges} edges, "
+                          + ", ".join(f"{k} {v:.3f}" for k, v in row.items()) + " B/edge",
+                          flush=True)
+
+
+def quarter_budget(store):
+    try:
+        gr.run(pagerank.PageRank(), store, memory_budget=1, max_iter=0)
+    except MemoryBudgetError as exc:
+        minimum = exc.minimum
+    return max(minimum, minimum + sum(store.shard_info(i).dataset_nbytes["in/src"] * 3
+                                      for i in range(store.num_shards)) // 4)
+
+
+def pagerank_iterations(scale, repeat, iterations):
+    from grstream.io.generate import rmat
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = rmat(scale, 16, seed=1)
+        stores = {c: gr.open(gr.build_shards((src, dst), Path(tmp) / f"{c}.h5", num_shards=32,
+                                             compress=c, progress=False))
+                  for c in (False, True)}
+        del src, dst
+        budget = quarter_budget(stores[False])
+        for label, mb in (("resident", None), ("quarter budget", budget)):
+            times = {False: [], True: []}
+            for _ in range(repeat):
+                for c, store in stores.items():
+                    t0 = time.perf_counter()
+                    _, result = pagerank.pagerank(store, max_iter=iterations, tol=0.0,
+                                                  memory_budget=mb)
+                    times[c].append((time.perf_counter() - t0) / result.iterations)
+            plain, packed = (statistics.median(times[c]) for c in (False, True))
+            print(f"RMAT-{scale} PageRank per iteration, {label}: plain {plain * 1e3:.1f} ms, "
+                  f"compressed {packed * 1e3:.1f} ms, ratio {packed / plain:.2f} "
+                  f"(medians of {repeat}; all: {times})", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("sizes")
+    s.add_argument("paths", nargs="+")
+    s.add_argument("--alternatives", action="store_true")
+    p = sub.add_parser("pagerank")
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--iterations", type=int, default=5)
+    args = ap.parse_args(argv)
+    if args.what == "sizes":
+        sizes(args.paths, args.alternatives)
+    else:
+        pagerank_iterations(args.scale, args.repeat, args.iterations)
+
+
+if __name__ == "__main__":
+    main()
