@@ -3,7 +3,7 @@
 iteration on a compressed store against the uncompressed one in the same run.
 
     python tools/bench_codec.py sizes STORE_OR_GRAPH... [--alternatives]
-    python tools/bench_codec.py pagerank --scale 20 [--repeat 5] [--iterations 5]
+    python tools/bench_codec.py pagerank --scale 20 [--repeat 5] [--iterations 5] [--dir D]
 
 ``sizes``: for each store (``.h5``) or graph file (built plain into a temporary folder), the
 bytes per edge of each direction's ids as ``delta-blocks-32`` stores them (headers included:
@@ -98,21 +98,24 @@ def quarter_budget(store):
                                       for i in range(store.num_shards)) // 4)
 
 
-def pagerank_iterations(scale, repeat, iterations):
+def pagerank_iterations(scale, repeat, iterations, folder):
     from grstream.io.generate import rmat
     with tempfile.TemporaryDirectory() as tmp:
-        src, dst = rmat(scale, 16, seed=1)
-        stores = {c: gr.open(gr.build_shards((src, dst), Path(tmp) / f"{c}.h5", num_shards=32,
-                                             compress=c, progress=False))
-                  for c in (False, True)}
-        del src, dst
+        paths = {c: Path(folder or tmp) / f"rmat{scale}{'-compressed' if c else ''}.h5"
+                 for c in (False, True)}
+        if not all(p.exists() for p in paths.values()):
+            src, dst = rmat(scale, 16, seed=1)
+            for c, p in paths.items():
+                gr.build_shards((src, dst), p, num_shards=32, compress=c, progress=False)
+            del src, dst
+        stores = {c: gr.open(p) for c, p in paths.items()}
         budget = quarter_budget(stores[False])
         for label, mb in (("resident", None), ("quarter budget", budget)):
             times = {False: [], True: []}
             for _ in range(repeat):
                 for c, store in stores.items():
                     t0 = time.perf_counter()
-                    _, result = pagerank.pagerank(store, max_iter=iterations, tol=0.0,
+                    _, result = pagerank.pagerank(store, max_iter=iterations, tol=1e-300,
                                                   memory_budget=mb)
                     times[c].append((time.perf_counter() - t0) / result.iterations)
             plain, packed = (statistics.median(times[c]) for c in (False, True))
@@ -132,11 +135,12 @@ def main(argv=None):
     p.add_argument("--scale", type=int, default=20)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--dir", help="keep the two stores here (reused when present)")
     args = ap.parse_args(argv)
     if args.what == "sizes":
         sizes(args.paths, args.alternatives)
     else:
-        pagerank_iterations(args.scale, args.repeat, args.iterations)
+        pagerank_iterations(args.scale, args.repeat, args.iterations, args.dir)
 
 
 if __name__ == "__main__":
