@@ -8,9 +8,9 @@ import numpy as np
 from tqdm import tqdm
 
 from ..errors import MemoryBudgetError
-from .edge_chunks import check_chunk, occurring_ids, prepare_chunk, split_chunks
+from .edge_chunks import check_chunk, prepare_chunk, split_chunks
 from .intervals import choose_intervals
-from .renumber import auto_applies
+from .renumber import auto_applies, collect_ids, use_ids
 
 log = logging.getLogger("grstream.partition")
 
@@ -88,19 +88,21 @@ class Plan:
         for src, dst, w in self.raw_chunks():
             if bar is not None:
                 bar.update(len(src))
-            src, dst, w = prepare_chunk(src, dst, w, self.options, self.edges.name)
-            if len(src) and not auto_applies(self) and not self.renumber_from_keys:
-                # before any array of one entry per vertex grows to the largest id (the
-                # default rule looks at sparse ids first: it may renumber them)
-                self.vertices.check(int(max(src.max(), dst.max())) + 1)
-            yield src, dst, w
+            yield self.prepare(src, dst, w)
+
+    def prepare(self, src, dst, w):
+        """One raw chunk as the store holds it (:func:`.edge_chunks.prepare_chunk`)."""
+        src, dst, w = prepare_chunk(src, dst, w, self.options, self.edges.name)
+        if len(src) and not auto_applies(self) and not self.renumber_from_keys:
+            # before any array of one entry per vertex grows to the largest id (the
+            # default rule looks at sparse ids first: it may renumber them)
+            self.vertices.check(int(max(src.max(), dst.max())) + 1)
+        return src, dst, w
 
 
 def set_renumbering(plan):
-    with plan.bar("renumbering") as bar:
-        chunks = ((bar.update(len(s)) or s, d, w) for s, d, w in plan.raw_chunks())
-        plan.options.original_ids = occurring_ids(chunks)
-    plan.renumber = True
+    """renumber=True: a pass over the input finds the ids that occur."""
+    use_ids(plan, collect_ids(plan, plan.raw_chunks()))
 
 
 def vertex_count(plan, counted):

@@ -23,6 +23,8 @@ class EdgeOptions:
     weight_dtype: np.dtype = np.dtype(np.float64)
     #: sorted ids occurring in the input when renumbering, else None
     original_ids: Optional[np.ndarray] = None
+    #: their positions (an :class:`.id_map.IdMap`), set with them
+    id_map: Optional[object] = None
     #: the input already holds both directions of each edge (a symmetric input): an
     #: undirected build keeps its edges as they are
     both_ways_in_input: bool = False
@@ -58,14 +60,15 @@ def prepare_chunk(src, dst, w, options, name=None):
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     w = stored_weights(w, options.weight_dtype, name) if options.weighted else None
-    if options.original_ids is not None:
-        src = np.searchsorted(options.original_ids, src)
-        dst = np.searchsorted(options.original_ids, dst)
     if not options.self_loops:
+        # before renumbering: a vertex whose only edges are self-loops may have no position
         keep = src != dst
         if not keep.all():
             src, dst = src[keep], dst[keep]
             w = None if w is None else w[keep]
+    if options.id_map is not None:
+        src = options.id_map.positions(src)
+        dst = options.id_map.positions(dst)
     if options.undirected and not options.both_ways_in_input:
         src, dst, w = _both_ways(src, dst, w)
     return src, dst, w
@@ -168,6 +171,11 @@ def _sorted_distinct(ids):
     # sort in place and drop repeats: numpy's unique takes a hash path for integers that is
     # many times slower on millions of ids
     ids.sort()
+    return without_repeats(ids)
+
+
+def without_repeats(ids):
+    """Sorted ``ids`` without their repeats."""
     if len(ids) < 2:
         return ids
     keep = np.empty(len(ids), dtype=bool)

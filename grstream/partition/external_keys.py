@@ -8,7 +8,7 @@ import numpy as np
 from ..readahead import read_ahead
 from ..store import format as fmt
 from .edge_chunks import DegreeCounter
-from .layout import compress, compress_keys, count_into, pack_keys
+from .layout import compress, compress_keys, pack_keys
 from .weighted_keys import compress_weighted_keys, sorted_run
 from . import renumber as renumbering
 from .build_plan import SORT_VERTEX_BYTES, VERTEX_BYTES, plan_intervals, vertex_count
@@ -66,43 +66,59 @@ def sorting_chunks(threads):
 
 
 def _write_runs(plan, runs, counter):
-    """Sort each chunk's two runs on the pool, ``sorting_chunks`` chunks at once, and append
-    them and count their degrees here, in input order (the runs' order is the input's)."""
+    """Prepare each raw chunk (renumbered, doubled, ...) and sort its two runs on the pool,
+    ``sorting_chunks`` chunks at once, and append the runs and count their degrees here, in
+    input order (the runs' order is the input's)."""
     ahead = sorting_chunks(plan.threads)
     pending = deque()
 
+    def chunk(src, dst, w):
+        """Both runs of one raw chunk, the in-run sorted on a second thread, and the largest
+        id + 1 (0 without edges)."""
+        src, dst, w = plan.prepare(src, dst, w)
+        if not len(src):
+            return 0, None
+        top = int(max(src.max(), dst.max())) + 1
+        if top > KEY_ID_LIMIT:
+            return top, None
+        # narrower weights (:mod:`.run_weights`): fewer bytes to gather, write and read back
+        w = None if w is None else narrowest(w)
+        other = pool.submit(_counted_run, dst, src, w, top)
+        return top, (_counted_run(src, dst, w, top), other.result())
+
     def finish():
-        chunk = pending.popleft()
-        for direction, degree in (("out", counter.out_degree), ("in", counter.in_degree)):
-            key, weight = chunk[direction].result()
-            # sorted primaries make the counting pass sequential
-            count_into(degree, np.right_shift(key, np.uint64(32)).view(np.int64))
+        top, sides = pending.popleft().result()
+        if not top:
+            return
+        renumbering.check_id_range(plan, VERTEX_BYTES, top)
+        if top > KEY_ID_LIMIT:
+            raise WideIds()
+        counter.grow(top)
+        for direction, degree, (key, weight, ids, counts) in zip(
+                ("out", "in"), (counter.out_degree, counter.in_degree), sides):
+            degree[ids] += counts
             runs.append(direction, key, weight)
 
+    # a chunk's task waits for its second run: twice as many threads as chunks at once
     with plan.bar("reading + sorting runs") as bar, \
             executor(2 * ahead if plan.threads > 1 else 0) as pool:
-        for src, dst, w in read_ahead(_narrowed(plan.prepared_chunks(bar))):
-            if len(src) == 0:
-                continue
-            top = int(max(src.max(), dst.max())) + 1
-            renumbering.check_id_range(plan, VERTEX_BYTES, top)
-            if top > KEY_ID_LIMIT:
-                raise WideIds()
+        for src, dst, w in read_ahead(plan.raw_chunks()):
+            bar.update(len(src))
             while len(pending) >= ahead:
                 finish()
-            counter.grow(top)
-            pending.append({"out": pool.submit(_sorted_run, src, dst, w, top),
-                            "in": pool.submit(_sorted_run, dst, src, w, top)})
+            pending.append(pool.submit(chunk, src, dst, w))
             del src, dst, w
         while pending:
             finish()
 
 
-def _narrowed(chunks):
-    """The chunks with their weights narrowed (:mod:`.run_weights`), on the read-ahead thread
-    beside the previous chunk's sorts: fewer bytes to gather, write and read back."""
-    for src, dst, w in chunks:
-        yield src, dst, None if w is None else narrowest(w)
+def _counted_run(primary, secondary, weight, top):
+    """A sorted run (:func:`_sorted_run`) and its distinct primaries with their counts."""
+    key, weight = _sorted_run(primary, secondary, weight, top)
+    ids = np.right_shift(key, np.uint64(32)).view(np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    counts = np.diff(np.append(starts, len(ids)))
+    return key, weight, ids[starts], counts
 
 
 def _sorted_run(primary, secondary, weight=None, top=None):

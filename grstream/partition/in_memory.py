@@ -36,8 +36,8 @@ def build_in_memory(plan, writer):
         if plan.renumber_from_keys:
             plan.renumber_from_keys = False
             ids = occurring_ids(parts)
-            plan.options.original_ids, plan.renumber = ids, True
-            parts = renumbering.renumber_parts(parts, ids)
+            renumbering.use_ids(plan, ids)
+            parts = renumbering.renumber_parts(parts, plan.options.id_map, plan.threads)
     else:
         with plan.bar("reading") as bar:
             parts = list(plan.prepared_chunks(bar))
@@ -46,7 +46,7 @@ def build_in_memory(plan, writer):
         ids = renumbering.sparse_ids_in_parts(parts, top)
         if ids is not None:
             renumbering.renumber_by_default(plan, ids, top)
-            parts, top = renumbering.renumber_parts(parts, ids), len(ids)
+            parts, top = renumbering.renumber_parts(parts, plan.options.id_map, plan.threads), len(ids)
     n = vertex_count(plan, top)
     plan.vertices.check(n)
     id_dtype = fmt.id_dtype_for(n)

@@ -10,7 +10,10 @@ times them. The layouts are those of :func:`.layout.compress` (the same sorted k
 store is the one the other paths write, for every thread count.
 
 Renumbering (by default for sparse ids, or asked for) maps the sorted keys in place to the
-positions of their ids among the ids that occur: the map is increasing, so they stay sorted. Ids of 2**32 and beyond do not fit a key's half: the edges read so far are
+positions of their ids among the ids that occur: the map is increasing, so they stay sorted.
+The ids that occur come from the degrees over the input's ids where those arrays are small
+beside the keys, else from the sorted keys' primaries; every pass over the keys (counts, ids,
+lookups) runs slice by slice on the build's threads. Ids of 2**32 and beyond do not fit a key's half: the edges read so far are
 then handed back as chunks (:class:`WideKeys`) for the general path.
 """
 import numpy as np
@@ -18,7 +21,9 @@ import numpy as np
 from ..store import format as fmt
 from ..store.labels import is_sparse
 from .build_plan import plan_intervals, vertex_count
+from .edge_chunks import without_repeats
 from .layout import _drop_repeats
+from .id_map import on_slices
 from .parallel_layout import executor, place_grouped
 from . import renumber as renumbering
 from .shard_output import Result, finish_shard_writing_back, write_part, write_vertex_data
@@ -31,6 +36,9 @@ STEP = 1 << 22
 BUCKETS_PER_THREAD = 4
 #: keys sampled to place a parallel sort's bucket bounds
 SAMPLE_KEYS = 1 << 16
+#: renumbering finds the ids that occur from degree arrays over the input's ids when these
+#: (16 B per id up to the largest) take at most 16 B / this per key, else from the keys
+COUNTED_IDS_PER_EDGE = 4
 _SHIFT = np.uint64(32)
 _LOW = np.uint64(0xFFFFFFFF)
 
@@ -56,36 +64,43 @@ def build_from_keys(plan, writer):
     with executor(threads if threads > 1 else 0) as pool:
         out_key, in_key = _read_keys(plan, pool, threads)
 
-        def both(work, *args):
-            """``work`` of each direction, both at once: the CSC's on the pool, the CSR's here."""
-            pending = pool.submit(work, in_key, *args, threads // 2)
-            return work(out_key, *args, threads - threads // 2), pending.result()
-
-        def sort(key, threads):
-            key = _sort(key, threads, pool)
-            return key, _primaries(key) if auto else None
+        def both(work):
+            """``work(key, threads)`` of each direction, both at once: the CSC's on the pool,
+            the CSR's here."""
+            pending = pool.submit(work, in_key, threads // 2)
+            return work(out_key, threads - threads // 2), pending.result()
 
         # each direction sorts on half the threads
-        (out_key, out_ids), (in_key, in_ids) = both(sort)
+        out_key, in_key = both(lambda key, part: _sort(key, part, pool))
         top = _top(out_key, in_key)
+        counts = None
         if auto and (forced or len(out_key)):
-            ids = _union(out_ids, in_ids)
+            if top <= len(out_key) // COUNTED_IDS_PER_EDGE:
+                # the ids with an edge, from the degrees over the input's ids
+                counts = _counts(pool, (out_key, in_key), top)
+                ids = np.flatnonzero((counts[0] > 0) | (counts[1] > 0))
+            else:
+                ids = _union(*_primaries(pool, (out_key, in_key)))
             if forced:
-                plan.options.original_ids, plan.renumber = ids, True
+                renumbering.use_ids(plan, ids)
             elif is_sparse(top, len(ids)):
                 renumbering.renumber_by_default(plan, ids, top)
             if plan.renumber:
-                both(lambda key, _: _renumber_sorted(key, ids))
+                _renumber_sorted(pool, (out_key, in_key), plan.options.id_map)
+                counts = None if counts is None else (counts[0][ids], counts[1][ids])
                 top = len(ids)
-        del out_ids, in_ids
+            del ids
         n = vertex_count(plan, top)
         plan.vertices.check(n)
         id_dtype = fmt.id_dtype_for(n)
-        out_degree, in_degree = both(lambda key, _: _counts(key, n))
+        if counts is None or len(counts[0]) != n:
+            counts = _counts(pool, (out_key, in_key), n)
+        out_degree, in_degree = counts
+        del counts
         if plan.dedup:
             # intervals are balanced on the counts before repeated pairs are dropped
             out_key, in_key = both(lambda key, _: _drop_repeats(key, None, None)[0])
-            offsets = both(lambda key, _: _offsets(_counts(key, n)))
+            offsets = [_offsets(c) for c in _counts(pool, (out_key, in_key), n)]
         else:
             offsets = _offsets(out_degree), _offsets(in_degree)
     intervals, heavy = plan_intervals(plan, in_degree, out_degree, id_dtype)
@@ -206,48 +221,49 @@ def _top(out_key, in_key):
     return int(max(out_key[-1] >> _SHIFT, in_key[-1] >> _SHIFT)) + 1
 
 
-def _primaries(key):
-    """The distinct primary ids of sorted keys, increasing."""
-    found, last = [], None
-    for i in range(0, len(key), STEP):
-        ids = np.right_shift(key[i:i + STEP], _SHIFT)
-        keep = np.empty(len(ids), dtype=bool)
-        keep[0] = last is None or ids[0] != last
-        np.not_equal(ids[1:], ids[:-1], out=keep[1:])
-        found.append(ids[keep])
-        last = ids[-1]
-    return np.concatenate(found).view(np.int64) if found else np.empty(0, dtype=np.int64)
+def _primaries(pool, keys):
+    """The distinct primary ids of each of the sorted ``keys``, increasing (slices on the pool)."""
+    def distinct(part):
+        return without_repeats(np.right_shift(part, _SHIFT).view(np.int64))
+
+    return [without_repeats(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+            for found in on_slices(pool, distinct, keys, STEP)]
 
 
 def _union(a, b):
     both = np.concatenate((a, b))
     both.sort()
-    keep = np.empty(len(both), dtype=bool)
-    keep[:1] = True
-    np.not_equal(both[1:], both[:-1], out=keep[1:])
-    return both[keep]
+    return without_repeats(both)
 
 
-def _renumber_sorted(key, ids):
-    """Replace both halves of sorted keys by their positions in ``ids`` (in place)."""
-    for i in range(0, len(key), STEP):
-        part = key[i:i + STEP]
-        low = np.searchsorted(ids, (part & _LOW).view(np.int64)).astype(np.uint64)
-        np.left_shift(np.searchsorted(ids, np.right_shift(part, _SHIFT).view(np.int64))
-                      .astype(np.uint64), _SHIFT, out=part)
+def _renumber_sorted(pool, keys, id_map):
+    """Replace both halves of the sorted ``keys`` by their ids' positions (in place, slices on
+    the pool; the map is increasing, so the keys stay sorted)."""
+    def renumber(part):
+        low = id_map.unsigned((part & _LOW).view(np.int64))
+        np.left_shift(id_map.unsigned(np.right_shift(part, _SHIFT).view(np.int64)), _SHIFT,
+                      out=part)
         part |= low
 
+    on_slices(pool, renumber, keys, STEP)
 
-def _counts(key, n):
-    """Edges per primary id of sorted keys (sorted ids: each slice counts a short range)."""
-    counts = np.zeros(n, dtype=np.int64)
-    for i in range(0, len(key), STEP):
-        ids = np.right_shift(key[i:i + STEP], _SHIFT).view(np.int64)
+
+def _counts(pool, keys, n):
+    """Edges per primary id of each of the sorted ``keys``, ids below ``n`` (slices counted on
+    the pool; each slice's ids are sorted, so it counts a short range)."""
+    def count(part):
+        ids = np.right_shift(part, _SHIFT).view(np.int64)
         first = int(ids[0])
         ids -= first
-        found = np.bincount(ids)
-        counts[first:first + len(found)] += found
-    return counts
+        return first, np.bincount(ids)
+
+    out = []
+    for found in on_slices(pool, count, keys, STEP):
+        counts = np.zeros(n, dtype=np.int64)
+        for first, part in found:
+            counts[first:first + len(part)] += part
+        out.append(counts)
+    return out
 
 
 def _offsets(counts):

@@ -13,6 +13,8 @@ import numpy as np
 
 from ..store.labels import SPARSE_FACTOR, is_sparse, label_table
 from .edge_chunks import occurring_ids
+from .id_map import IdMap, distinct_ids
+from .parallel_layout import executor
 
 log = logging.getLogger("grstream.partition")
 
@@ -49,9 +51,48 @@ def sparse_ids_in_degrees(in_degree, out_degree):
     return np.flatnonzero(present) if is_sparse(len(present), distinct) else None
 
 
-def renumber_parts(parts, ids):
-    """Prepared chunks with ids replaced by their positions in the sorted ``ids``."""
-    return [(np.searchsorted(ids, s), np.searchsorted(ids, d), w) for s, d, w in parts]
+def renumber_parts(parts, id_map, threads=1):
+    """Prepared chunks with ids replaced by their positions (``id_map``, an
+    :class:`.id_map.IdMap`; chunks on ``threads`` threads)."""
+    with executor(threads if threads > 1 else 0) as pool:
+        futures = [pool.submit(lambda s, d: (id_map.positions(s), id_map.positions(d)), s, d)
+                   for s, d, _ in parts]
+        return [f.result() + (w,) for f, (_, _, w) in zip(futures, parts)]
+
+
+#: bytes per renumbered vertex a dense renumbering table may take in memory, and the
+#: least it may always take
+MAP_BYTES_PER_VERTEX = 16
+MIN_MAP_BYTES = 1 << 28
+#: under a memory limit the table takes at most this part of it
+MAP_SHARE_OF_LIMIT = 8
+
+
+def map_budget(memory_limit, distinct):
+    """Bytes the dense table of :class:`.id_map.IdMap` may take."""
+    if memory_limit is not None:
+        return memory_limit // MAP_SHARE_OF_LIMIT
+    return max(MIN_MAP_BYTES, MAP_BYTES_PER_VERTEX * distinct)
+
+
+def use_ids(plan, ids):
+    """Renumber the build to the sorted ``ids``: chunks prepared from now on map through them."""
+    plan.options.original_ids = ids
+    plan.options.id_map = IdMap(ids, map_budget(plan.memory_limit, len(ids)))
+    plan.renumber = True
+
+
+def collect_ids(plan, chunks):
+    """The sorted distinct ids of ``chunks`` (a pass over the input), marked on the build's
+    threads (:func:`.id_map.distinct_ids`) in a table of at most an eighth of the memory
+    limit, without one at most 2**32 bytes."""
+    threads = max(1, plan.threads)
+    ahead = threads if plan.memory_limit is None else max(1, threads // 2)
+    mark_bytes = (1 << 32) if plan.memory_limit is None else plan.memory_limit // MAP_SHARE_OF_LIMIT
+    with executor(threads if threads > 1 else 0) as pool, \
+            plan.bar("renumbering") as bar:
+        return distinct_ids(((bar.update(len(s)) or s, d, w) for s, d, w in chunks),
+                            pool, ahead, mark_bytes)
 
 
 def store_labels(plan, num_vertices):
@@ -81,8 +122,7 @@ def renumber_by_default(plan, ids, top):
     """Make the build renumber to the sorted ``ids`` (the default rule found them sparse)."""
     log.info("%s: %d distinct ids up to %d: renumbering (renumber=False keeps the ids)",
              plan.edges.name, len(ids), top - 1)
-    plan.options.original_ids = ids
-    plan.renumber = True
+    use_ids(plan, ids)
     plan.renumber_requested = True
 
 
@@ -115,9 +155,7 @@ def decide_after_pass(plan, stop):
     ids = stop.ids
     if ids is None:
         # one pass that keeps only the distinct ids: O(distinct) memory
-        with plan.bar("renumbering") as bar:
-            ids = occurring_ids((bar.update(len(s)) or s, d, w)
-                                for s, d, w in plan.prepared_chunks())
+        ids = collect_ids(plan, plan.prepared_chunks())
     top = int(ids[-1]) + 1 if len(ids) else 0
     if is_sparse(top, len(ids)):
         renumber_by_default(plan, ids, top)
