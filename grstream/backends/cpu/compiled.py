@@ -185,8 +185,9 @@ class PushKernels:
         stay in cache where the fields do not) is set at its first ``m``: every later ``m`` to
         it changes nothing (the monoid is idempotent) and costs one bit test, where the general
         kernel reads the receiver's field; the bits hold while ``m`` does. With ``fold`` (every
-        message since the last combine is this ``m``) a receiver is only flagged and listed:
-        its combined message is ``m``, and no accumulator is touched."""
+        message since the last combine is this ``m``) a receiver is only flagged: its combined
+        message is ``m``, and no accumulator or list is touched, so that parts of the senders
+        may run on several threads at once (a bit or flag written twice changes nothing)."""
         f = f"V_{self.spec.push_field}"
         return "\n".join([
             "@njit(cache=True, nogil=True, error_model='numpy')",
@@ -204,8 +205,6 @@ class PushKernels:
             *self._drop(),
             "            if fold:",
             "                flag[t] = True",
-            "                found[k] = t",
-            "                k += 1",
             "                continue",
             *self._receive(drop=False),
             "    return k"])

@@ -9,6 +9,8 @@ sorted (few) or read from the accumulator or the flags (many) when the messages 
 so the changed set and the values written are the numpy path's, and ranks exchange the
 combined messages as they do the numpy path's (``combine`` and ``receive``).
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ...errors import UsageError
@@ -21,6 +23,28 @@ COMPILED_EDGES = 1 << 24
 #: receivers of a plan are read back by scanning the n flags from this share of n on (below,
 #: sorting the listed ones costs less)
 SCAN_SHARE = 1 / 16
+#: a folded uniform send runs in parts on the executor's threads (the kernels release the GIL)
+#: where each part walks at least this many edges
+PARALLEL_EDGES = 1 << 16
+
+
+def in_threads(calls):
+    """Run the zero-argument ``calls`` at once, the first on this thread and the others on a
+    shared pool; returns the first's result (the others' are not needed: see push_uniform's
+    fold)."""
+    if len(calls) == 1:
+        return calls[0]()
+    global _POOL
+    if _POOL is None or _POOL[0] < len(calls) - 1:
+        _POOL = (len(calls) - 1, ThreadPoolExecutor(len(calls) - 1, thread_name_prefix="grstream-push"))
+    futures = [_POOL[1].submit(call) for call in calls[1:]]
+    out = calls[0]()
+    for f in futures:
+        f.result()
+    return out
+
+
+_POOL = None   # (workers, the pool)
 
 
 def push_class(ex, choice, pushes=True):
@@ -67,8 +91,8 @@ class CompiledPush(Push):
         self.kernels = kernels
         self.count = 0   # receivers listed in self.stamp since the last apply
         # push_uniform's bits: the receivers of the one message ``self.seen_value`` so far;
-        # ``folded``: every message since the last combine is that one, and its listed
-        # receivers are flagged with their accumulators left at the identity
+        # ``folded``: every message since the last combine is that one, and its receivers are
+        # only flagged (not listed), their accumulators left at the identity
         self.seen = np.zeros((ex.n + 63) // 64, dtype=np.uint64)
         self.seen_value, self.folded = None, False
 
@@ -96,9 +120,13 @@ class CompiledPush(Push):
                 m = self._uniform(d, senders, edges)
                 if m is not None:
                     self.folded = self.folded or self.count == 0
-                    self.count = self.kernels.push_uniform(
-                        d, indptr, ids, piece.lo, senders, self.acc, self.identity, self.seen,
+                    parts = (self._parts(indptr, local, edges) if self.folded
+                             else [(0, len(senders))])
+                    runs = [lambda part=part: self.kernels.push_uniform(
+                        d, indptr, ids, piece.lo, part, self.acc, self.identity, self.seen,
                         self.flag, self.stamp, self.count, m, self.folded, vertex)
+                        for part in (senders[a:b] for a, b in parts)]
+                    self.count = in_threads(runs)
                     continue
                 self._unfold()
                 edge = {p: piece.arrays[f"{side}/{p}"] for p in self.kernels.edge}
@@ -123,13 +151,26 @@ class CompiledPush(Push):
         self.seen_value = m
         return m
 
+    def _parts(self, indptr, local, edges):
+        """[(a, b)]: the senders (rows ``local``) in parts of about equal edges, one for each of
+        the executor's threads, each of at least PARALLEL_EDGES edges."""
+        count = min(self.ex.threads, edges // PARALLEL_EDGES)
+        if count <= 1:
+            return [(0, len(local))]
+        ends = np.cumsum(indptr[local + 1] - indptr[local])
+        cuts = np.searchsorted(ends, np.arange(1, count) * (edges / count))
+        bounds = [0, *(int(c) + 1 for c in cuts), len(local)]
+        return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
     def _unfold(self):
-        """Combine the folded message into the receivers listed so far (their accumulators
-        hold the identity), so that other messages may follow."""
+        """Combine the folded message into its receivers (flagged, their accumulators at the
+        identity) and list them, so that other messages may follow."""
         if self.folded:
-            listed = self.stamp[:self.count]
-            self.acc[listed] = self.seen_value
+            listed = np.flatnonzero(self.flag)
             self.flag[listed] = False
+            self.acc[listed] = self.seen_value
+            self.stamp[self.count:self.count + len(listed)] = listed
+            self.count += len(listed)
             self.folded = False
 
     def combine(self):
@@ -142,21 +183,21 @@ class CompiledPush(Push):
                 self.seen.fill(0)
                 self.seen_value, self.folded = None, False
             k, self.count = self.count, 0
+            if folded:   # (nothing listed: the flags hold the receivers)
+                receivers = np.flatnonzero(self.flag)
+                self.flag[receivers] = False
+                return receivers, np.full(len(receivers), value, dtype=self.acc.dtype)
             if k == 0:
                 return np.zeros(0, dtype=np.int64), self.acc[:0].copy()
-            flags = folded or not self.kernels.absorbing   # (absorbing: the flags stay clear)
             if k < ex.n * SCAN_SHARE:
                 receivers = np.sort(self.stamp[:k]).astype(np.int64, copy=False)
-            elif flags:
-                receivers = np.flatnonzero(self.flag)
-            else:
+            elif self.kernels.absorbing:   # (the kernels leave the flags clear)
                 receivers = np.flatnonzero(self.acc != self.identity)
-            if folded:
-                acc = np.full(len(receivers), value, dtype=self.acc.dtype)
             else:
-                acc = self.acc[receivers]
-                self.acc[receivers] = self.identity
-            if flags:
+                receivers = np.flatnonzero(self.flag)
+            acc = self.acc[receivers]
+            self.acc[receivers] = self.identity
+            if not self.kernels.absorbing:
                 self.flag[receivers] = False
         return receivers, acc
 

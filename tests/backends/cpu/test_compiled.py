@@ -153,8 +153,8 @@ def test_compiled_equals_numpy(tmp_path_factory, n, m, seed, shards, budget, asy
 
 def test_uniform_messages_fold_and_change(tmp_path, monkeypatch):
     """push_uniform with its bits: a plan whose units send different uniform messages (the two
-    seeds in two shards streamed one at a time) and messages of the general kernel after
-    folded ones give the numpy passes' result."""
+    seeds in two shards streamed one at a time), messages of the general kernel after folded
+    ones, and folded sends in parts on two threads give the numpy passes' result."""
     n = 400
     rng = np.random.default_rng(11)
     src, dst = rng.integers(0, n, (2, 3000))
@@ -174,15 +174,24 @@ def test_uniform_messages_fold_and_change(tmp_path, monkeypatch):
     def spied_unfold(self):
         unfolds.append(self.folded)
         unfold(self)
+    parts = []
+    in_threads = strategy_compiled.in_threads
+
+    def spied_threads(calls):
+        parts.append(len(calls))
+        return in_threads(calls)
     monkeypatch.setattr(CompiledPush, "_uniform", spied)
     monkeypatch.setattr(CompiledPush, "_unfold", spied_unfold)
+    monkeypatch.setattr(strategy_compiled, "in_threads", spied_threads)
+    monkeypatch.setattr(strategy_compiled, "PARALLEL_EDGES", 8)   # (a small graph)
     for program in (TwoSeeds(a=a, b=b), BFS(source=a)):
         limit = 2 * minimum_budget(program, store)   # room for push, units of a shard or two
-        runs = [gr.run(type(program)(**program.param_values), store, memory_budget=limit,
-                       backend_options={"kernels": k}) for k in ("numba", "numpy")]
-        np.testing.assert_array_equal(runs[0].value, runs[1].value)
-        assert runs[0].iterations == runs[1].iterations
-    assert any(changes) and any(unfolds)
+        for budget in (limit, None):
+            runs = [gr.run(type(program)(**program.param_values), store, memory_budget=budget,
+                           backend_options={"kernels": k, "threads": 2}) for k in ("numba", "numpy")]
+            np.testing.assert_array_equal(runs[0].value, runs[1].value)
+            assert runs[0].iterations == runs[1].iterations
+    assert any(changes) and any(unfolds) and max(parts) == 2
 
 
 def test_auto_compiles_where_it_pays(tmp_path, monkeypatch):
