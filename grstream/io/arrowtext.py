@@ -1,7 +1,7 @@
 """Blocks of numeric text parsed by Apache Arrow's C++ CSV reader (optional ``pyarrow``).
 
-Arrow parses a block about 1.5 times faster than the block parser's numpy path (which first
-checks every line's separators in Python's bytes routines) and without the GIL. It is used
+Arrow parses a block faster than the block parser's numpy path (which first checks every
+line's separators in Python's bytes routines), and without the GIL. It is used
 only for what it parses exactly as :class:`.textblocks.BlockParser` does; anything else makes
 :meth:`ArrowParser.edges` answer None and the block goes to the block parser, which gives the
 same edges or raises the same error with its line. So a block is Arrow's when:
@@ -16,9 +16,10 @@ same edges or raises the same error with its line. So a block is Arrow's when:
   columns (read as float64 there when any number is real), weights of ``2^63`` and more in
   magnitude (an integer there overflows), a weight ``-0`` (``0`` when the block is integral).
 
-Blank lines are skipped by both. Columns after the weight (KONECT's timestamps) must be
-numbers too (the block parser's line by line path takes others: such a block goes to it). A
-DIMACS prefix (``a``) is read as a first column that must be the prefix on every line.
+A blank line sends the block to the block parser too (so Arrow's rows are the block's lines).
+Columns after the weight (KONECT's timestamps) must be numbers too (the block parser's line
+by line path takes others: such a block goes to it). A DIMACS prefix (``a``) is read as a
+first column that must be the prefix on every line.
 """
 import importlib.util
 
@@ -84,8 +85,10 @@ class ArrowParser:
         if prefix is not None:
             types[names[0]] = pa.string()
         self._wanted = names[:lead + keep]
+        # a blank line is an error here (the block parser skips it): the rows are the lines
         self._parse = pa_csv.ParseOptions(delimiter=sep.decode(), quote_char=False,
-                                          double_quote=False, escape_char=False)
+                                          double_quote=False, escape_char=False,
+                                          ignore_empty_lines=False)
         self._convert = pa_csv.ConvertOptions(column_types=types,
                                               null_values=[], true_values=[], false_values=[],
                                               strings_can_be_null=False,
@@ -114,7 +117,8 @@ class ArrowParser:
                 for column in columns]
 
     def edges(self, block, base, limits):
-        """The block's checked 0-based ``(src, dst, weight)``, or None for the block parser."""
+        """The block's checked 0-based ``(src, dst, weight, nlines)``, or None for the block
+        parser."""
         columns = self._columns(block)
         if columns is None or not len(columns[0]):
             return None
@@ -133,6 +137,6 @@ class ArrowParser:
             raise _Refused
 
         try:
-            return to_edges(src, dst, weight, refuse, base=base, limits=limits)
+            return (*to_edges(src, dst, weight, refuse, base=base, limits=limits), len(src))
         except _Refused:
             return None

@@ -142,7 +142,7 @@ def check_block(block, parser, fast, use_weight, base, limits):
     if fast is not None:
         edges = fast.edges(block, base, limits)
         if edges is not None:
-            return (*edges, block.count(b"\n"))
+            return edges
     try:
         values, lines, nlines = parser.parse(block, 1)
 

@@ -95,6 +95,7 @@ def test_arrow_blocks_are_the_block_parsers(case):
     (b"1,2\n", 2, {"delimiter": b","}, b'"1",2\n'),            # quotes are not special
     (b"a 1 2 3\n", 3, {"prefix": b"a ", "comments": (b"c",)}, b"a 1 2 3\nb 1 2 3\n"),
     (b"1 2\n", 2, {}, b"1 2\n# 3 4\n"),                        # a comment line
+    (b"1 2\n", 2, {}, b"1 2\n\n3 4\n"),                         # a blank line
 ])
 def test_blocks_arrow_would_read_otherwise_go_to_the_block_parser(first, keep, options, block):
     ncol = len(first.replace(b",", b" ").split()) - (1 if "prefix" in options else 0)
@@ -109,7 +110,7 @@ def test_blocks_arrow_would_read_otherwise_go_to_the_block_parser(first, keep, o
     (b"1\t2\n", {}, b"3\t4\n5\t6\n"),
     (b"1 2 0.5\n", {}, b"3 4 1\n5 6 2.25\n"),
     (b"1,2\r\n", {"delimiter": b","}, b"3,4\r\n5,6\r\n"),
-    (b"a 1 2 3\n", {"prefix": b"a ", "comments": (b"c",)}, b"a 3 4 5\na 5 6 7\n\n"),
+    (b"a 1 2 3\n", {"prefix": b"a ", "comments": (b"c",)}, b"a 3 4 5\na 5 6 7\n"),
     (b"1 2 3 1117\n", {}, b"3 4 1 1118\n5 6 2 1119\n"),
 ])
 def test_arrow_answers_for_clean_blocks(first, options, block):
