@@ -154,7 +154,8 @@ def main(argv=None):
     rows = []
     for order in args.orders.split(","):
         s, d = (src, dst) if order == "none" else degree_order(src, dst, n, cp)
-        shards = csc_shards(s, d, n, args.shards, cp)
+        # each shard in an allocation of its own (aligned as nvcomp's inputs want)
+        shards = [ids.copy() for ids in csc_shards(s, d, n, args.shards, cp)]
         del s, d
         m = sum(len(ids) for ids in shards)
         started = time.perf_counter()

@@ -6,7 +6,8 @@ Usage: python tools/bench_reorder.py [--input /tmp/rmat24.npy] [--shards 32]
 
 Each input is built once per order (``build_shards(..., reorder=ORDER)``; ``none`` is the peer:
 the build without reordering, in the same run), each build in a process of its own, timed,
-with its peak RSS; then every shard's CSC sources (``in/src``) and CSR destinations (``out/dst``)
+with its CPU seconds (user + system, all its threads) and peak RSS; then every shard's CSC
+sources (``in/src``) and CSR destinations (``out/dst``)
 go through the codec's encoder (:func:`grstream.store.codec.encode`), and its bytes per edge are
 reported (all four arrays it writes counted) beside the plain 4 B of int32 ids. ``--input``
 is an edge file (``grstream generate rmat --scale 24 --seed 1 -o /tmp/rmat24.npy`` writes the
@@ -34,10 +35,10 @@ def encoded_bytes(ids, num_vertices):
 def measure(source, path, order, num_shards, directions):
     """Build ``source`` in ``order`` (timed) and encode its id arrays; runs in a child process."""
     import grstream as gr
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_seconds()
     gr.build_shards(source, path, num_shards=num_shards, reorder=None if order == "none" else order,
                     progress=False)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     sizes = {"in": 0, "out": 0}
     with gr.open(path) as store:
@@ -47,9 +48,15 @@ def measure(source, path, order, num_shards, directions):
                 name = f"{direction}/{'src' if direction == 'in' else 'dst'}"
                 sizes[direction] += encoded_bytes(store.read(i, name), n)
     os.unlink(path)
-    return {"order": order, "build_s": seconds, "peak_bytes": peak, "vertices": n, "edges": m,
+    return {"order": order, "build_s": seconds, "build_cpu_s": cpu, "peak_bytes": peak,
+            "vertices": n, "edges": m,
             "csc_bytes_per_edge": sizes["in"] / max(m, 1) if "in" in directions else None,
             "csr_bytes_per_edge": sizes["out"] / max(m, 1) if "out" in directions else None}
+
+
+def _cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _child(queue, *args):
@@ -74,7 +81,8 @@ def main(argv=None):
     ap.add_argument("--datasets", help="a folder of graphs (.mtx, .gr, .txt), one shard each")
     ap.add_argument("--orders", default="none,degree,rcm")
     ap.add_argument("--directions", default="in,out",
-                    help="id arrays to encode: in (CSC sources), out (CSR destinations)")
+                    help="id arrays to encode: in (CSC sources), out (CSR destinations); "
+                         "empty: the builds alone")
     ap.add_argument("--dir", default="/tmp", help="where the stores are built (and removed)")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args(argv)
@@ -83,17 +91,18 @@ def main(argv=None):
         inputs += [(os.path.join(args.datasets, name), 1)
                    for name in sorted(os.listdir(args.datasets)) if name.endswith(DATASET_SUFFIXES)]
     rows = []
-    print(f"{'graph':<22} {'order':<7} {'build s':>8} {'peak GB':>8} {'CSC B/edge':>10} "
-          f"{'CSR B/edge':>10}", flush=True)
+    print(f"{'graph':<22} {'order':<7} {'build s':>8} {'CPU s':>8} {'peak GB':>8} "
+          f"{'CSC B/edge':>10} {'CSR B/edge':>10}", flush=True)
     for path, shards in inputs:
         target = os.path.join(args.dir, f"bench-reorder-{os.getpid()}.h5")
         for order in args.orders.split(","):
-            row = in_child(path, target, order, shards, args.directions.split(","))
+            row = in_child(path, target, order, shards,
+                           [d for d in args.directions.split(",") if d])
             row["graph"] = os.path.basename(path)
             rows.append(row)
             sizes = [f"{'-' if b is None else format(b, '.3f'):>10}"
                      for b in (row["csc_bytes_per_edge"], row["csr_bytes_per_edge"])]
-            print(f"{row['graph']:<22} {order:<7} {row['build_s']:8.2f} "
+            print(f"{row['graph']:<22} {order:<7} {row['build_s']:8.2f} {row['build_cpu_s']:8.2f} "
                   f"{row['peak_bytes'] / 1e9:8.2f} {' '.join(sizes)}", flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -35,9 +35,10 @@ def add_parser(sub):
     p.add_argument("--compress", action="store_true",
                    help="store the neighbour ids compressed in blocks of 32 edges (format version "
                         "3, docs/FORMAT.md 'Compressed ids'); off by default")
-    p.add_argument("--reorder", choices=("none", "degree", "rcm"), default="none",
+    p.add_argument("--reorder", choices=("none", "auto", "degree", "rcm"), default="none",
                    help="give the vertices internal ids in this order (decreasing degree, or "
-                        "reverse Cuthill-McKee) "
+                        "reverse Cuthill-McKee; auto: degree when the input's ids show no "
+                        "locality) "
                         "so a row's neighbour ids lie closer together; results keep the "
                         "input's ids (default none)")
     p.add_argument("--edge-ids", action="store_true",

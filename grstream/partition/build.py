@@ -128,8 +128,10 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         (``os.sched_getaffinity``). The store is byte for byte the same for every count.
     reorder : str, optional
         ``"degree"`` or ``"rcm"``: give the vertices internal ids in that order, so a
-        row's neighbour ids lie closer together (smaller deltas for a compressed layout); None
-        or ``"none"`` (default) keeps the input's order. Results are still keyed by the input's
+        row's neighbour ids lie closer together (smaller deltas for a compressed layout);
+        ``"auto"``: the degree order when the input's ids show no locality (most edges join
+        ids more than about n / 16 apart), else the input's; None or ``"none"`` (default)
+        keeps the input's order. Results are still keyed by the input's
         ids (the store keeps them as labels); :mod:`grstream.partition.reorder`.
     comm : mpi4py communicator, optional
         Build as one rank of ``comm`` (``grstream shard`` under ``mpiexec``): each rank reads its
@@ -209,7 +211,9 @@ def _make_plan(source, path, num_shards, shard_size, memory_limit, undirected, w
             f"{input_name(source)} is a pipe, which can be read only once, and {rereads} "
             "reads the input more than once: save it to a file first, or build without it")
     # the default may renumber (renumber=None): chunks leave room for it
-    chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False, self_loops,
+    # (a reordered input maps every chunk's ids as renumbering does)
+    chunk_edges = _chunk_edges(memory_limit, undirected, renumber is not False or reorder,
+                               self_loops,
                                _chunks_at_once(threads, memory_limit))
     edges = _open(source, format, weighted, chunk_edges, reader_threads(threads, memory_limit),
                   text_workers(threads, memory_limit))
@@ -228,10 +232,10 @@ def _make_plan(source, path, num_shards, shard_size, memory_limit, undirected, w
         memory_limit, renumbered=bool(renumber))
     if not renumber:
         plan.vertices.check(edges.num_vertices or 0)
-    plan.reorder = reorder
+    plan.reorder_requested = reorder
     plan.compress = bool(compress)
     if reorder:
-        reordering.reorder_plan(plan, reorder)
+        plan.reorder = reordering.reorder_plan(plan, reorder)
     return path, plan
 
 
@@ -348,11 +352,11 @@ def root_attrs(plan, result):
         "mode": result.mode,
         "options": {
             "num_shards": plan.num_shards, "shard_size": plan.shard_size,
-            "memory_limit": plan.memory_limit, "undirected": plan.options.undirected,
+            "memory_limit": plan.memory_limit_given, "undirected": plan.options.undirected,
             "weighted": plan.options.weighted, "self_loops": plan.options.self_loops,
             "duplicates": not plan.dedup, "renumber": renumber,
             "weight_dtype": plan.options.weight_dtype.name, "edge_ids": plan.edge_ids,
-            "reorder": plan.reorder, "compress": bool(plan.compress),
+            "reorder": plan.reorder_requested, "compress": bool(plan.compress),
         },
         "num_heavy_vertices": int(len(result.heavy)),
         "heavy_vertices": [int(v) for v in result.heavy[:MAX_HEAVY_RECORDED]],

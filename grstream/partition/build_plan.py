@@ -51,6 +51,8 @@ class Plan:
         self.num_shards = num_shards
         self.shard_size = shard_size
         self.memory_limit = memory_limit
+        #: the limit as given (``memory_limit`` is what is left of it for the build itself)
+        self.memory_limit_given = memory_limit
         self.dedup = dedup
         self.chunk_edges = chunk_edges
         self.progress = progress
@@ -62,9 +64,11 @@ class Plan:
         self.renumber_from_keys = False
         #: threads that read, sort and write (build_shards' ``threads``)
         self.threads = 1
-        #: the vertex order of a reordered build (build_shards' ``reorder``), else None
+        #: the vertex order of a reordered build, else None; build_shards' ``reorder`` asked
+        #: for ``reorder_requested`` (``auto`` may choose no order)
         self.reorder = None
         self.compress = False
+        self.reorder_requested = None
         #: a reordered build's input ids were renumbered before they were reordered
         self.renumbered_input = False
 

@@ -40,30 +40,56 @@ ORDERS = ("degree", "rcm")
 #: they are collected (8), the CSR of the edges (5) and the symmetric one summed from it
 #: and its transpose (10, built while the CSR is held)
 ADJACENCY_BYTES_PER_EDGE = 24
+#: bytes a vertex's label takes while the build runs (an int64, or an object array's pointer
+#: to a name the input's reader holds anyway)
+LABEL_BYTES = 8
+#: bins of the id differences' bit counts (ids below 2**63)
+GAP_BINS = 65
+#: ``auto`` reorders when at least this share of the edges join ids far apart (:func:`auto_order`)
+AUTO_FAR_SHARE = 0.5
 
 
 def check_order(order):
-    """``order`` itself when it names an order, None for no reordering; else a UsageError."""
+    """``order`` itself when it names an order or ``auto``, None for no reordering; else a
+    UsageError."""
     if order is None or order == "none":
         return None
-    if order not in ORDERS:
-        raise UsageError(f"reorder must be one of none, {', '.join(ORDERS)}, not {plain(order)}")
+    if order != "auto" and order not in ORDERS:
+        raise UsageError(f"reorder must be one of none, auto, {', '.join(ORDERS)}, not "
+                         f"{plain(order)}")
     return order
+
+
+def auto_order(gaps, n):
+    """``auto``'s choice from ``gaps[b]``, the edges whose ids differ by a ``b``-bit number:
+    the degree order when at least AUTO_FAR_SHARE of them join ids more than about ``n / 16``
+    apart (ids that show no locality: random, hashed, crawl order), else None (the input's
+    order, which a road network or a mesh numbered by position keeps better)."""
+    edges = int(gaps.sum())
+    far = int(gaps[(n // 16).bit_length() + 1:].sum())
+    return "degree" if edges and far >= AUTO_FAR_SHARE * edges else None
 
 
 def reorder_plan(plan, order):
     """Make the plan's input list its vertices in ``order``: an EdgeSource of ids ``0..n-1`` in
     the new order whose labels are the input's ids (or names), which the build keeps as they are
-    (it renumbers no further). ``plan.renumbered_input`` says whether the ids were renumbered."""
+    (it renumbers no further). ``plan.renumbered_input`` says whether the ids were renumbered.
+    Returns the order applied: ``order``, or for ``auto`` the degree order or None (the input
+    stays as it is)."""
     edges = plan.edges
     ids = _renumbered_ids(plan)
-    counter, adjacency = _degrees(plan, ids, need_edges=order != "degree")
+    counter, adjacency, gaps = _degrees(plan, ids, need_edges=order not in ("degree", "auto"))
     labelled = len(edges.labels()) if edges.labels is not None else 0
     if ids is not None:
         n = len(ids)
     else:
         n = max(edges.num_vertices or 0, len(counter.in_degree), labelled)
     plan.vertices.check(n)
+    if order == "auto":
+        order = auto_order(gaps, n)
+        log.info("%s: reorder auto: %s", edges.name, order or "the input's order")
+        if order is None:
+            return None
     degree = np.zeros(n, dtype=np.int64)
     degree[:len(counter.in_degree)] = counter.in_degree + counter.out_degree
     del counter
@@ -73,6 +99,7 @@ def reorder_plan(plan, order):
     new_id[new_order] = np.arange(n, dtype=new_id.dtype)
     table = _labels(edges, ids, n)[new_order]
     log.info("%s: %d vertices in %s order", edges.name, n, order)
+    _hold(plan, new_id.nbytes + LABEL_BYTES * n)
 
     def chunks():
         for src, dst, w in edges.chunks():
@@ -84,6 +111,18 @@ def reorder_plan(plan, order):
                                      labels=lambda: table)
     plan.renumbered_input = ids is not None
     plan.renumber_requested = False
+    return order
+
+
+def _hold(plan, nbytes):
+    """The new ids and labels stay with the build: an external one has ``nbytes`` less."""
+    if plan.memory_limit is None:
+        return
+    if plan.memory_limit <= nbytes:
+        raise MemoryBudgetError(
+            f"memory limit {plan.memory_limit} B: the vertices' new ids and labels alone take "
+            f"{nbytes} B", minimum=nbytes + 1)
+    plan.memory_limit -= nbytes
 
 
 def _renumbered_ids(plan):
@@ -104,10 +143,11 @@ def _raw(plan):
 
 
 def _degrees(plan, ids, need_edges):
-    """Degrees over the vertices (renumbered by ``ids``), and with ``need_edges`` the list of
+    """Degrees over the vertices (renumbered by ``ids``), with ``need_edges`` the list of
     every edge's source and destination ids (int32 or int64 arrays) for the orders that need
-    them."""
+    them, and the edges counted by the bits of the difference of their ids (for ``auto``)."""
     counter = DegreeCounter(0 if ids is None else len(ids))
+    gaps = np.zeros(GAP_BINS, dtype=np.int64)
     src_parts, dst_parts = [], []
     held = 0
     with plan.bar("ordering") as bar:
@@ -118,6 +158,9 @@ def _degrees(plan, ids, need_edges):
             elif len(src):
                 plan.vertices.check(int(max(src.max(), dst.max())) + 1)
             counter.add(src, dst)
+            # bits of |src - dst| (frexp's exponent; ids are far below 2**53)
+            bits = np.frexp(np.abs(src - dst).astype(np.float64))[1]
+            gaps += np.bincount(bits, minlength=GAP_BINS)
             if need_edges:
                 held += len(src)
                 limit = plan.memory_limit
@@ -134,7 +177,7 @@ def _degrees(plan, ids, need_edges):
         adjacency = [np.concatenate(src_parts) if src_parts else np.empty(0, np.int32),
                      np.concatenate(dst_parts) if dst_parts else np.empty(0, np.int32)]
         del src_parts, dst_parts
-    return counter, adjacency
+    return counter, adjacency, gaps
 
 
 def _labels(edges, ids, n):

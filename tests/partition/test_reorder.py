@@ -15,7 +15,7 @@ from grstream.cli import main
 from grstream.errors import FormatVersionError, MemoryBudgetError, ShardStoreError, UsageError
 from grstream.nx.store_edges import in_edges, out_edges
 from grstream.partition import build_shards
-from grstream.partition.reorder import ORDERS, vertex_order
+from grstream.partition.reorder import ORDERS, auto_order, vertex_order
 from grstream.store import format as fmt
 
 from .graphs import array_source, store_contents
@@ -53,7 +53,7 @@ def same_store_graph(plain, ordered):
     edges=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 4)),
                    max_size=80),
     declared=st.integers(0, 40),
-    order=st.sampled_from(ORDERS),
+    order=st.sampled_from(ORDERS + ("auto",)),
     weighted=st.booleans(),
     undirected=st.booleans(),
     self_loops=st.booleans(),
@@ -82,8 +82,11 @@ def test_reordered_store_is_the_graph_under_its_labels(tmp_path_factory, edges, 
     plain = gr.open(build("plain", None))
     first = build("ordered", order)
     with gr.open(first) as ordered:
-        assert ordered.format_version == fmt.REORDERED_VERSION
-        assert ordered.vertex_order == order
+        if order == "auto":
+            assert ordered.vertex_order in (None, "degree")
+        else:
+            assert ordered.vertex_order == order
+        assert ordered.format_version == (fmt.REORDERED_VERSION if ordered.vertex_order else 1)
         same_store_graph(plain, ordered)
     contents = store_contents(first)
     # the same store from every build: thread counts, memory limits, chunkings
@@ -249,3 +252,43 @@ def test_networkx_backend_keys_a_reordered_store_by_label(tmp_path, datasets_dir
     ranks, expect = nx.pagerank(ordered, tol=1e-12), nx.pagerank(plain, tol=1e-12)
     assert ranks.keys() == expect.keys()
     np.testing.assert_allclose([ranks[k] for k in expect], list(expect.values()), rtol=1e-9)
+
+
+def test_auto_reorders_ids_without_locality(tmp_path):
+    n = 1 << 12
+    ring = np.arange(n)
+    rng = np.random.default_rng(1)
+    scrambled = rng.permutation(n)
+    for name, (src, dst), expect in (
+            ("ring", (ring, (ring + 1) % n), None),
+            ("scrambled", (scrambled[ring], scrambled[(ring + 1) % n]), "degree")):
+        gaps = np.bincount(np.frexp(np.abs(src - dst).astype(np.float64))[1], minlength=65)
+        assert auto_order(gaps, n) == expect, name
+        auto = build_shards((src, dst), tmp_path / f"{name}-auto.h5", num_shards=3,
+                            reorder="auto", progress=False)
+        with gr.open(auto) as store:
+            assert store.vertex_order == expect
+            assert store.build["options"]["reorder"] == "auto"
+        same = build_shards((src, dst), tmp_path / f"{name}-same.h5", num_shards=3,
+                            reorder=expect, progress=False)
+        assert store_contents(auto) == store_contents(same)
+    assert auto_order(np.zeros(65, dtype=np.int64), 10) is None
+
+
+def test_external_build_keeps_the_reordering_tables_within_its_limit(tmp_path):
+    src, dst = np.arange(5000) * 7919 % 4096, np.arange(5000) % 4096
+    path = build_shards((src, dst), tmp_path / "g.h5", reorder="degree", memory_limit="4M",
+                        progress=False)
+    with gr.open(path) as store:
+        assert store.build["options"]["memory_limit"] == 4 << 20
+        assert store.vertex_order == "degree" and store.num_edges == len(src)
+    with pytest.raises(MemoryBudgetError, match="new ids and labels"):
+        reorder_plan_with_limit(src, dst, tmp_path)
+
+
+def reorder_plan_with_limit(src, dst, tmp_path):
+    from grstream.partition import reorder
+    # a limit the vertex arrays pass but the reordering tables (12 B a vertex) do not
+    with mock.patch.object(reorder, "LABEL_BYTES", 1 << 20):
+        build_shards((src, dst), tmp_path / "h.h5", reorder="degree", memory_limit="64M",
+                     progress=False)
