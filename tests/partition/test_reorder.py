@@ -292,3 +292,16 @@ def reorder_plan_with_limit(src, dst, tmp_path):
     with mock.patch.object(reorder, "LABEL_BYTES", 1 << 20):
         build_shards((src, dst), tmp_path / "h.h5", reorder="degree", memory_limit="64M",
                      progress=False)
+
+
+def test_a_compressed_store_keeps_its_vertex_order(tmp_path):
+    src, dst, w, n = _graph()
+    plain = build_shards(array_source(src, dst, w, num_vertices=n), tmp_path / "p.h5",
+                         num_shards=3, progress=False)
+    both = build_shards(array_source(src, dst, w, num_vertices=n), tmp_path / "c.h5",
+                        num_shards=3, reorder="degree", compress=True, progress=False)
+    with gr.open(plain) as p, gr.open(both) as c:
+        assert c.format_version == fmt.COMPRESSED_VERSION and c.vertex_order == "degree"
+        same_store_graph(p, c)
+        source = int(p.labels()[3])
+        assert by_label(c, sssp.sssp(c, source)[0]) == by_label(p, sssp.sssp(p, source)[0])
