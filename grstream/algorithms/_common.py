@@ -41,8 +41,15 @@ def internal_sources(store, sources, what="source"):
         raise UsageError(f"{what} {exc}") from None
 
 
-#: the run options of checkpoints (gr.run's): they concern one run
+#: the run options of checkpoints (gr.run's)
 CHECKPOINT_OPTIONS = ("checkpoint", "checkpoint_every", "resume")
+
+
+def journal(store, run_options):
+    """The checkpoints of an algorithm that makes several runs (grstream/engine/journal.py),
+    taking the checkpoint options out of ``run_options``."""
+    from ..engine.journal import Journal
+    return Journal(store, run_options)
 
 
 def one_run(run_options, what):
@@ -61,10 +68,22 @@ def helper_options(run_options):
     return {k: v for k, v in run_options.items() if k not in CHECKPOINT_OPTIONS}
 
 
-def execute(program, store, run_options):
-    """Run ``program`` with the engine options the algorithm entry points accept."""
+def execute(program, store, run_options, journal=None):
+    """Run ``program`` with the engine options the algorithm entry points accept (one run of an
+    algorithm of several with its ``journal``, grstream/engine/journal.py)."""
     from ..engine import run
-    return run(program, store, **run_options)
+    if journal is None:
+        return run(program, store, **run_options)
+    return journal.run([program], lambda extra: run(program, store, **run_options, **extra))
+
+
+def run_in(session, journal, program, run_kwargs, **how):
+    """``session.run(program, **run_kwargs)`` as one run of the algorithm's ``journal``
+    (``how``: Journal.run's ``whole`` and ``note``)."""
+    if how.get("whole"):
+        how["callback"] = run_kwargs.get("callback")
+    return journal.run([program], lambda extra: session.run(program, **dict(run_kwargs, **extra)),
+                       **how)
 
 
 def open_session(store, run_options):

@@ -30,7 +30,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import internal_sources, open_session
+from ._common import internal_sources, journal, open_session, run_in
 from ._simple import has_parallel_edges, simple_graph
 from .bfs import BFS
 from .params import Count, CountOr, Flag, Kind, Param, Seed, declare
@@ -173,22 +173,26 @@ class WeightedBrandesBackward(BrandesBackward):
 def source_dependencies(store, source, weighted=False, **run_options):
     """Brandes' dependencies of every vertex on the internal vertex ``source`` (float64, 0 at
     the source), the mask of the vertices it reaches (itself included) and the engine Results."""
+    runs = journal(store, run_options)   # (checkpoints: grstream/engine/journal.py)
     session, run_kwargs = open_session(store, run_options)
     run_kwargs.pop("progress", None)
     with session:
         (delta,), (reached,), results = batch_dependencies(session, [int(source)], weighted,
-                                                           run_kwargs)
+                                                           run_kwargs, runs)
     return delta, reached, results
 
 
-def batch_dependencies(session, batch, weighted, run_kwargs):
+def batch_dependencies(session, batch, weighted, run_kwargs, runs):
     """:func:`source_dependencies` of every source of ``batch`` on an open ``session``: the
     levels, then the forward and the backward pass, each pass as lanes of one run where the
-    batch has several sources (Session.run_lanes), else a run."""
+    batch has several sources (Session.run_lanes), else a run; ``runs``: the algorithm's
+    journal (grstream/engine/journal.py)."""
     def run(programs):
         if len(programs) > 1 and session.can_run_lanes(type(programs[0])):
-            return session.run_lanes(programs, max_iter=run_kwargs.get("max_iter"))
-        return [session.run(p, **run_kwargs) for p in programs]
+            return runs.run(programs, lambda extra: session.run_lanes(
+                programs, max_iter=run_kwargs.get("max_iter"), **extra), whole=True,
+                callback=run_kwargs.get("callback"))
+        return [run_in(session, runs, p, run_kwargs) for p in programs]
     if weighted:
         dists = run([SSSP(source=s) for s in batch])
         dist = [r.values["dist"] for r in dists]
@@ -317,15 +321,20 @@ def betweenness(store: "ShardStore", k: Any, seed: Any, sources: Any, normalized
     else:
         chosen = sampled = sample_sources(n, int(k), seed)
     directed = bool(store.directed)
+    # checkpoints (grstream/engine/journal.py) name the store given, also where the runs go
+    # over a simple graph made of it
+    run_options = dict(run_options)
+    runs = journal(store, run_options)
     if has_parallel_edges(store):
         here = os.path.dirname(os.path.abspath(store.path))
         with tempfile.TemporaryDirectory(prefix="grstream-bc-",
                                          dir=here if os.access(here, os.W_OK) else None) as tmp:
             with simple_graph(store, tmp, weighted=weight is not None) as simple:
                 bc, results = accumulate(simple, chosen, weight is not None, endpoints,
-                                         run_options, limit)
+                                         run_options, limit, runs)
     else:
-        bc, results = accumulate(store, chosen, weight is not None, endpoints, run_options, limit)
+        bc, results = accumulate(store, chosen, weight is not None, endpoints, run_options, limit,
+                                 runs)
     if sources is not None:  # betweenness_centrality_subset's scaling
         if normalized:
             return (bc / ((n - 1) * (n - 2)) if n > 2 else bc), results
@@ -362,7 +371,7 @@ LANE_ELEMENTS = 1 << 20
 MAX_LANES = 256
 
 
-def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
+def accumulate(store, chosen, weighted, endpoints, run_options, limit=None, runs=None):
     """Sum over ``chosen`` sources of their dependencies (plus endpoint counts).
 
     One Session serves every source; on small graphs sources run in batches as lanes (a batch
@@ -370,10 +379,15 @@ def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
     time of the first batch (at least one second of sources or four sources) estimates the
     whole run (:func:`check_estimate`). Under ranks (``comm``) each rank runs its share of the
     sources alone over the whole store, and the sums are added (grstream/distributed/sources.py).
+    ``runs``: the journal of the runs (checkpoints, grstream/engine/journal.py; default: one of
+    ``run_options``; a rank running its share alone keeps its own, Journal.alone).
     """
+    run_options = dict(run_options)
+    if runs is None:   # (checkpoints: grstream/engine/journal.py)
+        runs = journal(store, run_options)
     from ..distributed.sources import spread
     spreading = spread(run_options.get("comm"), store, chosen, run_options, lambda mine, options:
-                       accumulate(store, mine, weighted, endpoints, options, limit))
+                       accumulate(store, mine, weighted, endpoints, options, limit, runs.alone()))
     if spreading is not None:
         return spreading
     bc = np.zeros(int(store.num_vertices), dtype=np.float64)
@@ -388,13 +402,14 @@ def accumulate(store, chosen, weighted, endpoints, run_options, limit=None):
         while start < len(chosen):
             batch = [int(s) for s in chosen[start:start + size]]
             try:
-                deltas, reached, runs = batch_dependencies(session, batch, weighted, run_kwargs)
+                deltas, reached, done = batch_dependencies(session, batch, weighted, run_kwargs,
+                                                           runs)
             except MemoryBudgetError:
                 if size == 1:
                     raise
                 size = 1   # the budget holds no lanes: one source after the other
                 continue
-            results += runs
+            results += done
             for s, delta, mask in zip(batch, deltas, reached):
                 if endpoints:  # every reached t != s ends a path from s; s starts one to each
                     delta = delta + mask

@@ -19,7 +19,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import open_session
+from ._common import journal, open_session, run_in
 from .eigenvector import NSTART, WEIGHT, _per_vertex
 from .pagerank import effective_weight
 from .params import Choice, Param, Positive, declare, max_iter_param
@@ -80,13 +80,15 @@ class WeightedHubStep(HubStep):
         return dst.t * edge.weight
 
 
-def _iterate(session, run_kwargs, steps, h, max_iter, tol):
-    """``(h, a, converged, results)`` of the power iteration from hubs ``h``."""
+def _iterate(session, runs, run_kwargs, steps, h, max_iter, tol):
+    """``(h, a, converged, results)`` of the power iteration from hubs ``h`` (``runs``: the
+    journal of its runs)."""
     results, a = [], np.zeros_like(h)
+    one = dict(run_kwargs, max_iter=1)
     for _ in range(max_iter):
         last = h
-        ra = session.run(steps[0](values=h), max_iter=1, **run_kwargs)
-        rh = session.run(steps[1](values=ra.values["s"]), max_iter=1, **run_kwargs)
+        ra = run_in(session, runs, steps[0](values=h), one)
+        rh = run_in(session, runs, steps[1](values=ra.values["s"]), one)
         results += [ra, rh]
         a, h = ra.values["s"], rh.values["s"]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -106,13 +108,15 @@ def hub_authority(store, max_iter=100, tol=1e-8, nstart=None, normalized=True, w
     steps = (WeightedAuthorityStep, WeightedHubStep) if weighted else (AuthorityStep, HubStep)
     start = (np.full(n, 1.0 / n) if nstart is None
              else _per_vertex(store, nstart, "nstart", normalise=True))
+    run_options = dict(run_options)
+    runs = journal(store, run_options)   # (checkpoints: grstream/engine/journal.py)
     session, run_kwargs = open_session(store, run_options)
     with session:
-        h, a, converged, results = _iterate(session, run_kwargs, steps, start, max_iter, tol)
+        h, a, converged, results = _iterate(session, runs, run_kwargs, steps, start, max_iter, tol)
         unique = True
         if converged:
             other = np.random.default_rng(0).random(n) + 0.5
-            _, a2, done, more = _iterate(session, run_kwargs, steps, other / other.sum(),
+            _, a2, done, more = _iterate(session, runs, run_kwargs, steps, other / other.sum(),
                                          max_iter, tol)
             results += more
             unique = done and np.abs(a / a.sum() - a2 / a2.sum()).sum() <= SAME

@@ -185,9 +185,11 @@ def run_delta(program_for, store, run_options, tol, damping, phases=1):
     above its threshold, and the run ends as soon as the error bound is met. ``program_for(eps,
     start)`` builds a phase's program. Returns (normalised ranks, the last phase's Result carrying
     every phase's iterations and statistics)."""
-    from ._common import open_session
+    from ._common import journal, open_session, run_in
     if phases < 1:
         raise UsageError(f"phases must be at least 1, not {phases}")
+    run_options = dict(run_options)
+    runs = journal(store, run_options)   # (checkpoints: grstream/engine/journal.py)
     session, run_kwargs = open_session(store, run_options)
     max_iter = run_kwargs.pop("max_iter", None)
     stats, start, result = [], None, None
@@ -198,9 +200,11 @@ def run_delta(program_for, store, run_options, tol, damping, phases=1):
             if result is not None and left <= 0:
                 break
             program = program_for(eps, start)
-            result = session.run(program, max_iter=left, **run_kwargs)
+            # (a phase runs again whole on a resume: its bound follows the program's history)
+            result = run_in(session, runs, program, dict(run_kwargs, max_iter=left), whole=True,
+                            note=lambda r, p=program: r.info.update(bound=p.bound()))
             stats.extend(result.stats)
-            met = program.bound() <= tol
+            met = result.info["bound"] <= tol
             final = k == len(thresholds) - 1
             result.converged = met or (final and result.converged)
             if met:

@@ -17,7 +17,7 @@ import numpy as np
 
 import grstream as gr
 
-from ._common import execute, one_run
+from ._common import execute, journal
 from .params import declare
 
 #: colour / mark of a vertex outside the round (assigned, or not reached)
@@ -150,7 +150,8 @@ def is_semiconnected(store, label, run_options):
 def scc_labels(store, run_options):
     """``(labels, results)``: each vertex's component as its smallest id, and the engine
     Results of every run (two per round)."""
-    one_run(run_options, "scc")
+    run_options = dict(run_options)
+    runs = journal(store, run_options)   # (checkpoints: grstream/engine/journal.py)
     n = int(store.num_vertices)
     label = np.full(n, -1, dtype=np.int64)
     results, forward = [], True
@@ -158,9 +159,9 @@ def scc_labels(store, run_options):
         done = label >= 0
         colour, reach = (ColourForward, ReachBackward) if forward else (ColourBackward,
                                                                          ReachForward)
-        first = execute(colour(done=done), store, run_options)
+        first = execute(colour(done=done), store, run_options, runs)
         color = first.values["color"]
-        second = execute(reach(color=color), store, run_options)
+        second = execute(reach(color=color), store, run_options, runs)
         mark = second.values["mark"]
         found = ~done & (mark < NONE)
         label[found] = mark[found]

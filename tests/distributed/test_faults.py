@@ -16,7 +16,8 @@ from grstream.algorithms import declaration
 from .test_ranks import MPIEXEC, ROOT, needs_mpi
 
 #: algorithm -> options of its runs here
-ALGORITHMS = {"pagerank": {"tol": 1e-10}, "bfs": {"source": 3}, "cc": {}, "sssp": {"source": 3}}
+ALGORITHMS = {"pagerank": {"tol": 1e-10}, "bfs": {"source": 3}, "cc": {}, "sssp": {"source": 3},
+              "scc": {}}   # (scc: several runs, grstream/engine/journal.py)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_the_command_resumes_a_run_stopped_by_sigterm(graph, tmp_path, name):
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_ranks_resume_a_run_stopped_by_sigterm_on_one_rank(graph, tmp_path, name):
     ck = stop_and_resume(graph, tmp_path, name, 2)
-    assert len(list(ck.glob("state-*-of-00002.npz"))) == 2
+    assert len(list(ck.rglob("state-*-of-00002.npz"))) == 2   # (scc: in its run's folder)
     other, _ = grstream_run(name, graph[0], "--resume", str(ck))   # one process: refused
     assert other.returncode == 2 and "another world size: 2, not 1" in other.stderr
 
