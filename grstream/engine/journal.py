@@ -48,6 +48,9 @@ class Journal:
         self.store, self.comm = store, run_options.get("comm")
         self.rank, self.size = (0, 1) if self.comm is None else (self.comm.Get_rank(),
                                                                  self.comm.Get_size())
+        self.writes = self.rank == 0   # (rank 0 writes the files of the runs made together)
+        #: the folder a resume names (a rank's own journal keeps a sub-folder of it)
+        self.top = None if self.opts is None else self.opts.directory
         limit = run_options.get("max_iter")
         self.facts = (-1 if limit is None else int(limit), str(run_options.get("device", "cpu")))
         self.count = 0
@@ -89,14 +92,14 @@ class Journal:
             try:
                 out = call(extra)
             except Checkpointed as stop:   # the algorithm resumes from the journal's folder
-                raise Checkpointed(self.opts.directory, stop.iteration, stop.rank) from None
+                raise Checkpointed(self.top, stop.iteration, stop.rank) from None
         if note is not None:
             note(out)
         if folder is not None:
             with collectively(self.comm):
-                if self.rank == 0:
+                if self.writes:
                     _save(folder.with_suffix(".npz"), out, ident)
-            if self.rank == 0:
+            if self.writes:
                 shutil.rmtree(folder, ignore_errors=True)
         return out
 
@@ -105,7 +108,7 @@ class Journal:
         ranks, grstream/distributed/sources.py): the same options, in its own sub-folder
         ``rank<r>-of-<size>`` of each folder."""
         twin = copy.copy(self)
-        twin.comm, twin.count = None, 0
+        twin.comm, twin.count, twin.writes = None, 0, True
         if self.opts is not None:
             mine = f"rank{self.rank:05d}-of-{self.size:05d}"
             twin.opts = replace(self.opts, **{k: getattr(self.opts, k) / mine for k in
@@ -127,7 +130,7 @@ class Journal:
                 callback(st)
             flags = [bool(asked)] if self.comm is None else self.comm.allgather(bool(asked))
             if any(flags):
-                raise Checkpointed(self.opts.directory, st.iteration, self.rank)
+                raise Checkpointed(self.top, st.iteration, self.rank)
         try:
             return call({"callback": stop})
         finally:

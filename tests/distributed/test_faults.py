@@ -2,6 +2,7 @@
 run stopped by SIGTERM at an iteration (tests/distributed/fault_cli.py sends it) exits with
 status 144 after its checkpoint, and its resume writes what the uninterrupted run writes; a
 rank killed by SIGKILL or raising ends every rank in bounded time with a non-zero status."""
+import json
 import os
 import subprocess
 import sys
@@ -99,3 +100,16 @@ def test_checkpoint_options_from_the_command_line_are_checked(graph, tmp_path, c
                              (["--resume", str(tmp_path / "none")], "no such folder")):
         assert cli.main(["run", "bfs", str(graph[0]), "--quiet", *options]) == 2
         assert message in capsys.readouterr().err
+
+
+@needs_mpi
+def test_betweenness_spread_over_ranks_resumes_each_ranks_journal(graph, tmp_path):
+    from .test_ranks import mpirun
+    out = mpirun(2, "tests.distributed.journal_check", str(graph[0]), str(tmp_path / "ck"),
+                 timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rank0, rank1 = json.loads(out.stdout.splitlines()[-1])
+    assert rank1["stopped"].startswith("Checkpointed: ") and "rank 1 of 2 failed" in rank0["stopped"]
+    assert f"continue with --resume {tmp_path / 'ck'}" in rank1["stopped"]
+    assert "rank00000-of-00002/run-000002.npz" in rank0["saved"]   # rank 0 finished its share
+    assert rank0["equal"] and rank1["equal"]
