@@ -116,6 +116,7 @@ class Ranks:
         """Add the world to a result's ``info``: ``ranks`` and each rank's bytes read, exchange
         bytes and seconds (collective: every rank calls it once per run)."""
         mine = {"rank": self.rank, "shards": [int(self.shards[self.rank]), int(self.shards[self.rank + 1])],
+                "vertices": list(self.span),   # (its own: result.value[lo:hi])
                 "bytes_read": int(sum(s.bytes_read for s in stats)),
                 "exchange_bytes": int(sum(s.bytes_exchanged for s in stats)),
                 "exchange_s": float(sum(s.time_exchange for s in stats))}

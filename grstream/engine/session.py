@@ -275,7 +275,7 @@ class Session:
         runs = Instances(program, lanes)
         runs.iterations[:] = it
         bar, signals = None, ExitStack()
-        if progress:
+        if progress and (self.ranks is None or self.ranks.rank == 0):   # (ranks: one bar)
             bar = progress_bar(program, max_iter, limit)
             bar.update(it)   # (a resumed run's iterations so far)
         signals.enter_context(saving.signals())   # SIGTERM: a checkpoint, then the run stops

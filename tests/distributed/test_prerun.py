@@ -68,3 +68,21 @@ def test_the_command_line_ends_every_rank_naming_the_one_that_refused(store, tmp
     assert err.count("grstream run: error:") == 2, err[-2000:]
     assert err.count(f"rank {failed} of 2 failed") == 1, err[-2000:]
     assert err.count(str(missing)) >= 2, err[-2000:]
+
+
+def test_one_progress_bar_and_each_ranks_vertices(store, tmp_path):
+    """``progress=True`` on every rank shows one bar (rank 0's); each rank's stats name the
+    vertices it owns, which together cover the graph."""
+    script = ("from mpi4py import MPI; import json, grstream as gr; "
+              "from grstream.algorithms.pagerank import PageRank; "
+              f"r = gr.run(PageRank(), {str(store)!r}, comm=MPI.COMM_WORLD, progress=True, "
+              "max_iter=3); print(json.dumps(r.info['rank_stats']))")
+    status, err = _run(f'exec $PY -c "{script}" > {tmp_path}/out$PMI_RANK 2> {tmp_path}/err$PMI_RANK')
+    assert status == 0, err[-2000:]
+    bars = [(tmp_path / f"err{r}").read_text() for r in (0, 1)]
+    assert "PageRank" in bars[0] and "PageRank" not in bars[1], bars
+    stats = json.loads((tmp_path / "out1").read_text())
+    with gr.open(store) as s:
+        n = s.num_vertices
+    assert [st["vertices"] for st in stats] == [[0, stats[0]["vertices"][1]],
+                                                [stats[0]["vertices"][1], n]]
