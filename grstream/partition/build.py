@@ -377,9 +377,10 @@ def root_attrs(plan, result):
         "edge_ids": bool(plan.edge_ids),
         "build": build,
     }
-    if plan.reorder:
+    if plan.reorder or not result.labels_increasing:
         # the label table is a permutation: readers that assume it increasing must refuse it
         attrs["format_version"] = np.int64(fmt.REORDERED_VERSION)
+    if plan.reorder:
         attrs[fmt.VERTEX_ORDER] = plan.reorder
     return attrs
 

@@ -78,7 +78,8 @@ def reorder_plan(plan, order):
     stays as it is)."""
     edges = plan.edges
     ids = _renumbered_ids(plan)
-    counter, adjacency, gaps = _degrees(plan, ids, need_edges=order not in ("degree", "auto"))
+    counter, adjacency, gaps = _degrees(plan, ids, need_edges=order not in ("degree", "auto"),
+                                        need_gaps=order == "auto")
     labelled = len(edges.labels()) if edges.labels is not None else 0
     if ids is not None:
         n = len(ids)
@@ -95,8 +96,9 @@ def reorder_plan(plan, order):
     del counter
     new_order = vertex_order(order, degree, adjacency)
     del adjacency
-    new_id = np.empty(n, dtype=np.int32 if n < 2 ** 31 else np.int64)
-    new_id[new_order] = np.arange(n, dtype=new_id.dtype)
+    # int64: the chunks' ids come out of one gather in the dtype the build reads
+    new_id = np.empty(n, dtype=np.int64)
+    new_id[new_order] = np.arange(n, dtype=np.int64)
     table = _labels(edges, ids, n)[new_order]
     log.info("%s: %d vertices in %s order", edges.name, n, order)
     _hold(plan, new_id.nbytes + LABEL_BYTES * n)
@@ -105,7 +107,7 @@ def reorder_plan(plan, order):
         for src, dst, w in edges.chunks():
             if ids is not None:
                 src, dst = np.searchsorted(ids, src), np.searchsorted(ids, dst)
-            yield new_id[src].astype(np.int64), new_id[dst].astype(np.int64), w
+            yield np.take(new_id, src), np.take(new_id, dst), w
 
     plan.edges = dataclasses.replace(edges, make_chunks=chunks, num_vertices=n,
                                      labels=lambda: table)
@@ -142,10 +144,11 @@ def _raw(plan):
         yield src, dst, w
 
 
-def _degrees(plan, ids, need_edges):
+def _degrees(plan, ids, need_edges, need_gaps):
     """Degrees over the vertices (renumbered by ``ids``), with ``need_edges`` the list of
     every edge's source and destination ids (int32 or int64 arrays) for the orders that need
-    them, and the edges counted by the bits of the difference of their ids (for ``auto``)."""
+    them, and with ``need_gaps`` the edges counted by the bits of the difference of their ids
+    (for ``auto``)."""
     counter = DegreeCounter(0 if ids is None else len(ids))
     gaps = np.zeros(GAP_BINS, dtype=np.int64)
     src_parts, dst_parts = [], []
@@ -158,9 +161,10 @@ def _degrees(plan, ids, need_edges):
             elif len(src):
                 plan.vertices.check(int(max(src.max(), dst.max())) + 1)
             counter.add(src, dst)
-            # bits of |src - dst| (frexp's exponent; ids are far below 2**53)
-            bits = np.frexp(np.abs(src - dst).astype(np.float64))[1]
-            gaps += np.bincount(bits, minlength=GAP_BINS)
+            if need_gaps:
+                # bits of |src - dst| (frexp's exponent; ids are far below 2**53)
+                bits = np.frexp(np.abs(src - dst).astype(np.float64))[1]
+                gaps += np.bincount(bits, minlength=GAP_BINS)
             if need_edges:
                 held += len(src)
                 limit = plan.memory_limit

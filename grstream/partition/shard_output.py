@@ -59,6 +59,9 @@ def write_vertex_data(writer, result, plan):
     labels = store_labels(plan, result.num_vertices)
     result.label_kind = "int" if labels is None else labels[0]
     result.labelled = labels is not None
+    # an integer table out of order (a reordered input) needs a reader of version 2
+    result.labels_increasing = labels is None or labels[0] != "int" or bool(
+        np.all(labels[1][1:] > labels[1][:-1]))
     result.renumbered = plan.renumber
     if labels is not None:
         write_labels(writer, *labels)
