@@ -5,8 +5,9 @@ an array module ``xp`` (CuPy on GPU ranks, wrapping the executor's PyCUDA buffer
 through a collectives object; :class:`NcclCollectives` is NCCL's (``cupy.cuda.nccl``, on the
 executor's compute stream, its communicator bootstrapped by broadcasting NCCL's unique id over
 MPI). What stays on MPI host buffers: the small counts (:meth:`MpiExchange.counts`, which also
-give a sparse exchange its lengths) and the picklable ``agree`` / ``gather``. GPU ranks pull:
-:meth:`NcclExchange.combine` (push messages) is not available.
+give a sparse exchange its lengths, and a push's messages per owner) and the picklable
+``agree`` / ``gather``. Push messages on the device go through :meth:`NcclExchange.push` (the
+interface's ``combine`` takes id lists, which the CUDA executor does not make).
 
 - **state**, dense: every rank's owned slice of each field, broadcast in place by its owner (one
   NCCL group of ``size`` broadcasts per field: the slices differ in length, which an all-gather
@@ -22,8 +23,9 @@ give a sparse exchange its lengths) and the picklable ``agree`` / ``gather``. GP
   owners' combination of every rank's, as :meth:`MpiExchange.combine` on id lists: dense (a
   reduce of each owner's slice to it with the monoid's NCCL operation, the bitmaps or-ed) or
   sparse (each owner's (id, value) pairs sent to it, grouped NCCL sends and receives, and
-  combined there with the monoid, one sender's unique ids at a time), whichever moves fewer bytes (one MPI all-gather
-  of the messages per owner decides).
+  combined there with the monoid, one sender's unique ids at a time), whichever moves fewer
+  bytes (one MPI all-gather of the messages per owner decides). NCCL's point-to-point channels
+  are connected when the collectives are made.
 
 Bytes are counted as they arrive; the device seconds come from events on the stream and are
 added by :meth:`NcclExchange.settle` once the stream has finished (the rank's read back).
