@@ -6,8 +6,8 @@ through a collectives object; :class:`NcclCollectives` is NCCL's (``cupy.cuda.nc
 executor's compute stream, its communicator bootstrapped by broadcasting NCCL's unique id over
 MPI). What stays on MPI host buffers: the small counts (:meth:`MpiExchange.counts`, which also
 give a sparse exchange its lengths, and a push's messages per owner) and the picklable
-``agree`` / ``gather``. Push messages on the device go through :meth:`NcclExchange.push` (the
-interface's ``combine`` takes id lists, which the CUDA executor does not make).
+``agree`` / ``gather``. Push messages on the device go through :meth:`NcclExchange.push`, on
+the CUDA executor's accumulator and bitmap (the interface's ``combine`` of id lists, too).
 
 - **state**, dense: every rank's owned slice of each field, broadcast in place by its owner (one
   NCCL group of ``size`` broadcasts per field: the slices differ in length, which an all-gather
@@ -104,6 +104,21 @@ class NcclExchange(MpiExchange):
         coll.stop(mark)
         self._bytes(moved)
         return kind
+
+    def combine(self, ids, values, monoid):
+        """As the interface's, on device arrays (one value a vertex), through :meth:`push`."""
+        coll = self.collectives()
+        xp, n = coll.xp, int(self.bounds[-1])
+        with coll.using():
+            acc = xp.full(n, monoid.identity(values.dtype), dtype=values.dtype)
+            acc[ids] = values
+            mask = xp.zeros(32 * ((n + 31) // 32), dtype=bool)
+            mask[ids] = True
+            touched = xp.packbits(mask, bitorder="little").view(xp.uint32)
+        self.push(acc, touched, monoid, xp.empty(self.size * len(touched), dtype=xp.uint32))
+        with coll.using():
+            got = owned_ids(xp, touched, int(self.bounds[self.rank]), int(self.bounds[self.rank + 1]))
+            return got, acc[got]
 
     def push(self, acc, touched, monoid, scratch):
         """A push plan's messages on the device: ``acc`` (n values of the message dtype, the

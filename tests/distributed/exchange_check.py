@@ -131,6 +131,8 @@ def check_push(n, bounds, count, monoid, dtype):
     acc = np.full(n, identity, dtype=dtype)
     acc[ids] = values
     touched = bitmap(ids, n)
+    listed = nccl.combine(ids, values, monoid)   # (the interface's, through push)
+    assert all(np.array_equal(a, b) for a, b in zip(listed, (want_ids, want)))
     nccl.push(acc, touched, monoid, np.empty(COMM.Get_size() * len(touched), dtype=np.uint32))
     got = owned_ids(np, touched, 0, n)
     assert np.array_equal(got, want_ids), (got, want_ids)
