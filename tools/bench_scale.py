@@ -196,13 +196,24 @@ def start_holder(gpu_free):
     return proc, {"gpu_held_gib": round(held / 2**30, 2), "gpu_total_gib": round(total / 2**30, 2)}
 
 
-def run_algo(algo, store, device, workdir):
+def run_algo(algo, store, device, workdir, profile=None):
+    """``grstream run`` of ``algo`` as a child process; with ``profile`` (a folder) a second run
+    under cProfile, whose main thread's largest cumulative entries go into the record."""
     stats, values = os.path.join(workdir, f"{algo}.json"), os.path.join(workdir, f"{algo}.npy")
     began = time.time()
-    rec = measured(grstream_cmd("run", algo, store, "--device", device, "--quiet",
-                                "--stats-json", stats, "-o", values))
+    args = ("run", algo, store, "--device", device, "--quiet", "--stats-json", stats, "-o", values)
+    rec = measured(grstream_cmd(*args))
     if rec["exit"] != 0:
         return rec
+    if profile:
+        import pstats
+        import io
+        prof = os.path.join(profile, f"{algo}.prof")
+        again = measured([sys.executable, "-m", "cProfile", "-o", prof, "-m", "grstream", *args[:-4]])
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(45)
+        rec["profiled_wall_s"] = again["wall_s"]
+        rec["profile"] = text.getvalue().splitlines()[-60:]
     # where the command's time after the run goes: -o written, then --stats-json, then the exit
     rec["values_written_s"] = round(os.path.getmtime(values) - began, 2)
     rec["stats_written_s"] = round(os.path.getmtime(stats) - began, 2)
@@ -444,6 +455,8 @@ def main(argv=None):
     ap.add_argument("--deadline", type=float, default=None, help="seconds after which no step starts")
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep-stats", default=None, help="copy each run's --stats-json into this folder")
+    ap.add_argument("--profile", default=None,
+                    help="run each algorithm a second time under cProfile, its profile in this folder")
     args = ap.parse_args(argv)
     from grstream.units import byte_size
     started = time.perf_counter()
@@ -520,7 +533,7 @@ def main(argv=None):
     try:
         for algo in args.algos.split(","):
             if due(algo):
-                results[algo] = out[algo] = run_algo(algo, store, args.device, args.dir)
+                results[algo] = out[algo] = run_algo(algo, store, args.device, args.dir, args.profile)
                 log(f"{algo}: {out[algo]}")
                 save()
     finally:
@@ -551,7 +564,9 @@ def main(argv=None):
     out["total_s"] = round(time.perf_counter() - started, 1)
     if args.keep_stats:
         for algo in results:
-            shutil.copy(os.path.join(args.dir, f"{algo}.json"), os.path.join(args.keep_stats, f"{algo}.json"))
+            kept = os.path.join(args.keep_stats, f"{algo}.json")
+            if not os.path.exists(kept) or not os.path.samefile(kept, os.path.join(args.dir, f"{algo}.json")):
+                shutil.copy(os.path.join(args.dir, f"{algo}.json"), kept)
     save()
     print(table(out))
     return 0
