@@ -30,6 +30,10 @@ scipy's csgraph on the out-edges without repeats (the same levels and components
 same source (the same levels). The store is built ``--renumber``ed (the ids that occur, as the
 issue's runs were) unless ``--no-renumber``. ``--deadline S``: a step that would start after S
 seconds is skipped and recorded so, and a build still running then is stopped.
+``--ranks R`` (R > 1): after the checks, each algorithm again as ``mpiexec -n R grstream run ...
+--device cuda`` (``--device``; one GPU a rank, every GPU wholly free: the graph spread over R GPUs) beside the
+one GPU streaming it above, its values against that run's (BFS levels and component labels
+equal, PageRank within L1 1e-6), with the world's iterations' seconds and exchange bytes.
 """
 import argparse
 import datetime
@@ -239,6 +243,33 @@ def run_algo(algo, store, device, workdir, profile=None):
     return rec
 
 
+def run_ranks(algo, store, ranks, device, workdir):
+    """``algo`` on ``ranks`` ranks (one GPU each with ``device`` cuda); its values against the one-GPU run's in ``workdir``."""
+    stats = os.path.join(workdir, f"{algo}.ranks{ranks}.json")
+    values = os.path.join(workdir, f"{algo}.ranks{ranks}.npy")
+    rec = measured([shutil.which("mpiexec"), "-n", str(ranks),
+                    *grstream_cmd("run", algo, store, "--device", device, "--quiet",
+                                  "--stats-json", stats, "-o", values)])
+    if rec["exit"] != 0:
+        return rec
+    doc = json.load(open(stats))
+    run = doc["runs"][0]
+    per = run["per_iteration"]
+    rec.update(ranks=doc.get("ranks"), iterations=run["iterations"], run_s=round(doc["seconds"], 3),
+               iterations_s=round(sum(s["time_total"] for s in per), 3))
+    if algo == "pagerank" and per:
+        later = per[1:] or per
+        rec["ms_per_iteration"] = round(sorted(s["time_total"] for s in later)[len(later) // 2] * 1e3, 1)
+    rec["rank_stats"] = run["info"].get("rank_stats")
+    got, ref = values_of(values), values_of(os.path.join(workdir, f"{algo}.npy"))
+    if algo == "pagerank":
+        rec["l1_to_one_gpu"] = float(np.abs(got.astype(np.float64) - ref.astype(np.float64)).sum())
+        rec["equal_one_gpu"] = rec["l1_to_one_gpu"] <= 1e-6
+    else:
+        rec["equal_one_gpu"] = bool(np.array_equal(got, ref))
+    return rec
+
+
 def values_of(path):
     arr = np.load(path)
     return arr["value"] if arr.dtype.names else arr
@@ -421,6 +452,12 @@ def table(out):
                      if "ms_per_iteration" in r else "")
             rows.append((algo, f"{r['wall_s']} s wall, {r.get('iterations_s')} s in {r.get('iterations')} "
                                f"iterations, {r.get('gb_to_gpu')} GB to the GPU, tiers {r.get('tier_gb')}" + extra))
+    for algo in ("bfs", "cc", "pagerank"):
+        r = out.get(f"ranks_{algo}")
+        if isinstance(r, dict) and "wall_s" in r:
+            extra = f", {r['ms_per_iteration']} ms/iteration" if "ms_per_iteration" in r else ""
+            rows.append((f"{algo}, {r.get('ranks')} ranks", f"{r['wall_s']} s wall, {r.get('iterations_s')} s in "
+                         f"{r.get('iterations')} iterations{extra}, equal to one GPU: {r.get('equal_one_gpu')}"))
     if "checks" in out:
         rows.append(("checks", json.dumps(out["checks"])))
     if "same_datasets" in out:
@@ -457,6 +494,8 @@ def main(argv=None):
     ap.add_argument("--keep-stats", default=None, help="copy each run's --stats-json into this folder")
     ap.add_argument("--profile", default=None,
                     help="run each algorithm a second time under cProfile, its profile in this folder")
+    ap.add_argument("--ranks", type=int, default=1,
+                    help="also run each algorithm on this many GPU ranks (mpiexec), after the checks")
     args = ap.parse_args(argv)
     from grstream.units import byte_size
     started = time.perf_counter()
@@ -550,6 +589,12 @@ def main(argv=None):
                                   None if args.deadline is None else started + args.deadline, report)
         log(f"checks: {out['checks']}")
         save()
+    if args.ranks > 1:
+        for algo in results:
+            if results[algo].get("exit") == 0 and due(f"ranks_{algo}"):
+                out[f"ranks_{algo}"] = run_ranks(algo, store, args.ranks, args.device, args.dir)
+                log(f"{args.ranks} ranks, {algo}: {out[f'ranks_{algo}']}")
+                save()
     if args.build == "both":
         need = 2.2 * 16 * edges     # the buckets (8 B per edge per direction) and the store
         if shutil.disk_usage(args.dir).free < need:
