@@ -8,7 +8,8 @@ Every rank, in this order (each step collective):
 1. **read**: the input's chunks, cut as one process cuts them (build_plan.py ``raw_chunks``),
    are dealt round robin, chunk ``i`` to rank ``i mod size``; each edge keeps its position in
    the input, which the prepared edges (self-loops dropped, both ways of an undirected edge)
-   carry on. Every rank's reader goes through the input; only the owner of a chunk prepares,
+   carry on. A rank reads only its own chunks where the input reads rows at random (``.npy``);
+   else every rank's reader goes through the input, and only the owner of a chunk prepares,
    keys and sends its edges.
 2. **ids**: ``renumber=True`` maps the union of every rank's occurring input ids; the default
    rule (sparse ids) looks at the union of the prepared ids, as one process does.
@@ -36,7 +37,7 @@ from ..io.pipes import input_name, is_stream
 from ..store import format as fmt
 from ..store.labels import is_sparse
 from ..partition.build_plan import plan_intervals, vertex_count
-from ..partition.edge_chunks import _both_ways, prepare_chunk
+from ..partition.edge_chunks import _both_ways, check_chunk, prepare_chunk
 from ..partition.in_memory import _concat, _slice
 from ..partition.layout import compress
 from ..partition.renumber import auto_applies, renumber_by_default
@@ -101,13 +102,11 @@ def _read(comm, plan):
     (positions: the index of each edge's input edge), and the largest id + 1 of every rank's,
     after renumbering where it applies."""
     rank, size = comm.Get_rank(), comm.Get_size()
-    raw, start = [], 0
+    raw = []
     with plan.bar("reading") as bar:
-        for i, (src, dst, w) in enumerate(plan.raw_chunks()):
-            if i % size == rank:
-                raw.append((src, dst, w, start))
-                bar.update(len(src) * size)
-            start += len(src)
+        for src, dst, w, start in _share(plan, rank, size):
+            raw.append((src, dst, w, start))
+            bar.update(len(src) * size)
     options = plan.options
     if plan.renumber_requested:   # the input's ids that occur, renumbered in increasing order
         mine = [np.unique(np.concatenate((s, d))) for s, d, _, _ in raw]
@@ -137,6 +136,25 @@ def _read(comm, plan):
             edges[0], edges[1] = np.searchsorted(ids, edges[0]), np.searchsorted(ids, edges[1])
             top = len(ids)
     return edges, top
+
+
+def _share(plan, rank, size):
+    """This rank's raw chunks, chunk ``i`` of the input's where ``i mod size`` is ``rank``, each
+    as ``(src, dst, weight, position of its first edge)``: read alone where the input reads
+    rows at random (EdgeSource ``rows``: ``.npy``), else picked from the whole input's."""
+    edges, step = plan.edges, plan.chunk_edges
+    total = edges.meta.get("edges")
+    if edges.rows is not None and total is not None:
+        for start in range(rank * step, int(total), size * step):
+            src, dst, w = edges.rows(start, min(int(total), start + step))
+            check_chunk(src, dst, w, edges.name, plan.options.weighted)
+            yield src, dst, w, start
+        return
+    start = 0
+    for i, (src, dst, w) in enumerate(plan.raw_chunks()):
+        if i % size == rank:
+            yield src, dst, w, start
+        start += len(src)
 
 
 def _union(comm, arrays):

@@ -28,6 +28,10 @@ class EdgeSource:
     are still 0-based and the store keeps the base, so users see the file's ids.
     ``labels``, when set, returns the label of every source id (names of a text edge list, nodes
     of a networkx graph); it is complete once ``chunks()`` has been iterated through once.
+    ``rows``, when set (readers with random access: ``.npy``), returns the input's edges
+    ``start..stop-1`` (``meta["edges"]`` of them in all) as one chunk, the same edges and checks
+    as ``chunks()`` gives them: ranks building a store read only their own share
+    (grstream/distributed/rank_build.py).
     """
 
     name: str
@@ -40,6 +44,7 @@ class EdgeSource:
     symmetric: bool = False
     id_base: int = 0
     labels: Optional[Callable[[], Sequence]] = None
+    rows: Optional[Callable[[int, int], Chunk]] = None
 
     def chunks(self) -> Iterator[Chunk]:
         return self.make_chunks()

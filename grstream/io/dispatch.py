@@ -76,7 +76,8 @@ def _reweight(source, weighted):
         for src, dst, _ in source.chunks():
             yield src, dst, None
 
-    return dataclasses.replace(source, make_chunks=chunks, weighted=False, meta=dict(source.meta))
+    return dataclasses.replace(source, make_chunks=chunks, weighted=False, meta=dict(source.meta),
+                               rows=None)   # (rows would carry the weights)
 
 
 def open_source(source, format=None, *, weighted=None, chunk_edges=None, threads=1):

@@ -66,7 +66,14 @@ def read_npy(path, *, weighted=None, chunk_edges=None, threads=1):
         return _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared,
                        max(1, int(threads)))
 
-    return EdgeSource(path, chunks, use_weight, declared, file_size(path), "npy", {"edges": m})
+    def rows(start, stop):
+        with open(path, "rb") as handle:
+            return _read_rows(handle, path, (m, cols, fortran, dtype, offset), start,
+                              stop - start, np.empty((stop - start) * cols, dtype=dtype),
+                              use_weight, declared)
+
+    return EdgeSource(path, chunks, use_weight, declared, file_size(path), "npy", {"edges": m},
+                      rows=rows)
 
 
 def _header(path):
@@ -86,27 +93,33 @@ def _header(path):
     return shape, fortran, dtype, offset
 
 
+def _read_rows(handle, path, table, start, k, buffer, use_weight, declared):
+    """Rows ``start..start+k-1`` of the file's ``table`` (``(m, cols, fortran, dtype, offset)``)
+    as a checked chunk, read into ``buffer`` (refilled afterwards: the chunk's arrays are new)."""
+    m, cols, fortran, dtype, offset = table
+    block = buffer[:k * cols]
+    if fortran:
+        # column-major: each column's rows are one contiguous run
+        for c in range(cols):
+            _read_exactly(handle, offset + (c * m + start) * dtype.itemsize,
+                          block[c * k:(c + 1) * k], path)
+        rows = block.reshape(cols, k).T
+    else:
+        _read_exactly(handle, offset + start * cols * dtype.itemsize, block, path)
+        rows = block.reshape(k, cols)
+
+    def fail(row, message):
+        raise InputFormatError(f"row {start + row}: {message}", path)
+
+    return to_edges(rows[:, 0], rows[:, 1], rows[:, 2] if use_weight else None,
+                    fail, limits=(declared, declared))
+
+
 def _stream(path, m, cols, fortran, dtype, offset, chunk_edges, use_weight, declared, threads=1):
     with open(path, "rb") as handle:
         def chunk(start, buffer):
-            k = min(chunk_edges, m - start)
-            block = buffer[:k * cols]
-            if fortran:
-                # column-major: each column's rows are one contiguous run
-                for c in range(cols):
-                    _read_exactly(handle, offset + (c * m + start) * dtype.itemsize,
-                                  block[c * k:(c + 1) * k], path)
-                table = block.reshape(cols, k).T
-            else:
-                _read_exactly(handle, offset + start * cols * dtype.itemsize, block, path)
-                table = block.reshape(k, cols)
-
-            def fail(row, message):
-                raise InputFormatError(f"row {start + row}: {message}", path)
-
-            # to_edges returns new arrays, so the buffer can be refilled for the next chunk
-            return to_edges(table[:, 0], table[:, 1], table[:, 2] if use_weight else None,
-                            fail, limits=(declared, declared))
+            return _read_rows(handle, path, (m, cols, fortran, dtype, offset), start,
+                              min(chunk_edges, m - start), buffer, use_weight, declared)
 
         size = min(chunk_edges, m) * cols
         starts = range(0, m, chunk_edges)
