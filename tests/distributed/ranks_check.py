@@ -94,7 +94,8 @@ PROGRAMS = [("bfs", lambda: BFS(source=0), ("auto", "push", "pull"), False),
 
 
 def same(a, b, close):
-    return np.allclose(a, b, rtol=1e-12, atol=1e-15) if close else np.array_equal(a, b)
+    return (np.allclose(a, b, rtol=1e-12, atol=1e-15, equal_nan=True) if close
+            else np.array_equal(a, b))
 
 
 def check_programs(path, gname, counts):
@@ -138,14 +139,16 @@ ALGORITHMS = [("bc", lambda s, **kw: gr.algorithms.bc.betweenness(s, k=min(6, s.
               ("katz", lambda s, **kw: gr.algorithms.eigenvector.katz_centrality(s, **kw)),
               ("scc", lambda s, **kw: gr.algorithms.scc.strongly_connected_components(s, **kw)),
               ("kcore", lambda s, **kw: gr.algorithms.kcore.core_number(s, **kw)),
-              ("bfs-to", lambda s, **kw: gr.algorithms.reach.bfs_to(s, 0, **kw))]
+              ("bfs-to", lambda s, **kw: gr.algorithms.reach.bfs_to(s, 0, **kw)),
+              ("eigenvector", lambda s, **kw: gr.algorithms.declaration("eigenvector").entry(s, **kw)),
+              ("hits", lambda s, **kw: gr.algorithms.declaration("hits").entry(s, **kw))]
 
 
 def check_algorithms(path, gname, counts):
     store = gr.open(path)
     for name, call in ALGORITHMS:
         one, (many, runs) = call(store)[0], call(store, comm=COMM)[:2]
-        if not same(many, one, name in ("bc", "delta", "katz")):
+        if not same(many, one, name in ("bc", "delta", "katz", "eigenvector", "hits")):
             raise AssertionError(f"{gname}/{name} differs")
         if name == "bc":   # each rank ran its share of the sources alone (sources.py)
             assert all("ranks" not in r.info for r in runs) and any(COMM.allgather(bool(runs))), gname
