@@ -32,7 +32,7 @@ of their own are for a build in one process.
 """
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import OutputExistsError, UsageError
 from ..io.pipes import input_name, is_stream
 from ..store import format as fmt
 from ..store.labels import is_sparse
@@ -62,6 +62,8 @@ def build_ranked(comm, started, make_plan, source, path, **options):
                              f"save it to a file for a build under ranks")
         options["progress"] = options["progress"] and rank == 0
         path, plan = make_plan(source, path, **options)
+        if rank == 0 and not overwrite and path.exists():   # (before any rank reads: no abort)
+            raise OutputExistsError(f"{path} exists (pass overwrite=True to replace it)", path=path)
         if plan.edges.labels is not None:
             raise UsageError(f"{plan.edges.name} names its vertices, which a build under ranks "
                              f"does not number: build it in one process")

@@ -43,3 +43,8 @@ def test_grstream_shard_under_mpiexec(tmp_path):
     assert refused.stderr.count("a build under ranks runs in memory, without memory_limit, "
                                 "edge_ids") == 2, refused.stderr[-2000:]
     assert not (tmp_path / "r2.h5").exists()
+    kept = mpirun(2, "grstream", "shard", str(edges), "-o", str(tmp_path / "ranks.h5"),
+                  "--no-overwrite", "--quiet", timeout=60)   # refused before any rank reads
+    assert kept.returncode == 2 and "MPI_Abort" not in kept.stderr, kept.stderr[-2000:]
+    assert kept.stderr.count("rank 0 of 2 failed: OutputExistsError") == 1
+    assert store_contents(tmp_path / "ranks.h5") == store_contents(tmp_path / "one.h5")
