@@ -14,6 +14,8 @@ and returns only what is named here:
 - program facts the engine derives once and executors size buffers by: ``is_dense``,
   ``gather_directions``, ``hoistable``, ``needed_arrays``, ``push_arrays``,
   ``activation_arrays``, ``dataset_dtype``, ``shard_bytes``, ``seed_ids``, ``union_ids``;
+  a compressed store's id datasets as stored (``ID_NAMES``, ``id_parts``, ``stored_names``,
+  ``select``: the names of a memory model that belong to given datasets);
 - the inputs of its policies: :class:`ShardFacts` (load balance), :class:`LinkCosts`
   (calibration), and the ``compaction`` helpers every executor packs active rows with.
 """
@@ -26,8 +28,8 @@ from .costs import LinkCosts
 from .executor import Executor
 from .memory import Footprint, Ledger, MemoryModel, residency_key, resident_runs
 from .plan import PHASES, IterationPlan, Readback, RunState, Touched, Unit
-from .schedule import (activation_arrays, dataset_dtype, gather_directions, hoistable, is_dense,
-                       needed_arrays, push_arrays, shard_bytes)
+from .schedule import (ID_NAMES, activation_arrays, dataset_dtype, gather_directions, hoistable,
+                       id_parts, is_dense, needed_arrays, push_arrays, select, shard_bytes, stored_names)
 from .state import seed_ids, union_ids
 
 __all__ = ["BASIC_TRANSFERS", "PHASES", "BatchResident", "Batching", "Capabilities", "Executor",
@@ -35,4 +37,5 @@ __all__ = ["BASIC_TRANSFERS", "PHASES", "BatchResident", "Batching", "Capabiliti
            "Ledger", "LinkCosts", "MemoryModel", "Policies", "PushFacts", "Readback", "RunState",
            "Setup", "ShardFacts", "Touched", "Unit", "activation_arrays", "compaction", "dataset_dtype",
            "gather_directions", "hoistable", "is_dense", "needed_arrays", "push_arrays",
-           "residency_key", "resident_runs", "seed_ids", "shard_bytes", "union_ids"]
+           "residency_key", "resident_runs", "seed_ids", "shard_bytes", "union_ids",
+           "ID_NAMES", "id_parts", "select", "stored_names"]

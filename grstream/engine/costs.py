@@ -51,6 +51,8 @@ Everything here is a pure function of plain data, so the policy is tested withou
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, Tuple
 
+from .schedule import ID_NAMES, logical_name
+
 #: modes a streamed shard can take, in the order ties are broken
 MODES = ("copy", "compact", "zerocopy")
 #: weight of one iteration's measurement in the moving averages
@@ -92,7 +94,8 @@ class ShardShape:
     vertices: int        # vertices of its interval
     region: int          # bytes of a whole copy (its region in the memory model)
     indptr_bytes: int    # bytes of its indptr arrays (every direction the program reads)
-    edge_bytes: int      # bytes of its edge arrays (neighbour ids and properties)
+    edge_bytes: int      # bytes of its edge arrays (neighbour ids -- compressed where the store
+                         # is and the executor decodes them -- and properties)
     edges: int           # edges the kernels walk (all directions read)
 
 
@@ -110,7 +113,9 @@ def shard_shapes(memory, itemsize=None, names=None) -> Tuple[ShardShape, ...]:
             lengths = {n: lengths[n] for n in names if n in lengths}
             region = sum(size[n] for n in lengths)
         indptr = sum(8 * n for name, n in lengths.items() if name.endswith("/indptr"))
-        edges = sum(n for name, n in lengths.items() if name in ("in/src", "out/dst"))
+        # edges of the directions whose ids it holds (plain, or a compressed store's parts)
+        edges = sum(lengths[ids] if ids in lengths else memory.edge_count(i, d)
+                    for d, ids in ID_NAMES.items() if any(logical_name(n) == ids for n in lengths))
         nv = max((n - 1 for name, n in lengths.items() if name.endswith("/indptr")), default=0)
         out.append(ShardShape(int(nv), int(region), int(indptr), int(max(region - indptr, 0)),
                               int(edges)))

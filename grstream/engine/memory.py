@@ -37,6 +37,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from ..errors import MemoryBudgetError
+from .schedule import ID_NAMES, stored_names
 
 #: the pinned host default where the host's available memory is unknown: the device budget, at
 #: most this many bytes
@@ -120,6 +121,9 @@ class Footprint(_Sizes):
     #: host bytes of the initial vertex state a GPU executor would stage in pinned memory (an async
     #: upload at link speed instead of a pageable one); planned from what the pinned budget leaves
     host_state: int = 0
+    #: the executor reads a compressed store's id datasets as their stored parts and decodes them
+    #: itself (the GPU's kernels): its regions hold the parts (schedule.stored_names), not ids
+    codec_parts: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,16 @@ class MemoryModel(_Sizes):
     state_pinned: int = 0                  # pinned bytes for the initial vertex state (0: pageable)
     pinned_rule: str = ""                  # how pinned_budget was sized: "given", "host", "device"
     others: Tuple[int, ...] = ()           # shards other MPI ranks own: no memory here
+    edges: Tuple[Tuple[int, int], ...] = ()   # each shard's (in-edges, out-edges)
+
+    def edge_count(self, shard, direction, lengths=None):
+        """Edges of ``shard``'s ``direction`` ("in", "out"): the id array's length where
+        ``lengths`` (default: the model's) hold it plain, else the store's count."""
+        lengths = self.lengths[shard] if lengths is None else lengths
+        name = ID_NAMES[direction]
+        if name in lengths:
+            return int(lengths[name])
+        return int(self.edges[shard][direction == "out"])
 
     @property
     def resident_bytes(self):
@@ -247,7 +261,7 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
 
         def dtype_of(name):
             return dataset_dtype(store, name)
-    names = tuple(names)
+    names = tuple(stored_names(store, names) if footprint.codec_parts else names)
     nbytes, lengths = shard_arrays(store, names, dtype_of)
     layouts = [region_layout(nb, footprint.alignment) for nb in nbytes]
     offsets = tuple(o for o, _ in layouts)
@@ -259,7 +273,9 @@ def plan_memory(store, names, footprint: Footprint, budget=None, pinned_budget=N
     common = dict(names=names, static=dict(footprint.static), scratch=dict(footprint.scratch),
                   alignment=footprint.alignment, regions=tuple(int(r) for r in regions),
                   offsets=offsets, lengths=lengths,
-                  others=tuple(sorted(set(range(S)) - set(mine))))
+                  others=tuple(sorted(set(range(S)) - set(mine))),
+                  edges=tuple((int(x.num_in_edges), int(x.num_out_edges))
+                              for x in (store.shard_info(i) for i in range(S))))
     if budget is None or int(budget) >= fixed + int(regions[mine].sum()):
         resident, k, size = mine, 0, 0
         budget = None if budget is None else int(budget)

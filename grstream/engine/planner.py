@@ -36,7 +36,7 @@ from ..program.push import seed_is_silent
 from .grouping import PARALLEL_EDGES, UnitGrouping
 from .memory import TIERS, MemoryModel
 from .plan import IterationPlan, unit_tier
-from .schedule import gather_directions, hoistable, is_dense, needed_arrays  # noqa: F401  (re-exported)
+from .schedule import gather_directions, hoistable, is_dense, logical_name, needed_arrays  # noqa: F401  (re-exported)
 from ..errors import InternalError
 from .transfers import TransferPolicy
 
@@ -126,7 +126,7 @@ class Planner(UnitGrouping):
         self._edges = [int(e) for e in self.unit_edges]
         self.transfers = TransferPolicy(spec, memory, caps, self.facts, policies.calibration)
         # a push-only memory model (direction.push_only) holds no pull arrays: such runs push
-        self.pull_room = set(needed_arrays(spec)) <= set(memory.names)
+        self.pull_room = set(needed_arrays(spec)) <= {logical_name(n) for n in memory.names}
         # publish "unit" on pull plans (push and activation plans replace the publish rule)
         self._unit_publish = gauss_seidel(spec, caps) and not self.dense and not self.local_rounds
         self._init_direction(store, rule, lanes, push_room)

@@ -8,6 +8,11 @@ from typing import List
 
 import numpy as np
 
+from ..store.codec import PART_DTYPES, PARTS
+
+#: the neighbour-id datasets of a shard, by direction
+ID_NAMES = {"in": "in/src", "out": "out/dst"}
+
 
 def is_dense(spec):
     """One message per vertex and a single apply after every unit: every vertex is active every
@@ -27,8 +32,37 @@ def hoistable(spec):
     return bool(spec.has_gather and spec.analysis.gather_uses <= {"src"})
 
 
+def id_parts(name):
+    """The datasets a compressed store keeps id dataset ``name`` as (``"in/src"`` ->
+    ``"in/src.offsets"``, ..., docs/FORMAT.md "Compressed ids")."""
+    return [f"{name}.{part}" for part in PARTS]
+
+
+def logical_name(name):
+    """The dataset a stored one belongs to: a compressed id part's id dataset, else itself."""
+    base, dot, part = name.rpartition(".")
+    return base if dot and part in PARTS and base in ID_NAMES.values() else name
+
+
+def stored_names(store, names):
+    """``names`` as ``store`` keeps them: in a compressed store each id dataset as its parts
+    (for executors that decode the ids themselves), else unchanged."""
+    if not getattr(store, "compressed", False):
+        return list(names)
+    return [part for n in names for part in (id_parts(n) if n in ID_NAMES.values() else [n])]
+
+
+def select(names, wanted):
+    """The stored ``names`` whose dataset (:func:`logical_name`) is among ``wanted``."""
+    wanted = set(wanted)
+    return [n for n in names if logical_name(n) in wanted]
+
+
 def dataset_dtype(store, name):
-    """The dtype of shard dataset ``name`` (e.g. ``"in/src"``) in ``store`` (docs/FORMAT.md)."""
+    """The dtype of shard dataset ``name`` (e.g. ``"in/src"``, ``"in/src.words"``) in ``store``
+    (docs/FORMAT.md)."""
+    if logical_name(name) != name:
+        return PART_DTYPES[name.rpartition(".")[2]]
     what = name.split("/", 1)[1]
     if what in ("indptr", "eid"):
         return np.dtype(np.int64)

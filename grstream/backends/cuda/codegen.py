@@ -10,13 +10,14 @@ from typing import Dict, List
 
 import numpy as np
 
+from .blockids import IdsArg, loops, prelude as ids_prelude
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
-                           PUSH_HUBS, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY, SELECT_BITMAP,
-                           SELECT_QUEUE, SKIP_IDEMPOTENT)
+                           PUSH_HUBS, PUSH_HUBS_BLOCKS, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY,
+                           SELECT_BITMAP, SELECT_QUEUE, SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
-                        MARK_BODY, MERGE_BODY, MULTI_BODY, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
-                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, tab_width)
+                        MARK_BODY, MERGE_BODY, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, id_columns, tab_width, walk)
 
 I32, I64 = np.int32, np.int64
 #: element C types of the permute kernels, by element size
@@ -31,15 +32,17 @@ def S(dtype, name):
     return ScalarArg(dtype, name)
 
 
-def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
+def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None, compressed=False):
     """The typed parameter list of the kernel ``kernel`` (C name) of ``phase``.
 
     ``props`` are the edge properties the kernel reads per edge (gather_map's or scatter's),
-    ``prop_ctypes`` their C types; ``aggregates`` maps aggregate name -> C type.
+    ``prop_ctypes`` their C types; ``aggregates`` maps aggregate name -> C type; ``compressed``:
+    the neighbour ids ``nbr`` are a compressed array's four parts (:class:`.blockids.IdsArg`).
     """
     prop_ctypes = prop_ctypes or {}
     edge = [V(prop_ctypes.get(p, "double"), f"e_{p}") for p in props]
-    shard = [V("long long", "indptr"), V("gr_id_t", "nbr")]
+    nbr = IdsArg("nbr") if compressed else V("gr_id_t", "nbr")
+    shard = [V("long long", "indptr"), nbr]
     if phase == "fill":
         args = [V("gr_msg_t", "acc", False), S(I64, "nv")]
     elif phase == "apply":
@@ -61,7 +64,7 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
         args = [V("long long", "tab"), V("long long", "hubs"), V("gr_msg_t", "pacc", False),
                 V("unsigned", "touched", False)]
     elif phase.startswith("push_hubs"):
-        args = [V("gr_id_t", "nbr")] + edge + [V("long long", "hubs"), V("gr_msg_t", "pacc", False),
+        args = [nbr] + edge + [V("long long", "hubs"), V("gr_msg_t", "pacc", False),
                                                V("unsigned", "touched", False)]
     elif phase == "push_apply":
         args = [S(I64, "words"), V("unsigned", "touched", False), V("gr_msg_t", "pacc", False),
@@ -78,7 +81,7 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None):
     elif phase == "activate":
         args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "next", False)]
     elif phase == "mark":
-        args = [V("gr_id_t", "nbr"), S(I64, "first"), S(I64, "count"), V("unsigned", "next", False)]
+        args = [nbr, S(I64, "first"), S(I64, "count"), V("unsigned", "next", False)]
     elif phase == "count":
         args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
                 V("unsigned long long", "counts", False)]
@@ -124,6 +127,7 @@ class KernelSource:
     aggregates: Dict[str, np.dtype] = field(default_factory=dict)
     translated: object = None      # the TranslatedProgram (args layout, pack_args)
     args: Dict[str, KernelArgs] = field(default_factory=dict)   # phase -> parameter list
+    id_bits: int = 0               # > 0: the ids are compressed blocks of ids of this many bits
 
     @property
     def key(self):
@@ -141,13 +145,14 @@ def _c_name(name):
 _ACC_LOCAL = "gr_msg_t* __restrict__ acc = acc_all + lo;"
 
 
-def _row_arrays(row, props, pc):
+def _row_arrays(row, props, pc, compressed=False):
     """C declarations of a table row's edge arrays: the edge properties only (``row`` None: the
     row pointer ``row`` exists), or ``row`` = the row's address and its neighbour ids too."""
     pad = "  " if row is None else "    "
-    lines = [] if row is None else [f"{pad}const long long* row = {row};",
-                                    f"{pad}const gr_id_t* __restrict__ nbr = (const gr_id_t*)row[1];"]
-    lines += [f"{pad}const {pc[p]}* __restrict__ e_{p} = (const {pc[p]}*)row[{2 + k}];" for k, p in enumerate(props)]
+    lines = [] if row is None else [f"{pad}const long long* row = {row};", pad + MULTI_IDS[compressed]]
+    first = 1 + id_columns(compressed)
+    lines += [f"{pad}const {pc[p]}* __restrict__ e_{p} = (const {pc[p]}*)row[{first + k}];"
+              for k, p in enumerate(props)]
     return "\n".join(lines)
 
 
@@ -192,18 +197,19 @@ def _aggregate_bodies(aggs):
 class _Module:
     """Collects kernels: each one's source is KERNEL around its body with its KernelArgs' params."""
 
-    def __init__(self, name, prop_ctypes, aggregates):
+    def __init__(self, name, prop_ctypes, aggregates, compressed=False):
         self.name, self.prop_ctypes, self.aggregates = name, prop_ctypes, aggregates
+        self.compressed = compressed
         self.parts, self.kernels, self.args = [], {}, {}
 
     def add(self, phase, body, props=()):
         kname = f"grstream_{phase}_{self.name}"
-        args = kernel_args(kname, phase, props, self.prop_ctypes, self.aggregates)
+        args = kernel_args(kname, phase, props, self.prop_ctypes, self.aggregates, self.compressed)
         self.parts.append(KERNEL.substitute(KNAME=kname, PARAMS=args.c_params(), BODY=body.strip("\n")))
         self.kernels[phase], self.args[phase] = kname, args
 
 
-def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
+def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0):
     """Splice a translated program into the skeletons.
 
     Parameters
@@ -218,6 +224,9 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         Edge property name -> dtype, as the store declares them (for the array parameters).
     hoist : bool, optional
         Force (or forbid) hoisting of source-only messages; default :func:`can_hoist`.
+    id_bits : int, optional
+        > 0: the store's ids are compressed (docs/FORMAT.md, "Compressed ids"), whole ids of this
+        many bits; every kernel decodes them as it reads (:mod:`.blockids`). 0: plain id arrays.
 
     Returns
     -------
@@ -233,9 +242,13 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         hoist = False
     aggs = {a: spec.aggregate_dtype[a] for a in spec.aggregates}
     prop_ctypes = {p: ctype(edge_dtypes.get(p, np.float64)) for p in edge_dtypes}
-    mod = _Module(name, prop_ctypes, {a: ctype(dt) for a, dt in aggs.items()})
+    packed = int(id_bits) > 0
+    mod = _Module(name, prop_ctypes, {a: ctype(dt) for a, dt in aggs.items()}, packed)
     parts = [translated.source, PRELUDE.substitute(MSG_T=ctype(msg_dt), ID_T=ctype(id_dtype), BLOCK=BLOCK,
                                                    WARP_MIN=WARP_MIN, BLOCK_MIN=BLOCK_MIN)]
+    if packed:
+        parts.append(ids_prelude(id_bits))
+    twc_walk, ids = walk(TWC, packed), loops(packed)   # the edge loops of this id layout
     monoid = spec.gather_reduce
     if monoid is not None:
         parts.append(_reducers("msg", ctype(msg_dt), monoid.cuda_combine, c_literal(monoid.identity(msg_dt), msg_dt)))
@@ -248,24 +261,26 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
     mod.add("fill", FILL_BODY)
     mod.add("apply", APPLY_BODY)
     # activation walks the edges of changed vertices; TWC keeps one hub from serialising a warp
-    mod.add("activate", TWC.substitute(BID="blockIdx.x", SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="",
-                                       WARP_BEGIN="", WARP_END="", THREAD_BEGIN="", THREAD_END="",
-                                       EDGE="gr_mark(next, (long long)nbr[j]);"))
-    mod.add("mark", MARK_BODY)
+    mod.add("activate", twc_walk.substitute(BID="blockIdx.x", SELECT="changed[k]", BLOCK_BEGIN="", BLOCK_END="",
+                                            WARP_BEGIN="", WARP_END="", THREAD_BEGIN="", THREAD_END="",
+                                            EDGE="gr_mark(next, nid);"))
+    mod.add("mark", MARK_BODY.substitute(CURSOR=ids["CURSOR"], NID=ids["NID"]))
     mod.add("count", COUNT_BODY)
 
     # multi-shard launches: a table row per shard (indptr, ids, edge properties, lo, nv, ne, first block)
-    width = tab_width(len(props))
+    width = tab_width(len(props), packed)
     pc = {p: prop_ctypes.get(p, "double") for p in props}
-    multi_props = _row_arrays(None, props, pc)
+    multi_props = _row_arrays(None, props, pc, packed)
+    multi = dict(W=width, PROPS=multi_props, IDS=MULTI_IDS[packed])
     atomic = monoid.cuda_atomic if monoid is not None else None
     merge_ok = bool(atomic) and atomic in translated.source
     walks = push_walks(spec, merge_ok)
     if walks:
         parts.append(PUSH_PRELUDE)
-        mod.add("activate_bits", TWC.substitute(
+        mod.add("activate_bits", twc_walk.substitute(
             BID="blockIdx.x", SELECT="gr_active(chg, lo + k)", BLOCK_BEGIN="", BLOCK_END="", WARP_BEGIN="",
-            WARP_END="", THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, (long long)nbr[j]);"))
+            WARP_END="", THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, nid);"))
+        hubs = PUSH_HUBS_BLOCKS if packed else PUSH_HUBS
         for d in walks:
             prop_args = "".join(f", e_{p}[j]" for p in props)
             gmap = (f"grstream_gather_map(u, w{prop_args})" if d == "out"
@@ -273,13 +288,12 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
             edge = PUSH_EDGE.substitute(ATOMIC=atomic, GMAP=gmap,
                                         SKIP=SKIP_IDEMPOTENT if monoid.idempotent else "")
             for fmt, select in (("bitmap", SELECT_BITMAP), ("queue", SELECT_QUEUE)):
-                mod.add(f"push_{fmt}_{d}", PUSH_TWC.substitute(SELECT=select, EDGE=edge), props)
-            mod.add(f"push_hubs_{d}", PUSH_HUBS.substitute(EDGE=edge, ROW_ARRAYS=""), props)
+                mod.add(f"push_{fmt}_{d}", walk(PUSH_TWC, packed).substitute(SELECT=select, EDGE=edge), props)
+            mod.add(f"push_hubs_{d}", hubs.substitute(EDGE=edge, ROW_ARRAYS=""), props)
             mod.add(f"push_multi_bitmap_{d}", MULTI_BODY.substitute(
-                W=width, PROPS=multi_props, LOCALS="",
-                BODY=PUSH_TWC_MULTI.substitute(SELECT=SELECT_BITMAP, EDGE=edge)))
-            mod.add(f"push_hubs_multi_{d}", PUSH_HUBS.substitute(EDGE=edge, ROW_ARRAYS=_row_arrays(
-                f"tab + hubs[4 + 4 * h] * {width}", props, pc)))
+                LOCALS="", BODY=walk(PUSH_TWC_MULTI, packed).substitute(SELECT=SELECT_BITMAP, EDGE=edge), **multi))
+            mod.add(f"push_hubs_multi_{d}", hubs.substitute(EDGE=edge, ROW_ARRAYS=_row_arrays(
+                f"tab + hubs[4 + 4 * h] * {width}", props, pc, packed)))
         mod.add("push_apply", PUSH_APPLY_BITMAP.substitute(
             ONE=PUSH_APPLY_ONE.substitute(MARK="ch = true;"), TAIL=PUSH_APPLY_TAIL))
         mod.add("queue_start", QUEUE_START_BODY)
@@ -289,11 +303,11 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         directions = ["in", "out"] if spec.gather_edges == "all" else [spec.gather_edges]
         for d in directions:
             if hoist:
-                gmap = "hmsg[nbr[j]]" if d == "in" else "hmsg[v]"
+                gmap = "hmsg[nid]" if d == "in" else "hmsg[v]"
             elif d == "in":
-                gmap = f"grstream_gather_map((long long)nbr[j], v{prop_args})"
+                gmap = f"grstream_gather_map(nid, v{prop_args})"
             else:
-                gmap = f"grstream_gather_map(v, (long long)nbr[j]{prop_args})"
+                gmap = f"grstream_gather_map(v, nid{prop_args})"
             store = "acc[kk] = accumulate ? gr_combine_msg(acc[kk], x) : x;"
             twc = dict(
                 SELECT="gr_active(frontier, lo + k)", EDGE=f"x = gr_combine_msg(x, {gmap});",
@@ -302,19 +316,20 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
                 WARP_BEGIN="gr_msg_t x = gr_identity_msg();",
                 WARP_END=f"x = gr_warp_reduce_msg(x);\n    if (lane == 0) {store}",
                 THREAD_BEGIN="gr_msg_t x = gr_identity_msg();", THREAD_END=store)
-            mod.add(f"gather_twc_{d}", TWC.substitute(BID="blockIdx.x", **twc), props)
-            mod.add(f"gather_twc_multi_{d}", MULTI_BODY.substitute(W=width, PROPS=multi_props, LOCALS=_ACC_LOCAL,
-                                                                  BODY=TWC.substitute(BID="bid", **twc)))
+            mod.add(f"gather_twc_{d}", twc_walk.substitute(BID="blockIdx.x", **twc), props)
+            mod.add(f"gather_twc_multi_{d}", MULTI_BODY.substitute(LOCALS=_ACC_LOCAL,
+                                                                  BODY=twc_walk.substitute(BID="bid", **twc), **multi))
             if merge_ok:
-                merge = dict(GMAP=gmap, ATOMIC=atomic)
+                merge = dict(GMAP=gmap, ATOMIC=atomic, CURSOR=ids["CURSOR"], NID=ids["NID"])
                 mod.add(f"gather_merge_{d}", MERGE_BODY.substitute(BID="blockIdx.x", **merge), props)
                 mod.add(f"gather_merge_multi_{d}", MULTI_BODY.substitute(
-                    W=width, PROPS=multi_props, LOCALS=_ACC_LOCAL, BODY=MERGE_BODY.substitute(BID="bid", **merge)))
+                    LOCALS=_ACC_LOCAL, BODY=MERGE_BODY.substitute(BID="bid", **merge), **multi))
         if hoist:
             mod.add("hoist", HOIST_BODY)
     if spec.has_scatter:
         sprops = list(getattr(translated, "edge_props", {}).get("scatter", []))
-        mod.add("scatter", SCATTER_BODY.substitute(ARGS="".join(f", e_{p}[j]" for p in sprops)), sprops)
+        mod.add("scatter", SCATTER_BODY.substitute(ARGS="".join(f", e_{p}[j]" for p in sprops),
+                                                   CURSOR=ids["CURSOR"], NID=ids["NID"]), sprops)
     if spec.edge_state:
         for size in PERMUTE_TYPES:
             mod.add(f"permute{size}", PERMUTE_BODY)
@@ -324,4 +339,4 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None):
         mod.add("aggfinal", final)
     return KernelSource(source="\n".join(parts + mod.parts), name=name, kernels=mod.kernels, gather_props=props,
                         hoisted=hoist, merge_ok=merge_ok, push_dirs=tuple(walks), msg_dtype=msg_dt, id_dtype=np.dtype(id_dtype),
-                        aggregates=aggs, translated=translated, args=mod.args)
+                        aggregates=aggs, translated=translated, args=mod.args, id_bits=int(id_bits))

@@ -29,14 +29,15 @@ def cache_dir():
     return path
 
 
-def module_source(spec, id_dtype, edge_dtypes=None, hoist=None):
-    """Translate ``spec``'s program and splice it into the kernel skeletons (a KernelSource).
+def module_source(spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0):
+    """Translate ``spec``'s program and splice it into the kernel skeletons (a KernelSource);
+    ``id_bits`` > 0: for a compressed store's ids of that many bits (:mod:`.blockids`).
 
     The translator's ProgramError propagates unchanged (it names the method and line).
     """
     from ...program.cuda import translate
     translated = translate(spec, edge_dtypes=edge_dtypes or None)
-    return generate(translated, spec, id_dtype, edge_dtypes, hoist=hoist)
+    return generate(translated, spec, id_dtype, edge_dtypes, hoist=hoist, id_bits=id_bits)
 
 
 def cache_key(ks, arch):

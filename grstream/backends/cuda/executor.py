@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ...engine.contract import (Executor, Readback, RunState, activation_arrays, gather_directions,
-                                is_dense, push_arrays, seed_ids)
+                                is_dense, push_arrays, seed_ids, select)
 from ...errors import InternalError
 from . import loadbalance, transfer
 from .compact import Packer
@@ -53,7 +53,7 @@ class CudaExecutor(CudaFacts, Executor):
             self.dev = DeviceState(store, spec, ks, {**static, **scratch}, set(scratch), ledger, self.streams)
             self.packer = Packer(memory, store.intervals)
             self.mover = Mover(store, memory, self.dev.ex, ledger, shared,
-                               push_names=[n for n in push_arrays(spec) if n in memory.names],
+                               push_names=select(memory.names, push_arrays(spec)),
                                mapped=transfer.mapped(options), packer=self.packer)
             # zero-copy units run the warp-merged, aligned variant of the kernels; deterministic
             # runs keep the ordinary ones (the variant reduces short rows in another order)
@@ -263,10 +263,10 @@ class CudaExecutor(CudaFacts, Executor):
             if plan.activation == "changed":
                 # activation-only plan over the previous iteration's changed set (after a push)
                 for ptr, ids in self.act_pairs:
-                    dev.launch("activate_bits", nv, arrays[ptr], arrays[ids], lo, nv, dev.chg[0], dev.front[1])
+                    dev.launch("activate_bits", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.chg[0], dev.front[1])
                 continue
             for ptr, ids in self.act_pairs:
-                dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
+                dev.launch("activate", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.changed, dev.front[1])
 
     def _seed(self, arrays, lo, nv):
         """Mark the neighbours of the seed vertices of one shard. Up to SEED_LIST seeds in all mark
@@ -284,14 +284,14 @@ class CudaExecutor(CudaFacts, Executor):
                 first = ([int(deg[:k].sum()) for k in local] if len(local) <= 4
                          else np.concatenate(([0], np.cumsum(deg)))[local])
                 for k, f in zip(local, first):
-                    dev.launch("mark", int(deg[k]), arrays[ids], int(f), int(deg[k]), dev.front[1])
+                    dev.launch("mark", int(deg[k]), arrays.ids(ids), int(f), int(deg[k]), dev.front[1])
             return
         flags = np.zeros(nv, np.uint8)
         flags[local] = 1
         # synchronous copy: the previous shard's activation has read the flags before
         dev.cuda.memcpy_htod(dev.changed, flags)
         for ptr, ids in self.act_pairs:
-            dev.launch("activate", nv, arrays[ptr], arrays[ids], lo, nv, dev.changed, dev.front[1])
+            dev.launch("activate", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.changed, dev.front[1])
 
     def _scatter(self, plan, unit, data):
         dev = self.dev
@@ -299,7 +299,7 @@ class CudaExecutor(CudaFacts, Executor):
         for arrays in data:
             i = arrays.shard
             lo, nv = int(dev.intervals[i]), int(self.sizes[i])
-            dev.launch("scatter", nv, arrays["out/indptr"], arrays["out/dst"],
+            dev.launch("scatter", nv, arrays["out/indptr"], arrays.ids("out/dst"),
                        *[arrays[f"out/{p}"] for p in props], lo, nv, int(self.gathers.out_offset[i]),
                        dev.changed)
 

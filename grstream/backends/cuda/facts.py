@@ -5,7 +5,9 @@
 import numpy as np
 
 from ...engine.contract import (BatchResident, Batching, Capabilities, Feature, Footprint, Forced,
-                                Policies, PushFacts, gather_directions, is_dense, needed_arrays)
+                                Policies, PushFacts, gather_directions, is_dense, needed_arrays,
+                                stored_names)
+from ...store import codec
 from . import loadbalance, transfer
 from .buffers import ALIGN, DEFAULT_MARGIN, align, static_buffers
 from .compile import module_source
@@ -43,11 +45,18 @@ ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
+def id_bits(store):
+    """Bits of a whole id in ``store``'s compressed id blocks (:mod:`.blockids`), 0 when its ids
+    are plain arrays."""
+    return codec.id_bits(store.num_vertices) if getattr(store, "compressed", False) else 0
+
+
 def kernel_source(store, spec):
-    key = (id(spec), str(store.id_dtype), tuple(sorted((k, str(v)) for k, v in store.edge_props.items())))
+    bits = id_bits(store)
+    key = (id(spec), str(store.id_dtype), tuple(sorted((k, str(v)) for k, v in store.edge_props.items())), bits)
     hit = _SOURCES.get(key)
     if hit is None or hit[0] is not spec:
-        hit = _SOURCES[key] = (spec, module_source(spec, store.id_dtype, store.edge_props))
+        hit = _SOURCES[key] = (spec, module_source(spec, store.id_dtype, store.edge_props, id_bits=bits))
     return hit[1]
 
 
@@ -55,7 +64,7 @@ def _largest_region(store, spec):
     """Bytes of the largest shard's arrays ``spec`` reads (0 without a store)."""
     if store is None or not store.num_shards:
         return 0
-    names = needed_arrays(spec)
+    names = stored_names(store, needed_arrays(spec))   # the kernels decode compressed ids
     return max(sum(align(max(store.shard_info(i).dataset_nbytes[n], 1)) for n in names)
                for i in range(store.num_shards))
 
@@ -79,9 +88,10 @@ class CudaFacts:
         # multi-shard gather tables: a row per resident shard and direction (dense plans only);
         # push plans' tables (a unit of resident shards, one of shards read in place) room for
         # PUSH_TABLES of every shard per walk direction (Gathers.table starts over when full)
-        tables = 8 * tab_width(len(ks.gather_props)) * S * len(dirs) if dense else 0
+        width = tab_width(len(ks.gather_props), ks.id_bits > 0)
+        tables = 8 * width * S * len(dirs) if dense else 0
         if push and ks.push_dirs:
-            tables += 8 * tab_width(len(ks.gather_props)) * S * len(ks.push_dirs) * PUSH_TABLES
+            tables += 8 * width * S * len(ks.push_dirs) * PUSH_TABLES
         degrees = [d for d in ("in_degree", "out_degree") if d in spec.vertex_reads]
         static = static_buffers(n, dict(spec.vertex_fields), degrees, ks.msg_dtype.itemsize,
                                 int(sizes.max()) if S else 0, S, ks.hoisted,
@@ -98,7 +108,9 @@ class CudaFacts:
         store = setup.store
         _, static, scratch = cls._buffers(store, spec, dense, setup.push)
         host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
-        return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state)
+        # the kernels decode a compressed store's id blocks: its regions hold the parts
+        return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state,
+                         codec_parts=True)
 
     @classmethod
     def default_budget(cls, setup):

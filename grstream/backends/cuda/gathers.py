@@ -7,6 +7,7 @@ do not run is an internal error, never a silent change of strategy.
 """
 import numpy as np
 
+from ...engine.contract import ID_NAMES
 from ...errors import InternalError
 
 from .skeletons import BLOCK, tab_width
@@ -65,9 +66,8 @@ class Gathers:
         acc = int(dev.acc) + lo * self.msg_size if dense else int(dev.acc)
         acc_valid = dense  # dense: acc was filled for every vertex in begin()
         for d in self.dirs:
-            ids = "in/src" if d == "in" else "out/dst"
-            indptr, nbr = arrays[f"{d}/indptr"], arrays[ids]
-            ne = int(arrays.lengths[ids])
+            indptr, nbr = arrays[f"{d}/indptr"], arrays.ids(ID_NAMES[d])
+            ne = int(arrays.edges[d])
             props = [self.edge_prop(arrays, d, p, i, ne) for p in ks.gather_props]
             strategy = self.strategy(wanted)
             self.counts[strategy] += 1
@@ -112,21 +112,21 @@ class Gathers:
         key = (d, strategy, transfer, tuple(a.shard for a in members))
         if key in self.tables:
             return self.tables[key]
-        ids = "in/src" if d == "in" else "out/dst"
         rows, block = [], 0
         for arrays in members:
             i = arrays.shard
             lo, hi = int(self.intervals[i]), int(self.intervals[i + 1])
-            ne = int(arrays.lengths[ids])
+            ne = int(arrays.edges[d])
             work = hi - lo if strategy == "twc" else (ne + self.merge_items - 1) // self.merge_items
             blocks = (work + BLOCK - 1) // BLOCK
             if blocks == 0:
                 continue
-            rows.append([arrays[f"{d}/indptr"], arrays[ids]] + [arrays[f"{d}/{p}"] for p in self.ks.gather_props]
-                        + [lo, hi - lo, ne, block])
+            ids = arrays.ids(ID_NAMES[d])   # one address, or a compressed array's four
+            rows.append([arrays[f"{d}/indptr"], *(ids if isinstance(ids, tuple) else (ids,))]
+                        + [arrays[f"{d}/{p}"] for p in self.ks.gather_props] + [lo, hi - lo, ne, block])
             block += blocks
         table = np.asarray(rows, dtype=np.int64).reshape(-1)
-        assert not rows or len(rows[0]) == tab_width(len(self.ks.gather_props))
+        assert not rows or len(rows[0]) == tab_width(len(self.ks.gather_props), self.ks.id_bits > 0)
         if self.tab_used + table.size > self.tab_words:
             # every key of a dense run fits at once (each resident shard is in one key per
             # direction); another grouping starts over once the launches using the old tables ran

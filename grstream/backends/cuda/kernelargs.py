@@ -151,7 +151,8 @@ class KernelArgs:
         out = []
         for a, v in zip(self.args, values):
             try:
-                out.append(a.convert(v))
+                c = a.convert(v)
+                out.extend(c) if isinstance(c, tuple) else out.append(c)   # a struct of pointers
             except TypeError as exc:
                 raise KernelArgumentError(f"kernel {self.kernel}, argument {a.name!r} "
                                           f"({a.declarator()}): expected {exc}") from None

@@ -18,7 +18,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
-from ...engine.contract import dataset_dtype, residency_key
+from ...engine.contract import ID_NAMES, dataset_dtype, id_parts, residency_key
 from ...errors import DeviceError, InternalError
 from ...readahead import BufferPool, map_ahead, read_ahead
 
@@ -32,12 +32,21 @@ READ_THREADS = 4
 
 
 class DeviceArrays(dict):
-    """name -> device address of one shard's arrays, plus their lengths (elements)."""
+    """name -> device address of one shard's arrays, plus their lengths (elements) and its edge
+    counts per direction (``edges``: "in", "out")."""
 
-    def __init__(self, shard, addresses, lengths):
+    def __init__(self, shard, addresses, lengths, edges=None):
         super().__init__(addresses)
         self.shard = shard
         self.lengths = lengths
+        self.edges = edges if edges is not None else {d: lengths[n] for d, n in ID_NAMES.items() if n in lengths}
+
+    def ids(self, name):
+        """The kernel argument of id dataset ``name`` ("in/src", "out/dst"): its address, or a
+        compressed store's four part addresses (blockids.IdsArg)."""
+        if name in self:
+            return self[name]
+        return tuple(self[p] for p in id_parts(name))
 
 
 class Mover:
@@ -109,7 +118,7 @@ class Mover:
     def resident_arrays(self, i):
         """``DeviceArrays`` of resident shard ``i`` (valid once loaded, by any executor of the session)."""
         addrs = {n: self.shared[(SHARED, k)] for n, k in zip(self.names, self._keys(i))}
-        return DeviceArrays(i, addrs, self.memory.lengths[i])
+        return DeviceArrays(i, addrs, self.memory.lengths[i], self._edges(i))
 
     def _region_for_load(self, i):
         """Allocate shard ``i``'s resident region and publish its arrays' addresses to the session."""
@@ -288,11 +297,13 @@ class Mover:
         stats["copied"] += len(u.shards)
         stats["copies"] += 1
         pending.extend((b, token) for _, _, _, b in reads if b is not None)
-        # a compacted shard's edge arrays are shorter: its lengths are those of what was packed
-        lengths = ({i: {n: views[n].size for n in self.names} for i, views, _, _ in reads}
-                   if u.transfer == "compact" else {i: mem.lengths[i] for i in u.shards})
-        return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, lengths[i])
-                for i in u.shards]
+        # a compacted shard's edge arrays are shorter: its lengths (and edges) are those of what was packed
+        if u.transfer == "compact":
+            lengths = {i: {n: views[n].size for n in self.names} for i, views, _, _ in reads}
+            return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, lengths[i])
+                    for i in u.shards]
+        return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, mem.lengths[i],
+                             self._edges(i)) for i in u.shards]
 
     def slot_arrays(self, i, slot):
         """``DeviceArrays`` of shard ``i`` where a copy of an earlier plan left it in ``slot``
@@ -302,13 +313,18 @@ class Mover:
             raise InternalError(f"plan error: shard {i} is not in streaming slot {slot} (a \"held\" "
                                 f"unit needs the copy that put it there)")
         base = int(self.slots[slot]) + at
-        return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names}, self.memory.lengths[i])
+        return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names}, self.memory.lengths[i],
+                            self._edges(i))
 
     def mapped_arrays(self, i):
         """``DeviceArrays`` of cached shard ``i`` read in place through the mapped cache."""
         base = self.cache_dev + self.memory.pinned_offsets[i]
         return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names},
-                            self.memory.lengths[i])
+                            self.memory.lengths[i], self._edges(i))
+
+    def _edges(self, i):
+        """Shard ``i``'s edges per direction (a compressed store's id arrays are not edge long)."""
+        return {d: self.memory.edge_count(i, d) for d in ID_NAMES}
 
     def close(self):
         """Free what this mover took (resident data stays in the session's ``shared``)."""

@@ -115,18 +115,41 @@ PUSH_HUBS = Template(r"""
 $ROW_ARRAYS
     const long long first = t >= at ? t - at : t - at + stride;
     for (long long j = b + first; j < e; j += stride) {
+      const long long nid = (long long)nbr[j];
       $EDGE
     }
     at = (at + (e - b)) % stride;
   }
 """)
+#: PUSH_HUBS over compressed ids: the grid's warps stride over the listed rows' id blocks as one
+#: concatenated range (each warp decodes a block, blockids.gr_warp_id; lanes outside the row idle)
+PUSH_HUBS_BLOCKS = Template(r"""
+  const unsigned long long listed = *(const unsigned long long*)hubs;
+  const long long rows = (long long)(listed < GR_HUB_CAP ? listed : GR_HUB_CAP);
+  const long long warps = (long long)gridDim.x * (GR_BLOCK / 32);
+  const long long gw = ((long long)blockIdx.x * GR_BLOCK + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  long long at = 0;
+  for (long long h = 0; h < rows; ++h) {
+    const long long u = hubs[1 + 4 * h], b = hubs[2 + 4 * h], e = hubs[3 + 4 * h];
+$ROW_ARRAYS
+    const long long b0 = b >> 5, blocks = ((e - 1) >> 5) - b0 + 1;
+    for (long long k = gw >= at ? gw - at : gw - at + warps; k < blocks; k += warps) {
+      const long long j = ((b0 + k) << 5) + lane, nid = gr_warp_id(nbr, b0 + k, lane);
+      if (j >= b && j < e) {
+        $EDGE
+      }
+    }
+    at = (at + blocks) % warps;
+  }
+""")
 
-#: one edge of a push: the message combined into the receiver's slot with the monoid's atomic.
+#: one edge of a push (``nid``: edge j's neighbour id): the message combined into the receiver's slot with the monoid's atomic.
 #: ``SKIP`` (idempotent monoids: min, max, or, and) first reads the slot and leaves out the atomic
 #: when the message cannot change it: values only move one way during a push, so a stale read can
 #: only cause an unneeded atomic, never a lost one (BFS: every message of a level is equal, so
 #: all but the first per receiver are reads)
-PUSH_EDGE = Template(r"""const long long w = (long long)nbr[j];
+PUSH_EDGE = Template(r"""const long long w = nid;
       const gr_msg_t x = $GMAP;
       $SKIP$ATOMIC(&pacc[w], x);
       gr_touch(touched, w);""")

@@ -27,6 +27,7 @@ the host keeps them to size the queue launches of the next push (no extra synchr
 """
 import numpy as np
 
+from ...engine.contract import ID_NAMES
 from .skeletons import BLOCK
 
 #: threads per queued vertex of the queue push kernel (push_kernels.SELECT_QUEUE): one warp each,
@@ -147,10 +148,10 @@ class Pushes:
             return
         lo, nv = int(dev.intervals[i]), int(dev.intervals[i + 1] - dev.intervals[i])
         for d in self.walks:
-            ids = "out/dst" if d == "out" else "in/src"
-            ne = int(arrays.lengths[ids])
+            ids = arrays.ids(ID_NAMES[d])
+            ne = int(arrays.edges[d])
             props = [edge_prop(arrays, d, p, i, ne) for p in self.props]
-            head = (arrays[f"{d}/indptr"], arrays[ids], *props)
+            head = (arrays[f"{d}/indptr"], ids, *props)
             huge = self.huge_min if hubs and self.hub[i] else 0
             if huge:   # an empty hub list for this launch (stream order: the last hub kernel ran)
                 dev.cuda.memset_d32_async(dev.hubs, 0, 2, dev.ex.compute)
@@ -162,7 +163,7 @@ class Pushes:
                 dev.launch(f"push_bitmap_{d}", nv, *head, lo, nv, dev.chg[0], *tail)
             if huge:   # dev.fn: the zero-copy variant's while a zero-copy unit runs
                 dev.fn[f"push_hubs_{d}"].launch((int(self.hub_blocks[i]), 1), (BLOCK, 1, 1), dev.ex.compute,
-                                                arrays[ids], *props, dev.hubs, dev.pacc, dev.touched)
+                                                ids, *props, dev.hubs, dev.pacc, dev.touched)
 
     def several(self, data, transfer, strategies, table):
         """Push from the changed vertices of several delivered shards whose arrays never move

@@ -41,6 +41,7 @@ from string import Template
 
 import numpy as np
 
+from .blockids import LOOPS, PARTS, PRELUDE as IDS_PRELUDE, loops
 from .kernelargs import ctype
 
 BLOCK = 256          # threads per block of every kernel
@@ -141,7 +142,8 @@ TWC_HEAD = r"""
 
 #: the walk's three phases over the rows whose thread holds ``todo`` and the row's edge range
 #: [beg, end): $ROW names the row inside the shard (``k`` here; the push kernels select another);
-#: per phase BEGIN/EDGE/END code, EDGE sees j (edge index), v (owning vertex id) and kk (its row)
+#: per phase BEGIN/EDGE/END code, EDGE sees j (edge index), nid (edge j's neighbour id), v (owning
+#: vertex id) and kk (its row); the $*_LOOP slots are the id layout's loops (:func:`walk`)
 TWC_PHASES = r"""
   // block phase: one large vertex at a time, every thread strides over its edges
   while (true) {
@@ -156,7 +158,7 @@ TWC_PHASES = r"""
     const long long b = s_job[0], e = s_job[1], kk = s_job[2], v = lo + kk;
     (void)kk; (void)v;
     $BLOCK_BEGIN
-    for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) { $EDGE }
+    $BLOCK_LOOP
     $BLOCK_END
   }
   // warp phase: medium vertices, one warp each
@@ -169,7 +171,7 @@ TWC_PHASES = r"""
     if (lane == leader) todo = false;
     (void)kk; (void)v;
     $WARP_BEGIN
-    for (long long j = b + lane; j < e; j += 32) { $EDGE }
+    $WARP_LOOP
     $WARP_END
   }
   // thread phase: small vertices, one thread each
@@ -177,7 +179,7 @@ TWC_PHASES = r"""
     const long long kk = $ROW, v = lo + $ROW;
     (void)kk; (void)v;
     $THREAD_BEGIN
-    for (long long j = beg; j < end; ++j) { $EDGE }
+    $THREAD_LOOP
     $THREAD_END
   }
 """
@@ -224,10 +226,14 @@ APPLY_BODY = r"""
 
 #: seeding: marks the neighbours ``nbr[first .. first + count)`` of one seed vertex, a thread per
 #: edge (a hub's edges spread over the whole grid instead of one block)
-MARK_BODY = r"""
+MARK_BODY = Template(r"""
   const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
-  if (k < count) gr_mark(next, (long long)nbr[first + k]);
-"""
+  if (k < count) {
+    const long long j = first + k;
+    $CURSOR
+    gr_mark(next, $NID);
+  }
+""")
 
 COUNT_BODY = r"""
   const long long w = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
@@ -283,13 +289,14 @@ MERGE_BODY = Template(r"""
   while (a < b) { const long long mid = (a + b + 1) >> 1; if (indptr[mid] <= c0) a = mid; else b = mid - 1; }
   long long r = a;
   long long j = c0;
+  $CURSOR
   while (j < c1) {
     const long long rb = indptr[r], re = indptr[r + 1];
     const long long stop = re < c1 ? re : c1;
     const long long v = lo + r;
     if (stop > j && gr_active(frontier, v)) {
       gr_msg_t x = gr_identity_msg();
-      for (; j < stop; ++j) x = gr_combine_msg(x, $GMAP);
+      for (; j < stop; ++j) { const long long nid = $NID; x = gr_combine_msg(x, $GMAP); }
       if (rb >= c0 && re <= c1) acc[r] = gr_combine_msg(acc[r], x);  // this thread owns the row
       else $ATOMIC(&acc[r], x);
     }
@@ -298,9 +305,11 @@ MERGE_BODY = Template(r"""
   }
 """)
 
-# Several resident shards in one launch: ``tab`` holds a row of TAB_WIDTH(P) longs per shard
-# (indptr, neighbour ids, P edge-property arrays, lo, nv, ne, first block); each block finds its
-# shard by binary search over the first-block column and runs the per-shard body unchanged.
+# Several resident shards in one launch: ``tab`` holds a row of tab_width(P, I) longs per shard
+# (indptr, the I columns of neighbour ids -- one array, or a compressed array's four parts --, P
+# edge-property arrays, lo, nv, ne, first block); each block finds its shard by binary search over
+# the first-block column and runs the per-shard body unchanged. $IDS declares ``nbr`` from row + 1
+# (:data:`MULTI_IDS`).
 MULTI_BODY = Template(r"""
   __shared__ int s_shard;
   if (threadIdx.x == 0) {
@@ -314,7 +323,7 @@ MULTI_BODY = Template(r"""
   __syncthreads();
   const long long* row = tab + (long long)s_shard * $W;
   const long long* __restrict__ indptr = (const long long*)row[0];
-  const gr_id_t* __restrict__ nbr = (const gr_id_t*)row[1];
+  $IDS
 $PROPS
   const long long lo = row[$W - 4], nv = row[$W - 3], ne = row[$W - 2];
   const long long bid = (long long)blockIdx.x - row[$W - 1];
@@ -324,9 +333,25 @@ $BODY
 """)
 
 
-def tab_width(num_props):
+#: the declaration of a table row's neighbour ids (row + 1 on), per id layout (compressed or not)
+MULTI_IDS = {False: "const gr_id_t* __restrict__ nbr = (const gr_id_t*)row[1];",
+             True: "const gr_ids_t nbr = gr_ids_row(row + 1);"}
+
+
+def id_columns(compressed):
+    """Table columns (and launch pointers) of one id array: 1, or a compressed array's 4 parts."""
+    return len(PARTS) if compressed else 1
+
+
+def tab_width(num_props, compressed=False):
     """Longs per shard row of a multi-shard gather's table."""
-    return 6 + int(num_props)
+    return 5 + id_columns(compressed) + int(num_props)
+
+
+def walk(template, compressed):
+    """``template`` (a Template with the $*_LOOP slots of the walks) with the edge loops of the
+    id layout filled in (blockids.LOOPS), as a Template of the remaining slots ($EDGE ...)."""
+    return Template(template.safe_substitute(**loops(compressed)))
 
 
 HOIST_BODY = r"""
@@ -349,8 +374,9 @@ $REDUCE
 SCATTER_BODY = Template(r"""
   const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
   if (k >= nv || !changed[k]) return;
+  $CURSOR
   for (long long j = indptr[k]; j < indptr[k + 1]; ++j)
-    grstream_scatter(lo + k, (long long)nbr[j], ebase + j$ARGS);
+    grstream_scatter(lo + k, $NID, ebase + j$ARGS);
 """)
 
 #: edge state in a shard's CSC order (out[j] = state[eid[j]]) for gathers over in-edges
@@ -369,9 +395,11 @@ def skeleton_hash():
     for body in (pk.PUSH_PRELUDE, pk.PUSH_APPLY_TAIL, pk.QUEUE_START_BODY, pk.COMPACT_BODY,
                  pk.SELECT_BITMAP, pk.SELECT_QUEUE, pk.SKIP_IDEMPOTENT):
         h.update(body.encode())
-    for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY):
+    for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY, MARK_BODY,
+              pk.PUSH_HUBS_BLOCKS):
         h.update(t.template.encode())
-    for body in (FILL_BODY, APPLY_BODY, MARK_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
+    h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE)).encode())
+    for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()

@@ -44,22 +44,31 @@ _WARP_MIN = "#define GR_WARP_MIN 32\n"
 _WARP_LOOP = "for (long long j = b + lane; j < e; j += 32) {"
 _ALIGNED_LOOP = "for (long long j = (b & ~31LL) + lane; j < e; j += 32) if (j >= b) {"
 _BLOCK_LOOP = "for (long long j = b + threadIdx.x; j < e; j += GR_BLOCK) {"
+#: a compressed store's warp and block loops (blockids.LOOPS): they walk whole id blocks, one
+#: warp each, so their reads are merged and start at a block already
+_BLOCKS_WARP_LOOP = "for (long long j0 = b & ~31LL; j0 < e; j0 += 32) {"
+_BLOCKS_BLOCK_LOOP = "for (long long j0 = (b & ~31LL) + (threadIdx.x & ~31); j0 < e; j0 += GR_BLOCK) {"
 #: loads of a long row each thread keeps in flight: over the link a read waits microseconds, so a
 #: block walking a hub's row one load per thread at a time is bound by latency, not bandwidth
 UNROLL = 8
 
 
 def zerocopy_source(source):
-    """The module source with warp-merged, 128-byte-aligned row walks (module docstring)."""
-    if _WARP_MIN not in source or _WARP_LOOP not in source:
+    """The module source with warp-merged, 128-byte-aligned row walks (module docstring); a
+    compressed store's module (``gr_warp_id``) walks id blocks by warps already: only every row
+    goes to a warp and the loops are unrolled."""
+    packed = "gr_warp_id" in source
+    warp, block = (_BLOCKS_WARP_LOOP, _BLOCKS_BLOCK_LOOP) if packed else (_WARP_LOOP, _BLOCK_LOOP)
+    if _WARP_MIN not in source or warp not in source:
         raise ValueError("the kernel skeletons changed: zerocopy_source no longer finds the TWC "
                          "warp phase it rewrites")
-    if _BLOCK_LOOP not in source:
+    if block not in source:
         raise ValueError("the kernel skeletons changed: zerocopy_source no longer finds the TWC "
                          "block phase it rewrites")
     unroll = f"\n#pragma unroll {UNROLL}\n    "
+    aligned = warp if packed else _ALIGNED_LOOP
     return (source.replace(_WARP_MIN, "#define GR_WARP_MIN 1\n")
-            .replace(_WARP_LOOP, unroll + _ALIGNED_LOOP).replace(_BLOCK_LOOP, unroll + _BLOCK_LOOP))
+            .replace(warp, unroll + aligned).replace(block, unroll + block))
 
 
 class ZeroCopyKernels:

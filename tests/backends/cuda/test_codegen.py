@@ -70,9 +70,9 @@ def test_hoisting_only_for_source_only_messages():
     assert not can_hoist(sssp.SSSP.spec)          # reads edge.weight
     assert not can_hoist(cc.ConnectedComponents.spec)  # reads dst.label
     ks = module_source(bfs.BFS.spec, np.int32)
-    assert "hmsg[nbr[j]]" in ks.source and "grstream_gather_map((long long)nbr[j]" not in ks.source
+    assert "hmsg[nid]" in ks.source and "grstream_gather_map(nid" not in ks.source
     ks = module_source(bfs.BFS.spec, np.int32, hoist=False)
-    assert "hmsg[nbr[j]]" not in ks.source and "hoist" not in ks.kernels
+    assert "hmsg[nid]" not in ks.source and "hoist" not in ks.kernels
 
 
 class NoAtomic(gr.GASProgram):

@@ -16,6 +16,7 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.sssp import SSSP
 from grstream.backends.cuda.compile import module_source, nvcc_check, nvcc_path
+from grstream.backends.cuda.movement import DeviceArrays
 from grstream.backends.cuda.push_kernels import HUB_CAP
 from grstream.backends.cuda.pushes import Pushes, hub_shards
 from grstream.backends.cuda.zerocopy import zerocopy_source
@@ -113,8 +114,7 @@ def _push_shard(huge_min, shard, push_degree=(1, 900, 3, 0, 2, 2, 2, 2), hubs=Tr
     ks = type("Ks", (), {"push_dirs": ("out",), "gather_props": ()})
     pushes = Pushes(dev, ks, huge_min)
     pushes.changed = np.array([2, 2])
-    arrays = type("Arrays", (), {"shard": shard, "lengths": {"out/dst": 10},
-                                 "__getitem__": lambda self, k: {"out/indptr": 21, "out/dst": 22}[k]})()
+    arrays = DeviceArrays(shard, {"out/indptr": 21, "out/dst": 22}, {"out/dst": 10})
     plan = type("Plan", (), {"frontier_format": "bitmap"})
     pushes.shard(plan, arrays, None, hubs=hubs)
     return pushes, log
@@ -235,7 +235,7 @@ struct Dim { long long x; };
 static Dim blockIdx, threadIdx, gridDim;
 #define GR_BLOCK 32
 #define GR_HUB_CAP 4096ULL
-static int seen[8192], per_thread[8192];
+static int seen[8192], per_thread[8192], nbr[8192];   // nbr: the ids the loop reads
 static void walk(const long long* hubs) {
 $BODY
 }
