@@ -36,7 +36,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import grstream as gr  # noqa: E402
-from bench_gpu import PINNED, budget_quarter, finish, log  # noqa: E402
+from bench_gpu import PINNED, budget_quarter, cusparse_pagerank_ms, finish, log  # noqa: E402
+
+
+def build_rmat(path, args, compress):
+    """The RMAT graph of ``args.scale`` (seed 1, edge factor 16) at ``path``, built when missing;
+    ``compress``: with compressed ids."""
+    if not os.path.exists(path):
+        from grstream.io.generate import rmat
+        t0 = time.perf_counter()
+        src, dst = rmat(args.scale, 16, seed=1)
+        gr.build_shards((src, dst), path, num_shards=args.shards, progress=False, compress=compress)
+        del src, dst
+        log(f"built {path} in {time.perf_counter() - t0:.1f}s")
+    return gr.open(path)
 
 
 def per_iteration(r):
@@ -123,25 +136,28 @@ def main(argv=None):
     ap.add_argument("--skip-scipy", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated case names to leave out")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
+    ap.add_argument("--compress", action="store_true",
+                    help="also every case on the same RMAT graph built with compressed ids (rmat<scale>c.h5, "
+                         "decoded in the kernels), at the plain store's budgets, in the same run (label _c)")
+    ap.add_argument("--build-only", action="store_true", help="build the stores (plain, --compress: "
+                    "compressed only) and exit")
+    ap.add_argument("--cusparse", action="store_true",
+                    help="cuSPARSE's SpMV through CuPy, the graph in GPU memory (PageRank's peer)")
     ap.add_argument("--sssp", action="store_true",
                     help="also SSSP on the weighted RMAT graph of --scale (weights 1..255) at the 1/4 "
                          "budget and in GPU memory, checked against scipy's dijkstra")
     args = ap.parse_args(argv)
+    tmp = args.dir or "/tmp"
+    if args.build_only:
+        build_rmat(os.path.join(tmp, f"rmat{args.scale}{'c' if args.compress else ''}.h5"), args, args.compress)
+        return 0
     from bench_link import pinned_h2d_gbps
     from grstream.backends import cuda
     out = {"scale": args.scale, "shards": args.shards, "device": cuda.available()[1],
            "pinned_h2d_gbps": pinned_h2d_gbps(mib=1024, repeat=5) if args.device == "cuda" else 0.0}
     log(f"device {out['device']}: pinned H2D {out['pinned_h2d_gbps']:.1f} GB/s")
-    tmp = args.dir or "/tmp"
     path = os.path.join(tmp, f"rmat{args.scale}.h5")
-    if not os.path.exists(path):
-        from grstream.io.generate import rmat
-        t0 = time.perf_counter()
-        src, dst = rmat(args.scale, 16, seed=1)
-        gr.build_shards((src, dst), path, num_shards=args.shards, progress=False)
-        del src, dst
-        log(f"built {path} in {time.perf_counter() - t0:.1f}s")
-    store = gr.open(path)
+    store = build_rmat(path, args, False)
     source = int(np.argmax(store.out_degree()))
     BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
     bq = budget_quarter(BFS(), store, push=True)[0]
@@ -161,6 +177,7 @@ def main(argv=None):
              ("cc_quarter_default", CC, cq[True], "label", {}),
              ("bfs_quarter_no_hold", lambda: BFS(source=source), bq, "level", {"hold_slots": False}),
              ("pr_quarter", PR, pq, None, {}),
+             ("pr_inmem", PR, None, "rank", {}),
              ("pr_quarter_no_hold", PR, pq, None, {"hold_slots": False})]
     if args.sssp:
         wpath = os.path.join(tmp, f"rmat{args.scale}w.h5")
@@ -179,6 +196,14 @@ def main(argv=None):
                   ("sssp_inmem", lambda: SSSP(source=wsource), None, "dist", {}, wstore)]
     values = {}
     cases = [c if len(c) == 6 else c + (store,) for c in cases if c[0] not in args.skip.split(",")]
+    if args.compress:   # the same cases on the compressed store, at the plain store's budgets
+        cstore = build_rmat(os.path.join(tmp, f"rmat{args.scale}c.h5"), args, True)
+        cases = [c for case_ in cases for c in (case_, (case_[0] + "_c",) + case_[1:5] + (cstore,))
+                 if not c[0].startswith("sssp") or c[5] is not cstore]
+        out["bytes_per_edge"] = {k: st.nbytes() / st.num_edges for k, st in (("plain", store), ("compressed", cstore))}
+    if args.cusparse:
+        out["cusparse_ms"], _ = cusparse_pagerank_ms(store)
+        log(f"cuSPARSE SpMV (PageRank's peer, in GPU memory): {out['cusparse_ms']:.2f} ms")
     for label, make, budget, field, options, st in cases:
         prof = profiles if label in ("bfs_quarter", "bfs_inmem") else None
         res, value = case(st, make, budget, args.repeat, field, prof, args.device, **options)
@@ -200,16 +225,25 @@ def main(argv=None):
             dist = csgraph.dijkstra(min_weight_csr(wstore), indices=wsource)
             out["scipy_sssp_s"] = time.perf_counter() - t0
         for label, v in values.items():
+            if label.startswith("pr"):   # compressed against plain: float sums in another order
+                if label.endswith("_c") and label[:-2] in values:
+                    p = values[label[:-2]]
+                    out[label]["max_rel_diff_plain"] = float(np.max(np.abs(v - p) / np.maximum(np.abs(p), 1e-300)))
+                continue
             if label.startswith("sssp"):
                 got = np.where(v >= np.finfo(v.dtype).max / 2, np.inf, v)
                 out[label]["equal_scipy"] = bool(np.allclose(got, dist, rtol=1e-12, atol=0)
                                                  and np.array_equal(np.isinf(got), np.isinf(dist)))
                 continue
+            if label.endswith("_c"):   # compressed: equal to the plain store's run and to scipy
+                out[label]["equal_plain"] = bool(np.array_equal(v, values.get(label[:-2], v)))
             ref = levels if label.startswith("bfs") else labels
             if label.startswith("bfs"):
                 v = np.where(v >= gr.algorithms.bfs.UNREACHED, -1, v)
             out[label]["equal_scipy"] = bool(np.array_equal(v, ref))
-        log(f"scipy ({secs:.1f}s): equal " + ", ".join(f"{k} {out[k]['equal_scipy']}" for k in values))
+        log(f"scipy ({secs:.1f}s): equal " + ", ".join(f"{k} {out[k].get('equal_scipy')} "
+                                                      f"{out[k].get('equal_plain', '')}"
+                                                      f"{out[k].get('max_rel_diff_plain', '')}" for k in values))
     if profiles:
         with open(args.profile, "w") as fh:
             fh.write("\n\n".join(profiles))

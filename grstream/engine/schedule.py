@@ -9,6 +9,7 @@ from typing import List
 import numpy as np
 
 from ..store.codec import PART_DTYPES, PARTS
+from ..store.format import codec_parts as id_parts   # in/src -> in/src.offsets, ... (FORMAT.md)
 
 #: the neighbour-id datasets of a shard, by direction
 ID_NAMES = {"in": "in/src", "out": "out/dst"}
@@ -30,12 +31,6 @@ def gather_directions(spec):
 def hoistable(spec):
     """gather_map reads only ``src``: compute it once per vertex instead of once per edge."""
     return bool(spec.has_gather and spec.analysis.gather_uses <= {"src"})
-
-
-def id_parts(name):
-    """The datasets a compressed store keeps id dataset ``name`` as (``"in/src"`` ->
-    ``"in/src.offsets"``, ..., docs/FORMAT.md "Compressed ids")."""
-    return [f"{name}.{part}" for part in PARTS]
 
 
 def logical_name(name):

@@ -22,7 +22,7 @@ Importable without PyCUDA.
 from dataclasses import dataclass
 
 from ...store.codec import PARTS   # gr_ids_t's members and a launch's pointers, in this order
-from .kernelargs import _is_integer
+from .kernelargs import VectorArg, _is_integer
 
 #: the device decoder; $ID_BITS: the store's bits per whole id (codec.id_bits)
 PRELUDE = r"""
@@ -177,9 +177,8 @@ class IdsArg:
             return (0,) * self.parts
         if not isinstance(value, tuple) or len(value) != self.parts:
             raise TypeError(f"a tuple of {self.parts} device addresses ({', '.join(PARTS)})")
-        out = []
-        for v in value:
-            if not (_is_integer(v) or hasattr(v, "__int__")) or isinstance(v, bool) or int(v) < 0:
-                raise TypeError(f"a tuple of {self.parts} device addresses, not {v!r}")
-            out.append(int(v))
-        return tuple(out)
+        return tuple(_POINTER.convert(v) for v in value)
+
+
+#: the check of each part's address (a device pointer's)
+_POINTER = VectorArg("unsigned", "part")

@@ -68,11 +68,12 @@ class DenseAll(gr.GASProgram):
 
 
 # ---------------------------------------------------------------- helpers
-def build(tmp_path, n, src, dst, w=None, num_shards=1, name="g"):
+def build(tmp_path, n, src, dst, w=None, num_shards=1, name="g", compress=False):
+    """A store of the edges; ``compress``: its ids compressed (the kernels decode them)."""
     data = np.ones(len(src)) if w is None else w
     mat = sp.coo_matrix((data, (src, dst)), shape=(n, n))
-    path = tmp_path / f"{name}-{num_shards}.h5"
-    gr.build_shards(mat, path, num_shards=num_shards, weighted=w is not None, progress=False)
+    path = tmp_path / f"{name}-{num_shards}{'-c' if compress else ''}.h5"
+    gr.build_shards(mat, path, num_shards=num_shards, weighted=w is not None, progress=False, compress=compress)
     return gr.open(path)
 
 
@@ -174,13 +175,14 @@ def programs_of(algo, store):
 
 
 # ---------------------------------------------------------------- equality with the CPU path
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("lb", ["auto", "twc", "merge"])
 @pytest.mark.parametrize("budget_kind", ["all", "minimum", "partial"])
 @pytest.mark.parametrize("num_shards", [1, 4])
 @pytest.mark.parametrize("algo", sorted(ALGOS))
-def test_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_kind, lb):
+def test_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_kind, lb, compress):
     n, src, dst, w = skewed_graph(rng)
-    store = build(tmp_path, n, src, dst, w, num_shards=num_shards)
+    store = build(tmp_path, n, src, dst, w, num_shards=num_shards, compress=compress)
     fn, rtol = ALGOS[algo]
     cpu, cpu_res = fn(store)
     needs = [budget(budget_kind, p, store) for p in programs_of(algo, store)]
@@ -189,6 +191,8 @@ def test_algorithms_match_cpu(cuda_run, tmp_path, rng, algo, num_shards, budget_
     assert_same(algo, cpu, got, rtol)
     if not algo.startswith("bc"):
         assert res.info["backend"] == "cuda"
+        # a compressed store's ids reach the GPU as their blocks (the kernels decode them)
+        assert any(a.endswith(".words") for a in res.info["arrays"]) == compress
         if any(s.plan["plan_direction"] == "push" or s.plan["publish"] == "unit"
                for s in res.stats + cpu_res.stats):
             # per-iteration figures compare under one direction sequence: the GPU's default push
@@ -223,11 +227,12 @@ def test_engine_shapes_match_cpu(cuda_run, tmp_path, rng, program_cls, lb):
     assert got.iterations == cpu.iterations
 
 
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("lb", ["auto", "twc", "merge"])
 @pytest.mark.parametrize("budget_kind", ["all", "partial", "minimum"])
-def test_dense_multi_shard_gather_matches_cpu(cuda_run, tmp_path, rng, lb, budget_kind):
+def test_dense_multi_shard_gather_matches_cpu(cuda_run, tmp_path, rng, lb, budget_kind, compress):
     n, src, dst, w = skewed_graph(rng, n=1500, m=12000, hub_edges=3000)
-    store = build(tmp_path, n, src, dst, w, num_shards=5)
+    store = build(tmp_path, n, src, dst, w, num_shards=5, compress=compress)
     cpu = gr.run(DenseAll(), store, max_iter=4)
     got = cuda_run(gr.run, DenseAll(), store, load_balance=lb, max_iter=4,
                    memory_budget=budget(budget_kind, DenseAll(), store))

@@ -17,7 +17,7 @@ from grstream.engine.capabilities import BatchResident, Batching, Capabilities, 
 from ...engine.contract_helpers import policies_for
 from grstream.engine.memory import Footprint, Ledger, plan_memory
 from grstream.engine.planner import Planner
-from grstream.engine.schedule import needed_arrays
+from grstream.engine.schedule import dataset_dtype, needed_arrays
 from grstream.errors import DeviceError, ShardStoreError
 
 
@@ -79,26 +79,26 @@ class SyncExecutor:
         self.busy.discard(slot)
 
 
-def make_store(tmp_path, n=400, m=5000, shards=6, seed=3, weighted=True):
+def make_store(tmp_path, n=400, m=5000, shards=6, seed=3, weighted=True, compress=False):
     rng = np.random.default_rng(seed)
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
     data = rng.integers(1, 9, m).astype(np.float64)
-    path = tmp_path / f"g{shards}.h5"
+    path = tmp_path / f"g{shards}{'c' if compress else ''}.h5"
     gr.build_shards(sp.coo_matrix((data, (src, dst)), shape=(n, n)), path, num_shards=shards,
-                    weighted=weighted, progress=False)
+                    weighted=weighted, progress=False, compress=compress)
     return gr.open(path)
 
 
 def device_view(ex, store, dev, name):
-    dt = np.dtype(np.int64) if name.endswith("indptr") else (
-        np.dtype(store.id_dtype) if name.split("/")[1] in ("src", "dst") else np.dtype(np.float64))
+    dt = dataset_dtype(store, name)   # a compressed store's id parts too
     length = dev.lengths[name]
     return ex.locate(dev[name], length * dt.itemsize).view(dt)
 
 
 def model_for(store, names, budget_kind, pinned="all", slot_bytes=0, static=10_000):
-    """The engine's memory model for a stand-in footprint under one of the budget shapes."""
-    fp = Footprint(static={"vertex state": static}, alignment=ALIGN)
+    """The engine's memory model for a stand-in footprint under one of the budget shapes (the
+    GPU's: a compressed store's ids as their parts, which the kernels decode)."""
+    fp = Footprint(static={"vertex state": static}, alignment=ALIGN, codec_parts=True)
     full = plan_memory(store, names, fp)
     regions = np.asarray(full.regions)
     if budget_kind == "all":
@@ -147,6 +147,9 @@ def run_plan(mover, ex, plan, store=None, check=True):
         assert [a.shard for a in data] == list(unit.shards)
         for arrays in data:
             seen.append(arrays.shard)
+            info = store.shard_info(arrays.shard) if store is not None else None
+            if info is not None and unit.transfer != "compact":   # the kernels' edge counts
+                assert arrays.edges == {"in": info.num_in_edges, "out": info.num_out_edges}
             if check:
                 for name in mover.names:
                     np.testing.assert_array_equal(device_view(ex, store, arrays, name),
@@ -155,13 +158,16 @@ def run_plan(mover, ex, plan, store=None, check=True):
     return stats, seen
 
 
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("budget_kind", ["all", "partial", "one-slot", "grouped"])
 @pytest.mark.parametrize("pinned", ["all", "staging"])
-def test_units_arrive_with_the_store_bytes(tmp_path, budget_kind, pinned):
-    store = make_store(tmp_path)
+def test_units_arrive_with_the_store_bytes(tmp_path, budget_kind, pinned, compress):
+    store = make_store(tmp_path, compress=compress)
     spec = gr.algorithms.sssp.SSSP.spec   # in-edges + weights, out-edges
     mover, ex, model, planner, ledger = setup(store, spec, budget_kind, pinned)
     assert model.slots == {"all": 0, "partial": 2, "one-slot": 1, "grouped": 2}[budget_kind]
+    # a compressed store's ids move as their parts (the kernels decode them)
+    assert ("in/src.words" in mover.names) == compress and ("in/src" in mover.names) != compress
     sizes = np.diff(np.asarray(store.intervals))
     for it, active in enumerate([[0, 1, 5], [1, 4], [0, 5, 2, 3, 4], [0, 1, 2, 3, 4, 5]], 1):
         counts = np.zeros(store.num_shards, np.int64)

@@ -70,7 +70,7 @@ def stores(tmp_path_factory):
     rng = np.random.default_rng(88)
     n, src, dst, w = graph(rng)
     tmp = tmp_path_factory.mktemp("push")
-    out = {S: build(tmp, n, src, dst, w, num_shards=S) for S in (1, 4, 9)}
+    out = {(S, c): build(tmp, n, src, dst, w, num_shards=S, compress=c) for S in (1, 4, 9) for c in (False, True)}
     return (n, src, dst, w), out
 
 
@@ -105,7 +105,7 @@ _PULLED = {}
 
 def pulled_values(name, num_shards, store, expect):
     """The pure-pull GPU result (checked against scipy once per program and shard count)."""
-    key = (name, num_shards)
+    key = (name, num_shards, store.compressed)
     if key not in _PULLED:
         make, field = PROGRAMS[name]
         _PULLED[key] = gr.run(make(), store, device="cuda").values[field]
@@ -113,13 +113,14 @@ def pulled_values(name, num_shards, store, expect):
     return _PULLED[key]
 
 
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("num_shards,kind", LAYOUTS)
 @pytest.mark.parametrize("fmt", ["bitmap", "queue"])
 @pytest.mark.parametrize("seq", list(SEQUENCES))
 @pytest.mark.parametrize("name", list(PROGRAMS))
-def test_push_equals_pull_and_scipy(gpu, stores, name, seq, fmt, num_shards, kind):
+def test_push_equals_pull_and_scipy(gpu, stores, name, seq, fmt, num_shards, kind, compress):
     (n, src, dst, w), by_shards = stores
-    store = by_shards[num_shards]
+    store = by_shards[num_shards, compress]
     make, field = PROGRAMS[name]
     pulled = pulled_values(name, num_shards, store, reference(name, n, src, dst, w))
     # direction "push": the session plans the push buffers (under "auto" CC pulls, holding none)
@@ -154,7 +155,7 @@ def test_changed_edges_count_the_changed_vertices_degrees(gpu, stores):
     """After iteration 1 of BFS the changed set is the source's out-neighbours: the readback's
     changed_edges is their out-degree sum, in both directions and formats."""
     (n, src, dst, w), by_shards = stores
-    store = by_shards[4]
+    store = by_shards[4, False]
     out_deg = np.asarray(store.out_degree(), np.int64)
     level1 = np.unique(dst[(src == SOURCE) & (dst != SOURCE)])
     for seq in (["push"], ["pull"]):
@@ -171,7 +172,7 @@ def test_changed_edges_count_the_changed_vertices_degrees(gpu, stores):
 def test_streamed_push_copies_only_the_walked_edges(gpu, stores):
     """A streamed push unit of BFS moves the CSR (out/indptr, out/dst), not the in-edges."""
     (n, src, dst, w), by_shards = stores
-    store = by_shards[9]
+    store = by_shards[9, False]
     program = BFS(source=SOURCE)
     kw = _budget("staging", program, store)
     from grstream.engine.backend import IterationStats
@@ -193,16 +194,17 @@ def test_streamed_push_copies_only_the_walked_edges(gpu, stores):
         assert 0 <= st.bytes_h2d - walked < 4096
 
 
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("num_shards,kind", LAYOUTS)
 @pytest.mark.parametrize("queue", [0.0, 1.0])
 @pytest.mark.parametrize("direction", ["push", "auto", "pull"])
 @pytest.mark.parametrize("name", list(PROGRAMS))
-def test_engine_directions_equal_pull(gpu, stores, name, direction, queue, num_shards, kind):
+def test_engine_directions_equal_pull(gpu, stores, name, direction, queue, num_shards, kind, compress):
     """End to end: the engine's planner (grstream/engine/direction.py) chooses push / pull and the
     format per iteration (``queue_fraction`` 0: always bitmap, 1: always queue; auto at a third of
     the edges so the hub's first iteration pushes); the CUDA executor runs them."""
     (n, src, dst, w), by_shards = stores
-    store = by_shards[num_shards]
+    store = by_shards[num_shards, compress]
     make, field = PROGRAMS[name]
     pulled = pulled_values(name, num_shards, store, reference(name, n, src, dst, w))
     res = gr.run(make(), store, device="cuda", direction=direction, queue_fraction=queue,
@@ -221,7 +223,7 @@ def test_engine_directions_equal_pull(gpu, stores, name, direction, queue, num_s
 def test_gpu_threshold_is_the_default(gpu, stores):
     from grstream.backends.cuda.facts import PUSH_THRESHOLD, QUEUE_FRACTION
     (_, _, _, _), by_shards = stores
-    res = gr.run(BFS(source=SOURCE), by_shards[4], device="cuda")
+    res = gr.run(BFS(source=SOURCE), by_shards[4, False], device="cuda")
     rule = res.info["direction"]
     assert (rule["push_threshold"], rule["queue_fraction"]) == (PUSH_THRESHOLD, QUEUE_FRACTION)
     assert {st.plan["plan_direction"] for st in res.stats} == {"push"}   # BFS pushes throughout

@@ -187,21 +187,23 @@ def hub_stores(tmp_path_factory):
     rng = np.random.default_rng(808)
     n, src, dst, w = hub_graph(rng)
     tmp = tmp_path_factory.mktemp("hubs")
-    return (n, src, dst, w), {S: build(tmp, n, src, dst, w, num_shards=S) for S in (1, 5)}
+    return (n, src, dst, w), {(S, c): build(tmp, n, src, dst, w, num_shards=S, compress=c)
+                              for S in (1, 5) for c in (False, True)}
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("num_shards,kind,transfer", [(1, "all", "auto"), (5, "all", "auto"),
                                                       (5, "minimum", "copy"), (5, "minimum", "zerocopy")])
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("name", list(PUSHED))
-def test_hub_path_equals_no_hub_path_and_scipy(gpu, hub_stores, name, num_shards, kind, transfer):
+def test_hub_path_equals_no_hub_path_and_scipy(gpu, hub_stores, name, num_shards, kind, transfer, compress):
     """Pushed throughout with the hub path forced on (a threshold of 100 edges: the hubs; of 1:
     every row, past a full list on one shard, whose rest stays in the TWC walk), at the default
     (no row qualifies: off) and off: the same values as scipy, and the same walked edges and
     changed counts per iteration (the push kernels count a listed row's edges)."""
     from .test_push import PROGRAMS, SOURCE, _budget, reference
     (n, src, dst, w), by_shards = hub_stores
-    store = by_shards[num_shards]
+    store = by_shards[num_shards, compress]
     make, field = PROGRAMS[name]
     assert SOURCE < 40   # the source is a hub: level 1 pushes from a listed row
     expect = reference(name, n, src, dst, w)
