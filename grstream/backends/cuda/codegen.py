@@ -80,8 +80,9 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None, comp
         args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned", "chg"), V("unsigned", "next", False)]
     elif phase == "activate":
         args = shard + [S(I64, "lo"), S(I64, "nv"), V("unsigned char", "changed"), V("unsigned", "next", False)]
-    elif phase == "mark":
-        args = [nbr, S(I64, "first"), S(I64, "count"), V("unsigned", "next", False)]
+    elif phase in ("mark", "mark_ids"):   # mark_ids: from a plain id list (a push's seed ids)
+        args = [nbr if phase == "mark" else V("gr_id_t", "nbr"), S(I64, "first"), S(I64, "count"),
+                V("unsigned", "next", False)]
     elif phase == "count":
         args = [V("unsigned", "f"), S(I64, "n"), V("long long", "intervals"), S(I32, "num_shards"),
                 V("unsigned long long", "counts", False)]
@@ -281,6 +282,8 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
             BID="blockIdx.x", SELECT="gr_active(chg, lo + k)", BLOCK_BEGIN="", BLOCK_END="", WARP_BEGIN="",
             WARP_END="", THREAD_BEGIN="", THREAD_END="", EDGE="gr_mark(next, nid);"))
         hubs = PUSH_HUBS_BLOCKS if packed else PUSH_HUBS
+        # the seed ids of a push (a plain id list on the device, whatever the store's layout)
+        mod.add("mark_ids", MARK_BODY.substitute(**{k: v for k, v in loops(False).items() if k in ("CURSOR", "NID")}))
         for d in walks:
             prop_args = "".join(f", e_{p}[j]" for p in props)
             gmap = (f"grstream_gather_map(u, w{prop_args})" if d == "out"

@@ -119,7 +119,7 @@ class Pushes:
             else:   # many seeds: pageable, kept referenced until the copy ran
                 self._ids_big = host = np.ascontiguousarray(ids, dtype=dev.ks.id_dtype)
             cuda.memcpy_htod_async(dev.cq, host, s)
-            dev.launch("mark", len(host), dev.cq, 0, len(host), dev.chg[0])
+            dev.launch("mark_ids", len(host), dev.cq, 0, len(host), dev.chg[0])
         self.changed = np.diff(np.searchsorted(ids, dev.intervals)).astype(np.int64)
 
     def release(self):

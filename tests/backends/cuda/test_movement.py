@@ -464,7 +464,7 @@ def test_push_seeds_count_edges_on_the_device_states_push_degrees():
     ks = type("Ks", (), {"push_dirs": ("out",), "gather_props": ()})
     pushes = Pushes(Dev(), ks)
     pushes.seed(np.array([1, 7]), np.array([5, 5]))
-    assert pushes.edges == 8 and list(pushes.changed) == [1, 1] and Dev.launched == ["mark"]
+    assert pushes.edges == 8 and list(pushes.changed) == [1, 1] and Dev.launched == ["mark_ids"]
     # the ids went from the page-locked buffer, as the kernels' id type
     (ids,) = Cuda.copied
     assert ids.dtype == np.int32 and list(ids) == [1, 7]
