@@ -7,7 +7,7 @@ median edges/s of ``--runs`` runs, the median CPU time over wall time, and the l
 also as a multiple of the edge array's bytes.
 
     python tools/bench_partition.py --scale 20 [--runs 3] [--threads 1,2] \
-        [--memory-limit 256M,64M] [--write]
+        [--memory-limit 256M,64M] [--text txt,gz] [--no-scipy] [--write]
 
 Peers: scipy loading the same .npy and converting coo -> csr and coo -> csc (end to end, the
 two layouts a store holds), against grstream building the whole store from that file (read +
@@ -162,11 +162,14 @@ def main():
     parser.add_argument("--text", default="txt,gz",
                         help="text inputs to build from besides the .npy: txt, gz or both "
                              "(comma-separated; empty for none)")
+    parser.add_argument("--no-scipy", action="store_true",
+                        help="leave out scipy's peers (end to end and sort only): the text "
+                             "inputs against the .npy build alone")
     parser.add_argument("--write", action="store_true",
                         help="also print the section for docs/BENCHMARKS.md (machine, date, command)")
     args = parser.parse_args()
     from grstream.units import parse_bytes
-    limits = [(text, parse_bytes(text)) for text in args.memory_limit.split(",")]
+    limits = [(text, parse_bytes(text)) for text in args.memory_limit.split(",") if text]
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         path = os.path.join(tmp, "rmat.npy")
         t = time.perf_counter()
@@ -204,6 +207,8 @@ def main():
             ("layout-sort", "-", "-", "sort only: grstream CSR + CSC of in-memory arrays "
                                       "(two threads)", "scipy-sort"),
         ]
+        if args.no_scipy:
+            modes = [m_ for m_ in modes if not m_[0].startswith(("scipy", "layout"))]
         os.environ["BENCH_SHARDS"] = str(args.shards)
         runs = {k: [] for k in range(len(modes))}
         ratios = {k: [] for k in range(len(modes))}
@@ -219,7 +224,7 @@ def main():
                     # the .npy build with default threads, in memory
                     j = next(i for i, m_ in enumerate(modes) if m_[:3] == ("build", "-", "-"))
                     ratios[k].append(got[j]["seconds"] / got[k]["seconds"])
-                elif peer is not None:
+                elif any(m_[0] == peer for m_ in modes):
                     j = next(i for i, m_ in enumerate(modes) if m_[0] == peer)
                     ratios[k].append(got[j]["seconds"] / got[k]["seconds"])
     lines = ["| what | edges/s | x peer (median of per-run ratios) | median s | CPU / wall "
@@ -227,7 +232,7 @@ def main():
              "| --- | --- | --- | --- | --- | --- |"]
     for k, (_, _, _, name, peer) in enumerate(modes):
         r = summarize(runs[k])
-        ratio = f"{statistics.median(ratios[k]):.2f} x {peer}" if peer else "peer"
+        ratio = f"{statistics.median(ratios[k]):.2f} x {peer}" if ratios[k] else "peer"
         workers = (f"; text workers {r['worker_mib']:.0f} each"
                    if modes[k][0].startswith("build:") else "")
         lines.append(f"| {name} | {r['edges_per_s'] / 1e6:.2f} M | {ratio} | {r['seconds']:.2f} "
@@ -243,7 +248,8 @@ def main():
                    f"VmHWM above the process's RSS before the work. Command: `python "
                    f"tools/bench_partition.py --scale {args.scale} --runs {args.runs} "
                    f"--threads {args.threads} --shards {args.shards} --text {args.text} "
-                   f"--memory-limit {args.memory_limit}`; load average before: "
+                   f"--memory-limit '{args.memory_limit}'{' --no-scipy' * args.no_scipy}`; "
+                   f"load average before: "
                    f"{os.getloadavg()[0]:.1f}.\n\n{table}\n")
         print(section)
 
