@@ -142,8 +142,8 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         Store the id datasets (``in/src``, ``out/dst``) compressed in blocks of 32 edges
         (format version 3, docs/FORMAT.md "Compressed ids": about 2.5 bytes an id on a
         random-labelled R-MAT graph instead of 4, less with ``reorder``); reading them through
-        the store decodes them. Off by default until the GPU kernels decode the blocks
-        themselves (the GPU executor reads the decoded ids).
+        the store decodes them (the GPU kernels decode the blocks as they read them). Off by
+        default.
 
     Returns
     -------

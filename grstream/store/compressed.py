@@ -54,7 +54,9 @@ class CompressedIds:
                 codec.check(parts, edges, self.num_vertices)
             except CodecError as exc:
                 self._fail(str(exc), shard=i, dataset=dataset, cls=CodecError)
-        ids = decode_ids(parts, edges, self.num_vertices, self.id_dtype)
+        target = None if out is None else self._destination(
+            DatasetInfo(dataset, self.id_dtype, edges, None, 0), out)
+        ids = decode_ids(parts, edges, self.num_vertices, self.id_dtype, out=target)
         if check:
             if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= self.num_vertices):
                 bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
@@ -62,11 +64,7 @@ class CompressedIds:
                            shard=i, dataset=dataset, cls=CodecError)
             with self._lock:
                 self._verified.add(key)
-        if out is None:
-            return ids
-        target = self._destination(DatasetInfo(dataset, self.id_dtype, edges, None, 0), out)
-        target[...] = ids
-        return out if isinstance(out, np.ndarray) else target
+        return ids if out is None or not isinstance(out, np.ndarray) else out
 
 
 _ID_NAMES = tuple(f"{d}/{ids}" for d, ids in fmt.ID_DATASET.items())
