@@ -8,8 +8,6 @@ from typing import List
 
 import numpy as np
 
-from ..store.codec import PART_DTYPES, PARTS
-from ..store.format import codec_parts as id_parts   # in/src -> in/src.offsets, ... (FORMAT.md)
 
 #: the neighbour-id datasets of a shard, by direction
 ID_NAMES = {"in": "in/src", "out": "out/dst"}
@@ -33,10 +31,24 @@ def hoistable(spec):
     return bool(spec.has_gather and spec.analysis.gather_uses <= {"src"})
 
 
+def _codec():
+    """The store's codec module (imported when a name is resolved: the store package brings
+    h5py, which the command line's start-up does not load)."""
+    from ..store import codec
+    return codec
+
+
+def id_parts(name):
+    """The datasets a compressed store keeps id dataset ``name`` as (``"in/src"`` ->
+    ``"in/src.offsets"``, ..., docs/FORMAT.md "Compressed ids")."""
+    from ..store.format import codec_parts
+    return codec_parts(name)
+
+
 def logical_name(name):
     """The dataset a stored one belongs to: a compressed id part's id dataset, else itself."""
     base, dot, part = name.rpartition(".")
-    return base if dot and part in PARTS and base in ID_NAMES.values() else name
+    return base if dot and base in ID_NAMES.values() and part in _codec().PARTS else name
 
 
 def stored_names(store, names):
@@ -57,7 +69,7 @@ def dataset_dtype(store, name):
     """The dtype of shard dataset ``name`` (e.g. ``"in/src"``, ``"in/src.words"``) in ``store``
     (docs/FORMAT.md)."""
     if logical_name(name) != name:
-        return PART_DTYPES[name.rpartition(".")[2]]
+        return _codec().PART_DTYPES[name.rpartition(".")[2]]
     what = name.split("/", 1)[1]
     if what in ("indptr", "eid"):
         return np.dtype(np.int64)

@@ -21,7 +21,6 @@ Importable without PyCUDA.
 """
 from dataclasses import dataclass
 
-from ...store.codec import PARTS   # gr_ids_t's members and a launch's pointers, in this order
 from .kernelargs import VectorArg, _is_integer
 
 #: the device decoder; $ID_BITS: the store's bits per whole id (codec.id_bits)
@@ -162,11 +161,12 @@ def prelude(id_bits):
 @dataclass(frozen=True)
 class IdsArg:
     """A compressed id array parameter: ``gr_ids_t name`` in C, four device addresses (the
-    parts of :data:`PARTS`, as a tuple) in a launch; an all-zero tuple is the null array."""
+    parts of grstream.store.codec.PARTS in its order: offsets, masks, widths, words; as a
+    tuple) in a launch; an all-zero tuple is the null array."""
 
     name: str
     struct_char = "PPPP"
-    parts = len(PARTS)
+    parts = 4
     ctype = "gr_ids_t"
 
     def declarator(self):
@@ -176,7 +176,7 @@ class IdsArg:
         if value is None or (_is_integer(value) and int(value) == 0):
             return (0,) * self.parts
         if not isinstance(value, tuple) or len(value) != self.parts:
-            raise TypeError(f"a tuple of {self.parts} device addresses ({', '.join(PARTS)})")
+            raise TypeError(f"a tuple of {self.parts} device addresses (offsets, masks, widths, words)")
         return tuple(_POINTER.convert(v) for v in value)
 
 

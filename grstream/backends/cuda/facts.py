@@ -7,7 +7,6 @@ import numpy as np
 from ...engine.contract import (BatchResident, Batching, Capabilities, Feature, Footprint, Forced,
                                 Policies, PushFacts, gather_directions, is_dense, needed_arrays,
                                 stored_names)
-from ...store import codec
 from . import loadbalance, transfer
 from .buffers import ALIGN, DEFAULT_MARGIN, align, static_buffers
 from .compile import module_source
@@ -48,7 +47,10 @@ _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and s
 def id_bits(store):
     """Bits of a whole id in ``store``'s compressed id blocks (:mod:`.blockids`), 0 when its ids
     are plain arrays."""
-    return codec.id_bits(store.num_vertices) if getattr(store, "compressed", False) else 0
+    if not getattr(store, "compressed", False):
+        return 0
+    from ...store.codec import id_bits as bits   # (the store package: not at the CLI's start-up)
+    return bits(store.num_vertices)
 
 
 def kernel_source(store, spec):

@@ -41,7 +41,7 @@ from string import Template
 
 import numpy as np
 
-from .blockids import LOOPS, PARTS, PRELUDE as IDS_PRELUDE, loops
+from .blockids import LOOPS, PRELUDE as IDS_PRELUDE, IdsArg, loops
 from .kernelargs import ctype
 
 BLOCK = 256          # threads per block of every kernel
@@ -340,7 +340,7 @@ MULTI_IDS = {False: "const gr_id_t* __restrict__ nbr = (const gr_id_t*)row[1];",
 
 def id_columns(compressed):
     """Table columns (and launch pointers) of one id array: 1, or a compressed array's 4 parts."""
-    return len(PARTS) if compressed else 1
+    return IdsArg.parts if compressed else 1
 
 
 def tab_width(num_props, compressed=False):

@@ -93,7 +93,7 @@ def test_ids_argument_is_one_struct_of_four_pointers():
     args = KernelArgs("k", (VectorArg("long long", "indptr"), IdsArg("nbr"), VectorArg("unsigned", "f")))
     assert args.c_params(", ") == ("const long long* __restrict__ indptr, gr_ids_t nbr, "
                                    "const unsigned* __restrict__ f")
-    assert args.signature == "PPPPPP"
+    assert args.signature == "PPPPPP" and IdsArg.parts == len(codec.PARTS)
     assert args.convert((1, (2, 3, 4, 5), 6)) == [1, 2, 3, 4, 5, 6]
     assert args.convert((1, 0, None)) == [1, 0, 0, 0, 0, 0]   # the null array
     for bad in (7, (1, 2, 3), (1, 2, 3, -4), (1, 2, 3, 4.5)):
