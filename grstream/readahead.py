@@ -14,13 +14,15 @@ sequential read.
 """
 import queue
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor, wait
 
 _DONE = object()
 
 
 class PoolClosed(Exception):
-    """The consumer stopped: a producer waiting for a buffer gives up."""
+    """The consumer stopped: a producer waiting for a buffer, or a read between two of its
+    blocks (:attr:`BufferPool.closed`), gives up."""
 
 
 class BufferPool:
@@ -64,6 +66,11 @@ class BufferPool:
             self._cond.notify_all()
 
     @property
+    def closed(self):
+        """Whether the consumer stopped (work for it is discarded: a read stops at its next block)."""
+        return self._closed
+
+    @property
     def free(self):
         with self._cond:
             return len(self._free)
@@ -74,7 +81,9 @@ def read_ahead(iterable, depth=1, pool=None):
 
     An exception raised by ``iterable`` is re-raised here, at the item where it occurred.
     Closing the generator early (an exception in the consumer) stops the thread: ``pool`` (the
-    BufferPool the producer waits on, if any) is closed so that a waiting producer wakes up.
+    BufferPool the producer waits on, if any) is closed so that a waiting producer wakes up; the
+    producer also stops when the pool's owner closes it, and a generator it draws is closed on
+    its thread (its cleanup done before the thread ends).
     """
     depth = max(int(depth), 1)
     items = queue.Queue()
@@ -82,12 +91,15 @@ def read_ahead(iterable, depth=1, pool=None):
     ahead = threading.Semaphore(depth)  # a token per item the producer may run ahead
 
     def produce():
+        iterator = None
         try:
             iterator = iter(iterable)
             while True:
                 while not ahead.acquire(timeout=0.05):
                     if stop.is_set():
                         return
+                    if pool is not None and pool.closed:   # closed by its owner: stop producing
+                        raise PoolClosed()
                 if stop.is_set():
                     return
                 item = next(iterator, _DONE)
@@ -99,6 +111,12 @@ def read_ahead(iterable, depth=1, pool=None):
             items.put((_DONE, None))
         except BaseException as exc:  # handed to the consumer, raised there
             items.put((_DONE, exc))
+        finally:   # a stopped generator's own cleanup runs here, before the consumer's join returns
+            if isinstance(iterator, types.GeneratorType):
+                try:
+                    iterator.close()
+                except BaseException as exc:
+                    items.put((_DONE, exc))
 
     thread = threading.Thread(target=produce, name="grstream-read-ahead", daemon=True)
     thread.start()
@@ -127,7 +145,10 @@ def map_ahead(fn, iterable, threads, pool=None, workers=None):
 
     ``iterable`` is drawn on its own thread (:func:`read_ahead`), so a producer waiting there for a
     buffer of ``pool`` never blocks the results already made; closing early stops it (``pool``
-    closed) and waits for the calls in flight. An exception of ``fn`` is raised at its item.
+    closed), cancels the calls not yet started (their results would be discarded) and waits for
+    the running ones, which may still be writing into the caller's buffers (a call that checks
+    ``pool.closed`` between its blocks ends at the next one). An exception of ``fn`` is raised at
+    its item.
     ``workers``: a ``ThreadPoolExecutor`` the caller keeps across calls (no pool set up per
     call); None: one of ``threads`` threads for this call, shut down at its end.
     """
@@ -153,7 +174,8 @@ def map_ahead(fn, iterable, threads, pool=None, workers=None):
         finally:
             futures.close()
     finally:
+        # not started: cancelled, never run (and not waited for: a cancelled call's pool may be
+        # shut down before a thread takes it up); running: finish before their buffers are reused
+        wait([future for future in submitted if not future.cancel()])
         if own:
             workers.shutdown(wait=True)
-        else:   # the calls in flight finish before their buffers are reused
-            wait(submitted)

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ...engine.contract import ID_NAMES, dataset_dtype, id_parts, residency_key
 from ...errors import DeviceError, InternalError
-from ...readahead import BufferPool, map_ahead, read_ahead
+from ...readahead import BufferPool, PoolClosed, map_ahead, read_ahead
 
 #: key prefix of the resident allocations a session's CUDA executors share (``shared`` dict)
 SHARED = "cuda-resident"
@@ -96,6 +96,7 @@ class Mover:
         self.packer = packer
         self.read_threads = max(int(read_threads), 1)
         self._workers = None   # the store reads' thread pool, set up once (the first plan that reads)
+        self._reading = None   # the buffer pool of the last plan delivered (closed: its reads stop)
         self.staging = [self._take("pinned", f"staging {k}", memory.staging_bytes, streams.pinned_empty)
                         for k in range(memory.staging)]
         self.cache_filled = set()
@@ -140,9 +141,13 @@ class Mover:
             out[n] = block[off:off + length * dt.itemsize].view(dt)
         return out
 
-    def _read(self, i, views):
+    def _read(self, i, views, pool=None):
+        """Read shard ``i``'s datasets into ``views``; once ``pool`` is closed (the consumer
+        stopped) the next dataset is not read: :class:`PoolClosed`."""
         nbytes = 0
         for n, arr in views.items():
+            if pool is not None and pool.closed:
+                raise PoolClosed()
             self.store.read(i, n, out=arr)
             nbytes += arr.nbytes
         return nbytes
@@ -167,7 +172,8 @@ class Mover:
         threads = self.read_threads if any(self._needs_store(u) for u in units) else 1
         if threads > 1 and self._workers is None:
             self._workers = ThreadPoolExecutor(threads, thread_name_prefix="grstream-read")
-        for u, reads in map_ahead(self._fill, self._reads(units, pool), threads, pool, self._workers):
+        fill = (lambda job: self._fill(job, pool))
+        for u, reads in map_ahead(fill, self._reads(units, pool), threads, pool, self._workers):
             if u.transfer == "compact":   # a cached shard is packed into a staging buffer
                 for k, (i, views, nbytes, b) in enumerate(reads):
                     if b is None:
@@ -177,15 +183,18 @@ class Mover:
 
     def _reads(self, units, pool):
         """Each unit with its reads to make: (shard, views, read from the store?, staging buffer)
-        -- buffers taken in plan order, cached shards marked filled as their reads are issued."""
+        -- buffers taken in plan order; a cached shard is filled by the first unit of the plan
+        that reads it and marked filled once that read finished (:meth:`_fill`: a read cancelled
+        or stopped by an early close leaves it to be read again)."""
         offs = self.memory.pinned_offsets
+        issued = set()
         for u in units:
             reads = []
             if u.transfer not in ("resident", "held"):
                 for i in u.shards:
                     if u.transfer in STREAMED and i in offs:
-                        fill = i not in self.cache_filled
-                        self.cache_filled.add(i)
+                        fill = i not in self.cache_filled and i not in issued
+                        issued.add(i)
                         reads.append((i, self._views(i, self.cache, offs[i]), fill, None))
                     else:
                         b = pool.acquire()
@@ -195,11 +204,17 @@ class Mover:
                         reads.append((i, views, True, b))
             yield u, reads
 
-    def _fill(self, job):
+    def _fill(self, job, pool=None):
         """Run one unit's store reads (a read-ahead thread): (unit, [(shard, views, bytes read,
-        staging buffer)])."""
+        staging buffer)]); a cached shard is marked filled once read whole."""
         u, reads = job
-        return u, [(i, views, self._read(i, views) if fill else 0, b) for i, views, fill, b in reads]
+        out = []
+        for i, views, fill, b in reads:
+            nbytes = self._read(i, views, pool) if fill else 0
+            if fill and b is None:
+                self.cache_filled.add(i)
+            out.append((i, views, nbytes, b))
+        return u, out
 
     # ------------------------------------------------------------------ the device side
     def deliver(self, plan, stats):
@@ -215,7 +230,7 @@ class Mover:
         modes = stats.setdefault("modes", {})      # transfer -> bytes over the link
         spans = stats.setdefault("copy_spans", [])  # (transfer, first, end) copy spans of each unit
         units = list(plan.units)
-        pool = BufferPool(len(self.staging))
+        pool = self._reading = BufferPool(len(self.staging))
         produced = self._produce(units, pool)
         # store reads and packing run on the read-ahead thread, overlapped with the copies
         items = read_ahead(produced, depth=max(len(self.staging), 2), pool=pool) \
@@ -327,9 +342,16 @@ class Mover:
         return {d: self.memory.edge_count(i, d) for d in ID_NAMES}
 
     def close(self):
-        """Free what this mover took (resident data stays in the session's ``shared``)."""
+        """Free what this mover took (resident data stays in the session's ``shared``).
+
+        Reads of a plan still delivering are discarded: those not started are cancelled, running
+        ones stop at their next dataset (the plan's buffer pool is closed), and the pinned memory
+        is given back only after they stopped."""
+        if self._reading is not None:
+            self._reading.close()
+            self._reading = None
         if self._workers is not None:
-            self._workers.shutdown(wait=True)
+            self._workers.shutdown(wait=True, cancel_futures=True)
             self._workers = None
         for kind, name, nbytes, mem in self._owned:
             if kind == "device":

@@ -630,3 +630,76 @@ def test_store_reads_of_several_units_run_at_once(tmp_path, monkeypatch, pinned)
     assert most[0] > 1
     for kind in ("device", "pinned"):
         assert ledger.peak[kind] <= ledger.limits[kind]
+
+
+def slowed_reads(tmp_path, monkeypatch, seconds=0.25):
+    """A 12-shard store whose dataset reads each take ``seconds`` (their start times recorded),
+    with a mover caching every shard: (store, mover, executor, planner, start times)."""
+    import functools
+    import time
+
+    store = make_store(tmp_path, shards=12)
+    mover, ex, _, planner, _ = setup(store, gr.algorithms.pagerank.PageRank.spec, "one-slot", "all")
+    started = []
+
+    @functools.wraps(store.read)
+    def slow_read(i, name, out=None):
+        started.append(time.perf_counter())
+        time.sleep(seconds)
+        return slow_read.__wrapped__(i, name, out=out)
+
+    monkeypatch.setattr(store, "read", slow_read)
+    return store, mover, ex, planner, started
+
+
+def test_closing_with_reads_pending_cancels_them_and_refills_the_cache_later(tmp_path, monkeypatch):
+    """A plan closed after its first unit (and the mover closed after it) does not wait for the
+    read-ahead: reads not started are cancelled, a running one stops at its next dataset, no
+    read thread remains; the cached shards whose reads were dropped are read again by the next
+    plan, which delivers the store's bytes."""
+    import time
+
+    store, mover, ex, planner, started = slowed_reads(tmp_path, monkeypatch)
+    inner = store.read.__wrapped__
+    counts = np.diff(np.asarray(store.intervals))
+    items = mover.deliver(planner.plan(1, counts, True), {})
+    unit, _ = next(items)
+    ex.shard_done(unit.slot if unit.transfer == "copy" else None)
+    t0 = time.perf_counter()
+    items.close()
+    closed = time.perf_counter() - t0
+    # the reads already running finish (one dataset each); no read starts once close began (but
+    # one that passed its check just then), so the rest of the read-ahead (several units, each of
+    # several datasets) is not waited for
+    assert max(started) < t0 + 0.1 and closed < 0.4, (closed, max(started) - t0)
+    assert len(started) < store.num_shards * len(mover.names)
+    assert not [t for t in threading.enumerate() if t.name.startswith("grstream-read-ahead")]
+    filled = set(mover.cache_filled)
+    monkeypatch.setattr(store, "read", inner)
+    stats, seen = run_plan(mover, ex, planner.plan(2, counts, True), store)   # checks the bytes
+    assert sorted(seen) == list(range(store.num_shards))
+    assert stats["bytes_read"] == sum(store.shard_info(i).dataset_nbytes[n] for i in range(store.num_shards)
+                                      if i not in filled for n in mover.names)
+    t0 = time.perf_counter()
+    mover.close()
+    assert time.perf_counter() - t0 < 0.2
+    assert not [t for t in threading.enumerate() if t.name.startswith("grstream-read")]
+
+
+def test_closing_the_mover_stops_a_plan_left_delivering(tmp_path, monkeypatch):
+    """A mover closed while a plan's reads are still queued (its generator never closed) cancels
+    them and stops the running ones before its pinned memory goes: close returns within one
+    dataset's read and no read thread remains."""
+    import time
+
+    store, mover, ex, planner, started = slowed_reads(tmp_path, monkeypatch)
+    items = mover.deliver(planner.plan(1, np.diff(np.asarray(store.intervals)), True), {})
+    next(items)
+    t0 = time.perf_counter()
+    mover.close()
+    assert max(started) < t0 + 0.1 and time.perf_counter() - t0 < 0.4
+    deadline = time.perf_counter() + 1.0   # the read-ahead thread ends at its next check
+    while time.perf_counter() < deadline and [t for t in threading.enumerate() if t.name.startswith("grstream-read")]:
+        time.sleep(0.01)
+    assert not [t for t in threading.enumerate() if t.name.startswith("grstream-read")]
+    items.close()
