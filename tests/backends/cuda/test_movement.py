@@ -632,6 +632,13 @@ def test_store_reads_of_several_units_run_at_once(tmp_path, monkeypatch, pinned)
         assert ledger.peak[kind] <= ledger.limits[kind]
 
 
+def new_threads(prefix, before):
+    """Threads named ``prefix...`` that were not alive in ``before``: the store's process-wide
+    read pool (grstream/store/parallel_reads.py, "grstream-read") and earlier tests' threads
+    ending on their own are not the mover's."""
+    return [t for t in threading.enumerate() if t.name.startswith(prefix) and t not in before]
+
+
 def slowed_reads(tmp_path, monkeypatch, seconds=0.25):
     """A 12-shard store whose dataset reads each take ``seconds`` (their start times recorded),
     with a mover caching every shard: (store, mover, executor, planner, start times)."""
@@ -659,6 +666,7 @@ def test_closing_with_reads_pending_cancels_them_and_refills_the_cache_later(tmp
     plan, which delivers the store's bytes."""
     import time
 
+    before = set(threading.enumerate())
     store, mover, ex, planner, started = slowed_reads(tmp_path, monkeypatch)
     inner = store.read.__wrapped__
     counts = np.diff(np.asarray(store.intervals))
@@ -673,7 +681,7 @@ def test_closing_with_reads_pending_cancels_them_and_refills_the_cache_later(tmp
     # several datasets) is not waited for
     assert max(started) < t0 + 0.1 and closed < 0.4, (closed, max(started) - t0)
     assert len(started) < store.num_shards * len(mover.names)
-    assert not [t for t in threading.enumerate() if t.name.startswith("grstream-read-ahead")]
+    assert not new_threads("grstream-read-ahead", before)
     filled = set(mover.cache_filled)
     monkeypatch.setattr(store, "read", inner)
     stats, seen = run_plan(mover, ex, planner.plan(2, counts, True), store)   # checks the bytes
@@ -683,7 +691,7 @@ def test_closing_with_reads_pending_cancels_them_and_refills_the_cache_later(tmp
     t0 = time.perf_counter()
     mover.close()
     assert time.perf_counter() - t0 < 0.2
-    assert not [t for t in threading.enumerate() if t.name.startswith("grstream-read")]
+    assert not new_threads("grstream-read", before)
 
 
 def test_closing_the_mover_stops_a_plan_left_delivering(tmp_path, monkeypatch):
@@ -692,6 +700,7 @@ def test_closing_the_mover_stops_a_plan_left_delivering(tmp_path, monkeypatch):
     dataset's read and no read thread remains."""
     import time
 
+    before = set(threading.enumerate())
     store, mover, ex, planner, started = slowed_reads(tmp_path, monkeypatch)
     items = mover.deliver(planner.plan(1, np.diff(np.asarray(store.intervals)), True), {})
     next(items)
@@ -699,7 +708,7 @@ def test_closing_the_mover_stops_a_plan_left_delivering(tmp_path, monkeypatch):
     mover.close()
     assert max(started) < t0 + 0.1 and time.perf_counter() - t0 < 0.4
     deadline = time.perf_counter() + 1.0   # the read-ahead thread ends at its next check
-    while time.perf_counter() < deadline and [t for t in threading.enumerate() if t.name.startswith("grstream-read")]:
+    while time.perf_counter() < deadline and new_threads("grstream-read", before):
         time.sleep(0.01)
-    assert not [t for t in threading.enumerate() if t.name.startswith("grstream-read")]
+    assert not new_threads("grstream-read", before)
     items.close()
