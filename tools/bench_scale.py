@@ -222,25 +222,35 @@ def run_algo(algo, store, device, workdir, profile=None):
     rec["values_written_s"] = round(os.path.getmtime(values) - began, 2)
     rec["stats_written_s"] = round(os.path.getmtime(stats) - began, 2)
     doc = json.load(open(stats))
-    run = doc["runs"][0]
-    per = run["per_iteration"]
+    run, per, mid = run_figures(doc, algo, rec)
     totals = run["totals"]
-    rec.update(iterations=run["iterations"], run_s=round(doc["seconds"], 3),
-               iterations_s=round(sum(s["time_total"] for s in per), 3),
-               gb_to_gpu=round(totals["bytes_h2d"] / 1e9, 2),
+    rec.update(gb_to_gpu=round(totals["bytes_h2d"] / 1e9, 2),
                gb_from_store=round(totals["bytes_read"] / 1e9, 2),
                throughput=doc["throughput"], tier_gb={k: round(v / 1e9, 2) for k, v in totals["tier_bytes"].items()},
                memory={k: run["info"]["memory"].get(k) for k in ("budget", "pinned_budget", "pinned_rule",
                                                                  "resident_shards", "pinned_shards", "num_shards")})
-    if algo == "pagerank" and per:
-        later = per[1:] or per
-        mid = sorted(later, key=lambda s: s["time_total"])[len(later) // 2]
-        rec.update(ms_per_iteration=round(mid["time_total"] * 1e3, 1),
-                   gb_per_iteration=round(mid["bytes_h2d"] / 1e9, 3),
+    if mid is not None:
+        rec.update(gb_per_iteration=round(mid["bytes_h2d"] / 1e9, 3),
                    iteration_gbps=round(mid["bytes_h2d"] / mid["time_total"] / 1e9, 2),
                    link_share=round(mid["bytes_h2d"] / mid["time_total"] / 1e9 / LINK_GBPS, 3),
                    iteration_tier_gb={k: round(v / 1e9, 2) for k, v in mid["tier_bytes"].items()})
     return rec
+
+
+def run_figures(doc, algo, rec):
+    """A run's ``--stats-json`` ``doc`` into ``rec``: iterations, the run's and the iterations'
+    seconds, and for PageRank the median iteration after the first (its ms); returns the run,
+    its per-iteration records and that median one (None but for PageRank)."""
+    run = doc["runs"][0]
+    per = run["per_iteration"]
+    rec.update(iterations=run["iterations"], run_s=round(doc["seconds"], 3),
+               iterations_s=round(sum(s["time_total"] for s in per), 3))
+    mid = None
+    if algo == "pagerank" and per:
+        later = per[1:] or per
+        mid = sorted(later, key=lambda s: s["time_total"])[len(later) // 2]
+        rec["ms_per_iteration"] = round(mid["time_total"] * 1e3, 1)
+    return run, per, mid
 
 
 def run_ranks(algo, store, ranks, device, workdir):
@@ -253,13 +263,8 @@ def run_ranks(algo, store, ranks, device, workdir):
     if rec["exit"] != 0:
         return rec
     doc = json.load(open(stats))
-    run = doc["runs"][0]
-    per = run["per_iteration"]
-    rec.update(ranks=doc.get("ranks"), iterations=run["iterations"], run_s=round(doc["seconds"], 3),
-               iterations_s=round(sum(s["time_total"] for s in per), 3))
-    if algo == "pagerank" and per:
-        later = per[1:] or per
-        rec["ms_per_iteration"] = round(sorted(s["time_total"] for s in later)[len(later) // 2] * 1e3, 1)
+    run, _, _ = run_figures(doc, algo, rec)
+    rec["ranks"] = doc.get("ranks")
     rec["rank_stats"] = run["info"].get("rank_stats")
     got, ref = values_of(values), values_of(os.path.join(workdir, f"{algo}.npy"))
     if algo == "pagerank":
