@@ -22,7 +22,14 @@ def has_parallel_edges(store):
 
 def simple_graph(store, directory, weighted=False):
     """A copy of ``store`` in ``directory`` with parallel edges merged; with ``weighted`` it
-    keeps the smallest weight of each pair (the build's ``duplicates=False``)."""
+    keeps the smallest weight of each pair (the build's ``duplicates=False``).
+
+    The copy keeps the store's layout: its ids compressed where the store's are, its weights in
+    the store's dtype, its shards cut as the store's (the build balances the counts before
+    merging). Each shard of the copy then holds a subset of the store's shard's edges in the same
+    layout, and the memory minimum a program reports on the store, from which callers derive a
+    budget, holds for its runs over the copy (an executor that keeps compressed ids as their
+    blocks would else plan the copy's decoded ids, up to twice the bytes)."""
     from ..io.base import EdgeSource
     from ..partition import build_shards
     from ..store import open as open_store
@@ -37,6 +44,8 @@ def simple_graph(store, directory, weighted=False):
 
     source = EdgeSource("simple graph of " + str(store.path), chunks, weighted=weighted,
                         num_vertices=int(store.num_vertices))
+    layout = {"weight_dtype": store.edge_props["weight"]} if weighted else {}
     path = build_shards(source, os.path.join(directory, "simple.h5"), duplicates=False,
-                        num_shards=store.num_shards, progress=False)
+                        num_shards=store.num_shards, progress=False,
+                        compress=bool(getattr(store, "compressed", False)), **layout)
     return open_store(path)

@@ -10,7 +10,7 @@ from grstream.algorithms import (bc, bfs, cc, eigenvector, hits, kcore, pagerank
 
 from grstream.errors import MemoryBudgetError
 
-from .conftest import build, random_edges
+from .conftest import build, minimum_budget, random_edges
 
 #: (name, entry point on a store)
 CALLS = [
@@ -67,3 +67,49 @@ def test_every_algorithm_equal_with_and_without_compression(tmp_path, shards, se
             got = values(call(packed, memory_budget=budget))
             for a, b in zip(want, got):
                 np.testing.assert_array_equal(a, b, err_msg=f"{name} budget {budget}")
+
+
+def cuda_minimum(cls, store):
+    """The memory minimum of ``cls`` on ``store`` by the CUDA executor's declared facts (its
+    regions hold a compressed store's id blocks, which its kernels decode), planned as the
+    Session plans a pull run; no GPU needed."""
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.engine.direction import memory_arrays
+    from grstream.engine.memory import plan_memory
+    from grstream.engine.schedule import is_dense
+    spec = cls.spec
+    setup = CudaExecutor.make_setup(store, {}, memory_budget=1)
+    with pytest.raises(MemoryBudgetError) as exc:
+        plan_memory(store, memory_arrays(spec, ""), CudaExecutor.footprint(spec, is_dense(spec), setup),
+                    1, pinned=True, **CudaExecutor.memory_options(spec, setup))
+    return exc.value.minimum
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_betweenness_runs_within_the_minimum_its_store_reports(tmp_path, monkeypatch, weighted):
+    """Betweenness runs over a simple copy of a store with parallel edges: the copy keeps the
+    store's compressed ids and weight dtype, so the minimum every program reports on the store
+    (the budget a caller derives) holds for the runs over the copy, on the CPU and by the CUDA
+    executor's facts (which plan a compressed store's id blocks, not its decoded ids)."""
+    rng = np.random.default_rng(5)
+    n = 300
+    src, dst, w = random_edges(rng, n, 1500, weighted=True)    # duplicates: a simple copy runs
+    src[:400] = rng.integers(0, 8, 400)
+    store = build(tmp_path, n, src, dst, w, num_shards=2, compress=True, weight_dtype="float32")
+    programs = ([sssp.SSSP, bc.DagLevels, bc.WeightedBrandesForward, bc.WeightedBrandesBackward]
+                if weighted else [bfs.BFS, bc.BrandesForward, bc.BrandesBackward])
+    copies = []
+    accumulate = bc.accumulate
+
+    def spy(simple, *args, **kwargs):
+        copies.append((simple.path, simple.compressed, dict(simple.edge_props),
+                       [cuda_minimum(cls, simple) for cls in programs]))
+        return accumulate(simple, *args, **kwargs)
+    monkeypatch.setattr(bc, "accumulate", spy)
+    least = max(minimum_budget(cls(), store) for cls in programs)
+    weight = "weight" if weighted else None
+    got = bc.betweenness(store, k=4, seed=1, weight=weight, memory_budget=least)[0]
+    ((path, compressed, props, minima),) = copies
+    assert all(m <= cuda_minimum(cls, store) for cls, m in zip(programs, minima))
+    assert path != store.path and compressed and props == (store.edge_props if weighted else {})
+    np.testing.assert_allclose(got, bc.betweenness(store, k=4, seed=1, weight=weight)[0], rtol=1e-12)
