@@ -14,8 +14,8 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
 - "compact": a pull unit (the active vertices are the ones whose rows are packed; a push unit walks
   the changed set, known only on the device) whose shard lies in the pinned cache and is packed
   into a staging buffer (the model has one), or whose executor has no pinned memory (the CPU packs
-  out of its slot); not where the executor reads a compressed store's id blocks (the packer
-  copies rows of plain id arrays).
+  out of its slot); a compressed store's id blocks, where the executor reads them, are packed by
+  decoding the active rows' blocks and encoding them again (:mod:`.compaction`).
 
 Among the allowed modes a forced one (``Capabilities.forced.transfer``) is taken; else the cost model
 (:mod:`.costs`) chooses, from the figures the executor measured at the start
@@ -32,7 +32,7 @@ from dataclasses import replace
 
 from . import costs as cm
 from .capabilities import BatchResident
-from .schedule import logical_name, push_arrays, select
+from .schedule import push_arrays, select
 
 
 class TransferPolicy:
@@ -44,9 +44,6 @@ class TransferPolicy:
         self.offered = () if spec.edge_state else tuple(m for m in cm.MODES if m in offered)
         self.forced = caps.forced.transfer
         self.pinned = frozenset(memory.pinned)
-        # compressed id blocks the executor decodes: their edge positions are the blocks', and a
-        # packer that copies rows out of them does not exist yet, so such shards are not compacted
-        self.packed = any(logical_name(n) != n for n in memory.names)
         self.shapes = cm.shard_shapes(memory) if self.offered else ()
         # a push unit moves (copy) or reads (zerocopy) only its walk directions' arrays
         pushed = select(memory.names, push_arrays(spec))
@@ -79,7 +76,7 @@ class TransferPolicy:
         i = unit.shards[0]
         cached = i in self.pinned
         out = ["copy"]
-        if "compact" in self.offered and unit.direction == "pull" and not self.packed and (
+        if "compact" in self.offered and unit.direction == "pull" and (
                 (cached and self.memory.staging) or not self.memory.pinned_bytes):
             out.append("compact")
         if "zerocopy" in self.offered and cached:

@@ -81,11 +81,11 @@ PROGRAMS = {"bfs": lambda s: BFS(source=s), "cc": lambda s: ConnectedComponents(
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(1, 40), m=st.integers(0, 120), seed=st.integers(0, 2**31),
        shards=st.integers(1, 6), budget=st.sampled_from(BUDGETS),
-       algo=st.sampled_from(sorted(PROGRAMS)))
-def test_compact_equals_copy_and_scipy(tmp_path_factory, n, m, seed, shards, budget, algo):
+       algo=st.sampled_from(sorted(PROGRAMS)), compress=st.booleans())
+def test_compact_equals_copy_and_scipy(tmp_path_factory, n, m, seed, shards, budget, algo, compress):
     rng = np.random.default_rng(seed)
     src, dst, w = random_edges(rng, n, m, weighted=algo == "sssp")
-    store = build(tmp_path_factory.mktemp("compact"), n, src, dst, w, num_shards=shards)
+    store = build(tmp_path_factory.mktemp("compact"), n, src, dst, w, num_shards=shards, compress=compress)
     source = int(rng.integers(0, n))
     b = budget_for(budget, PROGRAMS[algo](source), store)
     copy = run(PROGRAMS[algo](source), store, b, "copy")
@@ -160,3 +160,95 @@ def test_pack_in_parts_equals_pack_in_one(nv, m, seed, density, parts):
             results.append(packed)
     for name in arrays:
         np.testing.assert_array_equal(results[0][name], results[1][name])
+
+
+def coded(arrays, num_vertices):
+    """``arrays`` with their id arrays as compressed parts (a GPU region's layout)."""
+    from grstream.store import codec
+    out = {}
+    for name, a in arrays.items():
+        if name in ("in/src", "out/dst"):
+            out.update({f"{name}.{p}": v for p, v in codec.encode(a, num_vertices).items()})
+        else:
+            out[name] = a
+    return out
+
+
+def pack_into_dict(arrays, rows, **kw):
+    packed = {}
+
+    def out(name, length, dtype):
+        packed[name] = np.full(length, 77, dtype=dtype)   # poison: every element must be written
+        return packed[name]
+    nbytes = compaction.pack(arrays, tuple(arrays), rows, out, **kw)
+    assert nbytes == sum(a.nbytes for a in packed.values())
+    return packed
+
+
+def decoded(packed, num_vertices):
+    """``packed`` with compressed id parts decoded (the edge count: the end of the indptr)."""
+    from grstream.store import codec
+    out = {n: a for n, a in packed.items() if "." not in n}
+    for d, ids in (("in", "in/src"), ("out", "out/dst")):
+        if f"{ids}.words" in packed:
+            parts = {p: packed[f"{ids}.{p}"] for p in codec.PARTS}
+            edges = int(packed[f"{d}/indptr"][-1])
+            codec.check(parts, edges, num_vertices)
+            out[ids] = codec.decode(parts, edges, num_vertices, np.int64)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(nv=st.integers(0, 50), m=st.integers(0, 300), seed=st.integers(0, 2**31), density=st.floats(0, 1),
+       bits=st.sampled_from([1, 7, 20, 31]), parts=st.integers(1, 4))
+def test_pack_of_compressed_ids_decodes_to_the_plain_pack(nv, m, seed, density, bits, parts):
+    """The packer decodes the active rows' blocks of compressed ids and encodes them again: the
+    packed parts decode to the ids a plain store's pack holds (ids up to 2^31 - 1, rows of one
+    edge, hubs and repeated neighbours from the random rows), every other array equal."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(seed)
+    n = 1 << bits
+    arrays = csr(rng, nv, m if nv else 0, n)
+    if m and nv:   # runs of one repeated neighbour and ids near the top of the range
+        arrays["in/src"][: m // 3] = n - 1 - rng.integers(0, min(n, 3), m // 3)
+    rows = np.flatnonzero(rng.random(nv) < density).astype(np.int64)
+    plain = pack_into_dict(arrays, rows)
+    with ThreadPoolExecutor(2) as pool:
+        packed = pack_into_dict(coded(arrays, n), rows, parts=parts, run=pool.map, num_vertices=n)
+    got = decoded(packed, n)
+    assert set(got) == set(plain)
+    # the packed blocks are the encoding of the packed ids (a function of the ids alone), unless
+    # they would outgrow the shard's own: then the direction is whole
+    want = dict(plain)
+    for d, ids in (("in", "in/src"), ("out", "out/dst")):
+        if len(coded(plain, n)[f"{ids}.words"]) > len(coded(arrays, n)[f"{ids}.words"]):
+            want.update({k: v for k, v in arrays.items() if k.startswith(d + "/")})
+    for name, parts_of in coded(want, n).items():
+        np.testing.assert_array_equal(packed[name], parts_of, err_msg=name)
+    for name, a in want.items():
+        np.testing.assert_array_equal(got[name], a, err_msg=name)
+
+
+def test_pack_of_compressed_ids_that_would_grow_goes_whole():
+    """Packed blocks can take more words than the blocks they came from (the active rows meet
+    other neighbours in a block); then the direction is written whole, as a copy would be."""
+    n = 1 << 18
+    lengths = [7, 20, 6, 14, 38]
+    ids = np.array([233564] * 7 + [200104] * 20 + [182658, 182666, 182672, 182704, 182705, 182720]
+                   + [10998, 22494, 43514, 55576, 70220, 79395, 102980, 141334, 166197, 170825, 170858,
+                      187636, 208538, 234268] + [61869] * 38, dtype=np.int32)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    arrays = {"in/indptr": indptr, "in/src": ids, "in/weight": np.arange(len(ids), dtype=np.float64),
+              "out/indptr": indptr.copy(), "out/dst": np.sort(ids)}
+    rows = np.array([1, 2, 3, 4])
+    whole = coded(arrays, n)
+    assert len(compaction.pack_ids({p: whole[f"in/src.{p}"] for p in ("offsets", "masks", "widths", "words")},
+                                   compaction.edge_positions(indptr, rows)[0], n)["words"]) \
+        > len(whole["in/src.words"])
+    packed = pack_into_dict(whole, rows, num_vertices=n)
+    for name in ("in/indptr", "in/weight") + tuple(f"in/src.{p}" for p in ("offsets", "masks", "widths", "words")):
+        np.testing.assert_array_equal(packed[name], whole[name], err_msg=name)
+    # the other direction is compacted as usual
+    got, plain = decoded(packed, n), pack_into_dict(arrays, rows)
+    for name in ("out/indptr", "out/dst"):
+        np.testing.assert_array_equal(got[name], plain[name])

@@ -8,7 +8,9 @@ a pinned staging buffer at the shard's usual array offsets, with ``threads`` hos
 read-ahead runs ahead of the copies, so packing one shard overlaps the copies and kernels of the
 units before it; the staging buffer returns to its pool once the copy out of it finished.
 The kernels are the ordinary ones: a compacted shard looks like a whole shard whose inactive
-vertices have no edges.
+vertices have no edges. A compressed store's shards hold their ids as blocks: the packer decodes
+the blocks of the active rows only and encodes the packed ids again (:func:`.compaction.pack_ids`),
+so the kernels decode a compacted shard as they decode a whole one.
 """
 import os
 import time
@@ -59,7 +61,9 @@ class Packer:
         if self.pool is None and self.threads > 1:
             self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="grstream-pack")
         run = self.pool.map if self.pool is not None else None
-        self.nbytes += compaction.pack(views, list(views), self.rows(i), out, parts=self.threads, run=run)
+        # (the intervals end at the vertex count, which fixes a compressed id's bits)
+        self.nbytes += compaction.pack(views, list(views), self.rows(i), out, parts=self.threads, run=run,
+                                       num_vertices=int(self.intervals[-1]))
         self.seconds += time.perf_counter() - t0
         return packed
 

@@ -170,7 +170,8 @@ class CudaFacts:
         def balance(facts, actives, spec, caps):
             merge_ok = loadbalance.merge_available(spec) if store is None else kernel_source(store, spec).merge_ok
             return loadbalance.cuda_policy(facts, actives, spec, caps, merge_ok=merge_ok)
-        return Policies(balance=balance, calibration=transfer.calibration(setup.options))
+        return Policies(balance=balance, calibration=transfer.calibration(
+            setup.options, compressed=store is not None and id_bits(store) > 0))
 
     @classmethod
     def release_shared(cls, shared):

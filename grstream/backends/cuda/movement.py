@@ -49,6 +49,13 @@ class DeviceArrays(dict):
         return tuple(self[p] for p in id_parts(name))
 
 
+def packed_edges(views):
+    """Edges per direction of a packed shard's arrays (``views``): its plain id arrays' lengths,
+    else (compressed ids, re-encoded by the packer) the end of its indptr."""
+    return {d: int(views[ids].size if ids in views else views[f"{d}/indptr"][-1])
+            for d, ids in ID_NAMES.items() if ids in views or f"{d}/indptr" in views}
+
+
 class Mover:
     """Delivers the units of a plan on the device (see the module docstring).
 
@@ -314,8 +321,9 @@ class Mover:
         pending.extend((b, token) for _, _, _, b in reads if b is not None)
         # a compacted shard's edge arrays are shorter: its lengths (and edges) are those of what was packed
         if u.transfer == "compact":
-            lengths = {i: {n: views[n].size for n in self.names} for i, views, _, _ in reads}
-            return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, lengths[i])
+            packed = {i: views for i, views, _, _ in reads}
+            return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names},
+                                 {n: packed[i][n].size for n in self.names}, packed_edges(packed[i]))
                     for i in u.shards]
         return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, mem.lengths[i],
                              self._edges(i)) for i in u.shards]

@@ -7,7 +7,9 @@ themselves live in :mod:`.compact` and :mod:`.zerocopy`; :class:`~.movement.Move
 
 :func:`calibrate` measures the link and the host once per process (a few ms): one pinned
 host -> device copy of ``CALIBRATE_BYTES`` (after one warm-up copy) and one packing pass over a
-synthetic shard with a third of its rows active. The zero-copy efficiency and the kernel rate
+synthetic shard with a third of its rows active, its ids compressed where the store's are (the
+packer then decodes the active rows' blocks and encodes them again, many times the work per
+packed byte of copying plain rows). The zero-copy efficiency and the kernel rate
 start from :class:`~grstream.engine.costs.LinkCosts`' defaults and are learnt from the
 iterations' timings (:meth:`grstream.engine.planner.Planner.observe`).
 
@@ -32,10 +34,13 @@ def transfers(options):
                      | ({"held"} if options.hold_slots else set()))
 
 
-def calibration(options):
-    """The executor's calibration policy: :func:`calibrate` when the cost model chooses the
-    modes (``transfer="auto"``); a forced mode needs none (the model then only counts bytes)."""
-    return calibrate if options.transfer == "auto" else None
+def calibration(options, compressed=False):
+    """The executor's calibration policy: :func:`calibrate` (of the packer of compressed ids
+    where ``compressed``: the store's are) when the cost model chooses the modes
+    (``transfer="auto"``); a forced mode needs none (the model then only counts bytes)."""
+    if options.transfer != "auto":
+        return None
+    return (lambda: calibrate(compressed=True)) if compressed else calibrate
 
 
 def mapped(options):
@@ -43,15 +48,16 @@ def mapped(options):
     return options.transfer in ("auto", "zerocopy")
 
 
-def calibrate():
-    """LinkCosts of this process's device (measured once; see the module docstring)."""
+def calibrate(compressed=False):
+    """LinkCosts of this process's device (measured once per kind of ids; see the module
+    docstring)."""
     from .device import ensure_context, release_context
     cuda = ensure_context()
     try:
-        name = cuda.Context.get_device().name()
-        if name not in _CALIBRATION:
-            _CALIBRATION[name] = LinkCosts(bandwidth=_bandwidth(cuda), compact_rate=_pack_rate())
-        return _CALIBRATION[name]
+        key = (cuda.Context.get_device().name(), bool(compressed))
+        if key not in _CALIBRATION:
+            _CALIBRATION[key] = LinkCosts(bandwidth=_bandwidth(cuda), compact_rate=_pack_rate(compressed=compressed))
+        return _CALIBRATION[key]
     finally:
         release_context()
 
@@ -74,13 +80,21 @@ def _bandwidth(cuda):
         host.base.free()
 
 
-def _pack_rate(nv=1 << 16, degree=16):
-    """Packed bytes per second of the host packer on a synthetic shard (a third active)."""
+def _pack_rate(nv=1 << 16, degree=16, compressed=False):
+    """Packed bytes per second of the host packer on a synthetic shard (a third active; its
+    rows' ids sorted, as a store's, and ``compressed`` as blocks)."""
     from .compact import Packer
     rng = np.random.default_rng(0)
     indptr = np.arange(0, (nv + 1) * degree, degree, dtype=np.int64)
-    arrays = {"in/indptr": indptr, "in/src": rng.integers(0, nv, nv * degree).astype(np.int32)}
-    offsets = {"in/indptr": 0, "in/src": indptr.nbytes}
+    ids = np.sort(rng.integers(0, nv, (nv, degree)), axis=1).reshape(-1).astype(np.int32)
+    arrays = {"in/indptr": indptr, "in/src": ids}
+    if compressed:
+        from ...store import codec
+        arrays = {"in/indptr": indptr, **{f"in/src.{p}": v for p, v in codec.encode(ids, nv).items()}}
+    offsets, off = {}, 0
+    for name, a in arrays.items():
+        offsets[name] = off
+        off += a.nbytes
 
     class Layout:   # what the packer reads of a memory model
         pass
@@ -92,7 +106,7 @@ def _pack_rate(nv=1 << 16, degree=16):
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")
         bits[::3] = 1
         packer.set_frontier(np.packbits(bits, bitorder="little").view(np.uint32))
-        staging = np.empty(indptr.nbytes + arrays["in/src"].nbytes, np.uint8)
+        staging = np.empty(off, np.uint8)
         packer.pack(0, arrays, staging)   # warm-up: threads, page faults
         packer.take_stats()
         packer.pack(0, arrays, staging)

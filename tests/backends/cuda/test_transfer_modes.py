@@ -67,9 +67,24 @@ def test_frontier_words_hold_exactly_the_ids():
                                           ids[(ids >= bounds[i]) & (ids < bounds[i + 1])])
 
 
+def device_ids(ex, store, arrays, name):
+    """Dataset ``name`` of a delivered shard as the kernels read it: a compressed store's ids
+    decoded from the delivered parts (as many as ``arrays.edges`` says)."""
+    if name in arrays or "." in name or name not in ("in/src", "out/dst"):
+        return device_view(ex, store, arrays, name)
+    from grstream.store import codec
+    parts = {p: device_view(ex, store, arrays, f"{name}.{p}") for p in codec.PARTS}
+    edges = arrays.edges[name.split("/")[0]]
+    codec.check(parts, edges, store.num_vertices)
+    return codec.decode(parts, edges, store.num_vertices, store.id_dtype)
+
+
+@pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("transfer", ["compact", "zerocopy"])
-def test_units_deliver_the_active_rows(tmp_path, transfer):
-    store = make_store(tmp_path)
+def test_units_deliver_the_active_rows(tmp_path, transfer, compress):
+    """Compacted shards hold the active rows only, a compressed store's ids as blocks encoded
+    again (the packer decodes the active rows' blocks), which decode to the rows' ids."""
+    store = make_store(tmp_path, compress=compress)
     spec = SSSP.spec   # in-edges + weights, out-edges
     rng = np.random.default_rng(1)
     active = np.flatnonzero(rng.random(store.num_vertices) < 0.3)
@@ -93,7 +108,7 @@ def test_units_deliver_the_active_rows(tmp_path, transfer):
                     whole = store.read(i, f"{d}/indptr")
                     for r in rows:   # every active row holds its edges; compacted ones only those
                         for name in names:
-                            got = device_view(ex, store, arrays, name)[ptr[r]:ptr[r + 1]]
+                            got = device_ids(ex, store, arrays, name)[ptr[r]:ptr[r + 1]]
                             np.testing.assert_array_equal(got, store.read(i, name)[whole[r]:whole[r + 1]])
                     if unit.transfer == "compact":
                         assert ptr[-1] == sum(whole[r + 1] - whole[r] for r in rows)
@@ -110,8 +125,9 @@ def test_units_deliver_the_active_rows(tmp_path, transfer):
     packer.close()
 
 
-def test_every_vertex_active_compacts_to_the_whole_shard(tmp_path):
-    store = make_store(tmp_path)
+@pytest.mark.parametrize("compress", [False, True])
+def test_every_vertex_active_compacts_to_the_whole_shard(tmp_path, compress):
+    store = make_store(tmp_path, compress=compress)
     mover, ex, model, planner, packer = setup(store, BFS.spec, "compact", None)
     counts = np.diff(np.asarray(store.intervals))
     stats = {}
@@ -191,7 +207,7 @@ def test_push_units_zero_copied_equal_the_copy_path(gpu, tmp_path, algo, compres
 @pytest.mark.parametrize("budget", ["quarter", "slots"])
 def test_every_mode_equals_the_copy_path_and_scipy(gpu, tmp_path, algo, budget, compress):
     """Pull plans (the transfer modes' target) in every mode; a compressed store's shards are
-    not compacted (engine/transfers.py): forced "compact" copies them."""
+    compacted too (the packer decodes the active rows' blocks and encodes them again)."""
     store = mode_store(tmp_path, algo, compress)
     b = quarter_budget(store, PROGRAMS[algo]())   # "slots": one shard per copy, 3 slots
     results = {}
@@ -206,7 +222,7 @@ def test_every_mode_equals_the_copy_path_and_scipy(gpu, tmp_path, algo, budget, 
         mem = r.info["memory"]
         # compaction packs into a staging buffer: a model caching every streamed shard with
         # none resident keeps none (grstream/engine/memory.py), and then every shard is copied
-        if mode == "zerocopy" or (mode == "compact" and mem["staging"] and not compress):
+        if mode == "zerocopy" or (mode == "compact" and mem["staging"]):
             assert mode in used or r.info["residency"] == "in-memory", (mode, used)
         elif mode == "compact":
             assert used <= {"copy"}
