@@ -1,7 +1,7 @@
 """Issue 8's GPU targets, per iteration: BFS at the 1/4 budget and in GPU memory, CC at the 1/4 budget.
 
 Usage (on the GPU machine): python3 tools/bench_targets.py --scale 24 [--dir DIR] [--repeat 3]
-[--profile OUT.txt] [--json out.json]
+[--profile OUT.txt] [--json out.json] [--compress [--reorder none,degree]] [--cusparse]
 
 RMAT graph as tools/bench_gpu.py builds it (reused from ``--dir`` when already there). Each case
 runs ``--repeat`` + 1 times in one Session (the first fills the pinned host cache); the figure
@@ -39,17 +39,23 @@ import grstream as gr  # noqa: E402
 from bench_gpu import PINNED, budget_quarter, cusparse_pagerank_ms, finish, log  # noqa: E402
 
 
-def build_rmat(path, args, compress):
+def build_rmat(path, args, compress, reorder=None):
     """The RMAT graph of ``args.scale`` (seed 1, edge factor 16) at ``path``, built when missing;
-    ``compress``: with compressed ids."""
+    ``compress``: with compressed ids; ``reorder``: the build's vertex order (None: the input's)."""
     if not os.path.exists(path):
         from grstream.io.generate import rmat
         t0 = time.perf_counter()
         src, dst = rmat(args.scale, 16, seed=1)
-        gr.build_shards((src, dst), path, num_shards=args.shards, progress=False, compress=compress)
+        gr.build_shards((src, dst), path, num_shards=args.shards, progress=False, compress=compress,
+                        reorder=reorder)
         del src, dst
         log(f"built {path} in {time.perf_counter() - t0:.1f}s")
     return gr.open(path)
+
+
+def compressed_path(tmp, scale, order):
+    """The compressed store of ``--compress`` built with vertex order ``order`` ("none": the input's)."""
+    return os.path.join(tmp, f"rmat{scale}c.h5" if order == "none" else f"rmat{scale}c-{order}.h5")
 
 
 def per_iteration(r):
@@ -134,11 +140,15 @@ def main(argv=None):
     ap.add_argument("--profile", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--skip-scipy", action="store_true")
-    ap.add_argument("--skip", default="", help="comma-separated case names to leave out")
+    ap.add_argument("--skip", default="", help="comma-separated case names to leave out (with their "
+                    "compressed runs; a compressed run alone by its own name, e.g. pr_inmem_c)")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke test of the script")
     ap.add_argument("--compress", action="store_true",
                     help="also every case on the same RMAT graph built with compressed ids (rmat<scale>c.h5, "
                          "decoded in the kernels), at the plain store's budgets, in the same run (label _c)")
+    ap.add_argument("--reorder", default="none",
+                    help="with --compress: comma-separated vertex orders of the compressed stores "
+                         "(none, degree, rcm; label _c, _cdegree, ...); values compared by label")
     ap.add_argument("--build-only", action="store_true", help="build the stores (plain, --compress: "
                     "compressed only) and exit")
     ap.add_argument("--cusparse", action="store_true",
@@ -148,8 +158,12 @@ def main(argv=None):
                          "budget and in GPU memory, checked against scipy's dijkstra")
     args = ap.parse_args(argv)
     tmp = args.dir or "/tmp"
+    orders = [o for o in args.reorder.split(",") if o] if args.compress else []
     if args.build_only:
-        build_rmat(os.path.join(tmp, f"rmat{args.scale}{'c' if args.compress else ''}.h5"), args, args.compress)
+        if not args.compress:
+            build_rmat(os.path.join(tmp, f"rmat{args.scale}.h5"), args, False)
+        for order in orders:
+            build_rmat(compressed_path(tmp, args.scale, order), args, True, None if order == "none" else order)
         return 0
     from bench_link import pinned_h2d_gbps
     from grstream.backends import cuda
@@ -195,12 +209,28 @@ def main(argv=None):
         cases += [("sssp_quarter", lambda: SSSP(source=wsource), sq, "dist", {}, wstore),
                   ("sssp_inmem", lambda: SSSP(source=wsource), None, "dist", {}, wstore)]
     values = {}
-    cases = [c if len(c) == 6 else c + (store,) for c in cases if c[0] not in args.skip.split(",")]
-    if args.compress:   # the same cases on the compressed store, at the plain store's budgets
-        cstore = build_rmat(os.path.join(tmp, f"rmat{args.scale}c.h5"), args, True)
-        cases = [c for case_ in cases for c in (case_, (case_[0] + "_c",) + case_[1:5] + (cstore,))
-                 if not c[0].startswith("sssp") or c[5] is not cstore]
-        out["bytes_per_edge"] = {k: st.nbytes() / st.num_edges for k, st in (("plain", store), ("compressed", cstore))}
+    cases = [c if len(c) == 6 else c + (store,) for c in cases]
+    peers = {}   # compressed case label -> (the plain case's label, its store)
+    if orders:   # the same cases on each compressed store, at the plain store's budgets
+        out["bytes_per_edge"] = {"plain": store.nbytes() / store.num_edges}
+        plain_cases = [c for c in cases if not c[0].startswith("sssp")]
+        for order in orders:
+            cstore = build_rmat(compressed_path(tmp, args.scale, order), args, True,
+                                None if order == "none" else order)
+            suffix = "_c" if order == "none" else "_c" + order
+            out["bytes_per_edge"]["compressed" + suffix[2:]] = cstore.nbytes() / cstore.num_edges
+            # the plain store's BFS source, by label (a reordered store numbers it differently)
+            csource = int(cstore.to_internal(store.to_labels(np.array([source])))[0])
+            for label, make, budget, field, options, _ in plain_cases:
+                if label.startswith("bfs"):
+                    make = (lambda s: lambda: BFS(source=s))(csource)
+                cases.append((label + suffix, make, budget, field, options, cstore))
+                peers[label + suffix] = (label, cstore)
+            if args.cusparse and order != "none":   # (the same matrix as the plain store's otherwise)
+                out["cusparse_ms" + suffix], _ = cusparse_pagerank_ms(cstore)
+                log(f"cuSPARSE SpMV on the {order}-ordered store: {out['cusparse_ms' + suffix]:.2f} ms")
+    skip = set(args.skip.split(","))   # a case's name skips its compressed runs too
+    cases = [c for c in cases if c[0] not in skip and peers.get(c[0], ("",))[0] not in skip]
     if args.cusparse:
         out["cusparse_ms"], _ = cusparse_pagerank_ms(store)
         log(f"cuSPARSE SpMV (PageRank's peer, in GPU memory): {out['cusparse_ms']:.2f} ms")
@@ -210,6 +240,7 @@ def main(argv=None):
         if field is not None:   # (PageRank: timed per iteration only)
             values[label] = value
         out[label] = res
+        finish(out, args)   # what ran so far survives a run stopped at its time limit
         log(f"{label}: {res['ms']:.1f} ms median of {args.repeat} {res['ms_all']} ({res['iter_ms']:.1f} ms in "
             f"{res['iterations']} iterations, start {res['start_ms']:.1f} ms, median iteration "
             f"{res['iteration_median_ms']:.2f} ms; {res['resident_shards']} resident "
@@ -217,8 +248,9 @@ def main(argv=None):
         for it in res["per_iter"]:
             log(f"    {it}")
     for label, v in values.items():   # compressed against plain (PageRank: sums in another order)
-        if label.endswith("_c") and label[:-2] in values:
-            p = values[label[:-2]]
+        if label in peers and peers[label][0] in values:
+            p = values[peers[label][0]]
+            v = v[peers[label][1].to_internal(store.labels())]   # in the plain store's vertex order
             out[label]["equal_plain"] = bool(np.array_equal(v, p))
             if label.startswith("pr"):
                 out[label]["max_rel_diff_plain"] = float(np.max(np.abs(v - p) / np.maximum(np.abs(p), 1e-300)))
@@ -233,7 +265,7 @@ def main(argv=None):
             dist = csgraph.dijkstra(min_weight_csr(wstore), indices=wsource)
             out["scipy_sssp_s"] = time.perf_counter() - t0
         for label, v in values.items():
-            if label.startswith("pr"):
+            if label.startswith("pr") or label in peers:   # (compressed: checked against plain above)
                 continue
             if label.startswith("sssp"):
                 got = np.where(v >= np.finfo(v.dtype).max / 2, np.inf, v)
@@ -245,7 +277,7 @@ def main(argv=None):
                 v = np.where(v >= gr.algorithms.bfs.UNREACHED, -1, v)
             out[label]["equal_scipy"] = bool(np.array_equal(v, ref))
         log(f"scipy ({secs:.1f}s): equal " + ", ".join(f"{k} {out[k].get('equal_scipy')}" for k in values
-                                                      if not k.startswith("pr")))
+                                                      if not k.startswith("pr") and k not in peers))
     if profiles:
         with open(args.profile, "w") as fh:
             fh.write("\n\n".join(profiles))
