@@ -4,6 +4,7 @@ iteration on a compressed store against the uncompressed one in the same run.
 
     python tools/bench_codec.py sizes STORE_OR_GRAPH... [--alternatives]
     python tools/bench_codec.py pagerank --scale 20 [--repeat 5] [--iterations 5] [--dir D]
+    python tools/bench_codec.py build --scale 20 [--repeat 3] [--threads T]
 
 ``sizes``: for each store (``.h5``) or graph file (built plain into a temporary folder), the
 bytes per edge of each direction's ids as ``delta-blocks-32`` stores them (headers included:
@@ -14,8 +15,12 @@ a block base (``for32``, ``for128``), resets as whole 32-bit words after a 32-la
 ``pagerank``: an RMAT graph (seed 1) built plain and compressed; PageRank's time per iteration
 with the store resident and with a quarter of its bytes as the budget (the shards streamed and,
 compressed, decoded each iteration), medians of ``--repeat`` runs alternating the two stores.
+``build``: the same RMAT graph (in memory, as ``tools/bench_targets.py`` builds it) built plain
+and compressed, alternating, ``--repeat`` times each on ``--threads`` threads; the medians of
+the walls and their ratio, with the load average before and after.
 """
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -124,6 +129,26 @@ def pagerank_iterations(scale, repeat, iterations, folder):
                   f"(medians of {repeat}; all: {times})", flush=True)
 
 
+def build_walls(scale, repeat, threads):
+    from grstream.io.generate import rmat
+    src, dst = rmat(scale, 16, seed=1)
+    walls = {False: [], True: []}
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeat):
+            for c in (False, True):
+                path = Path(tmp) / f"g{int(c)}.h5"
+                t0 = time.perf_counter()
+                gr.build_shards((src, dst), path, num_shards=32, compress=c, threads=threads,
+                                progress=False)
+                walls[c].append(time.perf_counter() - t0)
+                path.unlink()
+    plain, packed = (statistics.median(walls[c]) for c in (False, True))
+    print(f"RMAT-{scale} build on {threads} threads: plain {plain:.2f} s, compressed "
+          f"{packed:.2f} s, ratio {packed / plain:.2f} (medians of {repeat}; all: {walls}; "
+          f"load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after)", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -136,9 +161,15 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--iterations", type=int, default=5)
     p.add_argument("--dir", help="keep the two stores here (reused when present)")
+    b = sub.add_parser("build")
+    b.add_argument("--scale", type=int, default=20)
+    b.add_argument("--repeat", type=int, default=3)
+    b.add_argument("--threads", type=int, default=None)
     args = ap.parse_args(argv)
     if args.what == "sizes":
         sizes(args.paths, args.alternatives)
+    elif args.what == "build":
+        build_walls(args.scale, args.repeat, args.threads)
     else:
         pagerank_iterations(args.scale, args.repeat, args.iterations, args.dir)
 

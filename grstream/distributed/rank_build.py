@@ -41,7 +41,8 @@ from ..partition.edge_chunks import _both_ways, check_chunk, prepare_chunk
 from ..partition.in_memory import _concat, _slice
 from ..partition.layout import compress
 from ..partition.renumber import auto_applies, renumber_by_default
-from ..partition.shard_output import Result, finish_shard, write_part, write_vertex_data
+from ..partition.shard_output import (Result, encoded_side, finish_shard, write_part,
+                                      write_vertex_data)
 from .exchange import MpiExchange
 from .ranks import abort, collectively, cut_runs
 
@@ -195,9 +196,9 @@ def _write(comm, plan, path, overwrite, intervals, heavy, id_dtype, cut, layouts
     owners = np.repeat(np.arange(size), np.diff(cut))
     n = int(intervals[-1])
 
-    def piece(i):   # this rank's out- and in-side of shard i
+    def piece(i):   # this rank's out- and in-side of shard i (encoded where compressed)
         a, b = int(intervals[i]) - lo, int(intervals[i + 1]) - lo
-        return [_slice(layouts[side], a, b) for side in ("out", "in")]
+        return [encoded_side(plan, n, _slice(layouts[side], a, b)) for side in ("out", "in")]
     if rank != 0:
         for i in np.flatnonzero(owners == rank):
             comm.send(piece(int(i)), dest=0, tag=int(i))

@@ -15,7 +15,8 @@ from .build_plan import SORT_VERTEX_BYTES, VERTEX_BYTES, plan_intervals, vertex_
 from .run_weights import narrowest
 from .key_runs import KeyRuns
 from .parallel_layout import executor
-from .shard_output import Result, finish_shard_writing_back, write_part, write_vertex_data
+from .shard_output import (Result, encoded_side, finish_shard_writing_back, write_part,
+                           write_vertex_data)
 
 #: most vertices for packed keys: ids and ``hi << 32`` bounds below 2**64
 KEY_ID_LIMIT = (1 << 32) - 1
@@ -176,6 +177,10 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
                 turns.notify_all()
 
     def side(direction, i):
+        # the keys are let go before the ids are encoded: an encoded side never beside them
+        return encoded_side(plan, result.num_vertices, cut(direction, i))
+
+    def cut(direction, i):
         lo, hi = int(intervals[i]), int(intervals[i + 1])
         keys = load(direction, i, lo, hi)
         if runs.weight_dtype is None:

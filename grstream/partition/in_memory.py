@@ -17,7 +17,8 @@ from . import counting
 from . import in_memory_keys as keyed
 from . import renumber as renumbering
 from .build_plan import plan_intervals, set_renumbering, vertex_count
-from .shard_output import Result, finish_shard, write_part, write_vertex_data
+from .shard_output import (Result, encoded_side, encoding_threads, finish_shard, made_ahead,
+                           write_part, write_vertex_data)
 
 
 def build_in_memory(plan, writer):
@@ -149,26 +150,42 @@ def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts, eid
     result.mode = "in-memory"
     num_shards = len(intervals) - 1
     bounds = [(int(intervals[i]), int(intervals[i + 1])) for i in range(num_shards)]
-    with plan.bar("writing", total=num_shards, unit="shards") as bar:
+
+    def side(layout, i, extra=None):
+        lo, hi = bounds[i]
+        return encoded_side(plan, n, _slice(layout, lo, hi), ranges), extra
+
+    def in_side(layout, i):
+        extra = None
+        if eid is not None:
+            extra = {fmt.EDGE_ID: eid[int(layout[0][bounds[i][0]]):int(layout[0][bounds[i][1]])]}
+        return side(layout, i, extra)
+
+    # where the ids are compressed, a thread encodes the next side while one is written
+    with plan.bar("writing", total=num_shards, unit="shards") as bar, \
+            executor(1 if plan.compress and plan.threads > 1 else 0) as encoder, \
+            encoding_threads(plan) as ranges:
         if isinstance(csc, tuple):
-            for i, (lo, hi) in enumerate(bounds):
-                extra = None
-                if eid is not None:
-                    extra = {fmt.EDGE_ID: eid[int(csc[0][lo]):int(csc[0][hi])]}
-                out_nbytes = write_part(writer, result, plan, i, lo, hi, "out",
-                                        _slice(csr, lo, hi))
-                in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", _slice(csc, lo, hi),
-                                       extra)
+            both = made_ahead(encoder, lambda i: (side(csr, i), in_side(csc, i)), num_shards)
+            for i, ((out_parts, _), (in_parts, extra)) in enumerate(both):
+                lo, hi = bounds[i]
+                out_nbytes = write_part(writer, result, plan, i, lo, hi, "out", out_parts)
+                in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", in_parts, extra)
                 finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes)
                 bar.update(1)
         else:
-            out_nbytes = [write_part(writer, result, plan, i, lo, hi, "out", _slice(csr, lo, hi))
-                          for i, (lo, hi) in enumerate(bounds)]
+            out_sides = made_ahead(encoder, lambda i, layout=csr: side(layout, i), num_shards)
             del csr
+            out_nbytes = [write_part(writer, result, plan, i, *bounds[i], "out", parts)
+                          for i, (parts, _) in enumerate(out_sides)]
+            del out_sides
             writer.start_writeback()
             csc = csc.result()
-            for i, (lo, hi) in enumerate(bounds):
-                in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", _slice(csc, lo, hi))
+            sides = made_ahead(encoder, lambda i, layout=csc: side(layout, i), num_shards)
+            del csc
+            for i, (in_parts, _) in enumerate(sides):
+                lo, hi = bounds[i]
+                in_nbytes = write_part(writer, result, plan, i, lo, hi, "in", in_parts)
                 finish_shard(writer, result, i, lo, hi, in_nbytes + out_nbytes[i])
                 bar.update(1)
     write_vertex_data(writer, result, plan)

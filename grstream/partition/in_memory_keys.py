@@ -26,7 +26,8 @@ from .layout import _drop_repeats
 from .id_map import on_slices
 from .parallel_layout import executor, place_grouped
 from . import renumber as renumbering
-from .shard_output import Result, finish_shard_writing_back, write_part, write_vertex_data
+from .shard_output import (Result, encoded_side, encoding_threads, finish_shard_writing_back,
+                           write_part, write_vertex_data)
 
 #: ids must lie below this to fit a key's 32-bit half
 KEY_ID_LIMIT = 1 << 32
@@ -284,24 +285,28 @@ def _side(key, indptr, lo, hi, id_dtype):
 
 
 def _write(plan, writer, result, keys, offsets, threads):
-    """Write every shard, the next shard's sides cut from the keys on a second thread."""
+    """Write every shard, the next shard's sides cut from the keys (and encoded, where the
+    store is compressed) on other threads: one, or one per side with more than two."""
     intervals = result.intervals
     num_shards = len(intervals) - 1
 
-    def sides(i):
+    def side(i, key, indptr):
         lo, hi = int(intervals[i]), int(intervals[i + 1])
-        return [_side(key, indptr, lo, hi, result.id_dtype)
-                for key, indptr in zip(keys, offsets)]
+        return encoded_side(plan, result.num_vertices,
+                            _side(key, indptr, lo, hi, result.id_dtype), ranges)
+
+    def submit(i):
+        return [pool.submit(side, i, key, indptr) for key, indptr in zip(keys, offsets)]
 
     with plan.bar("writing", total=num_shards, unit="shards") as bar, \
-            executor(1 if threads > 1 else 0) as pool:
-        ahead = pool.submit(sides, 0) if num_shards else None
+            executor(min(2, threads - 1)) as pool, encoding_threads(plan) as ranges:
+        ahead = submit(0) if num_shards else None
         unsynced = 0
         for i in range(num_shards):
             lo, hi = int(intervals[i]), int(intervals[i + 1])
-            out_side, in_side = ahead.result()
+            out_side, in_side = (future.result() for future in ahead)
             if i + 1 < num_shards:
-                ahead = pool.submit(sides, i + 1)
+                ahead = submit(i + 1)
             nbytes = write_part(writer, result, plan, i, lo, hi, "out", out_side)
             nbytes += write_part(writer, result, plan, i, lo, hi, "in", in_side)
             del out_side, in_side

@@ -2,7 +2,9 @@
 import numpy as np
 
 from ..store import format as fmt
+from ..store.encode import encode_ids
 from ..store.labels import write_labels
+from .parallel_layout import executor
 from .renumber import store_labels
 
 
@@ -26,6 +28,37 @@ def write_part(writer, result, plan, i, lo, hi, direction, parts, extra=None):
     degree = result.in_degree if direction == "in" else result.out_degree
     degree[lo:hi] = np.diff(parts[0])
     return nbytes
+
+
+def encoded_side(plan, num_vertices, side, ranges=None):
+    """A shard side ``(indptr, ids, ...)`` with its ids encoded where the build compresses
+    (:class:`~grstream.store.encode.EncodedIds`), else as it is.
+
+    The builds call it on the threads that cut the sides: the compiled encoder releases the
+    GIL, so a side encodes while the previous shard is written; ``ranges`` (from
+    :func:`encoding_threads`) spreads a side's blocks over more threads.
+    """
+    if not plan.compress or not len(side[1]):
+        return side
+    return (side[0], encode_ids(side[1], num_vertices, executor=ranges)) + tuple(side[2:])
+
+
+def encoding_threads(plan):
+    """The executor that encodes ranges of a side's blocks: the build's threads but one (the
+    writer's) where it compresses on more than two, else none of its own (two threads are
+    busy already: one writes, one cuts and encodes the next side)."""
+    return executor(plan.threads - 1 if plan.compress and plan.threads > 2 else 0)
+
+
+def made_ahead(pool, make, count):
+    """``make(0)``, ``make(1)``, ... ``make(count - 1)`` in turn, each made on ``pool`` while
+    the one before it is used (a side encodes while the previous one is written)."""
+    pending = pool.submit(make, 0) if count else None
+    for i in range(count):
+        made = pending.result()
+        pending = pool.submit(make, i + 1) if i + 1 < count else None
+        yield made
+        del made
 
 
 def finish_shard(writer, result, i, lo, hi, nbytes):

@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import OutputExistsError, UsageError
 from ..io.atomic import (check_output, commit, creation_error, no_space_error,
                          remove_stale_temporaries, temporary_path)
-from ..store import codec, format as fmt
+from ..store import format as fmt
+from ..store.encode import EncodedIds, encode_ids
 from ..store.index import index_table
 
 
@@ -88,17 +89,22 @@ class StoreWriter:
 
         ``edge_data`` maps the direction's per-edge dataset names (each edge property, and
         ``"eid"``) to their own arrays, ordered like ``ids``. A compressing writer stores
-        ``ids`` as the codec's parts, which need the store's ``num_vertices``.
+        ``ids`` as the codec's parts: ``ids`` encoded already (an
+        :class:`~grstream.store.encode.EncodedIds`), or encoded here, which needs the store's
+        ``num_vertices``.
         """
         prefix = f"{fmt.shard_group(index)}/{direction}"
         nbytes = self.dataset(f"{prefix}/{fmt.INDPTR}", indptr)
         name = f"{prefix}/{fmt.ID_DATASET[direction]}"
+        if isinstance(ids, EncodedIds) and not self.compress:
+            raise UsageError("encoded ids given to a writer of plain ids")
         if self.compress:
-            if num_vertices is None:
-                raise UsageError("a compressing writer needs the vertex count")
-            parts = codec.encode(ids, num_vertices)
+            if not isinstance(ids, EncodedIds):
+                if num_vertices is None:
+                    raise UsageError("a compressing writer needs the vertex count")
+                ids = encode_ids(ids, num_vertices)
             for part, full in zip(fmt.CODEC_PARTS, fmt.codec_parts(name)):
-                nbytes += self.dataset(full, parts[part])
+                nbytes += self.dataset(full, ids.parts[part])
         else:
             nbytes += self.dataset(name, ids)
         for name, array in (edge_data or {}).items():

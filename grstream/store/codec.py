@@ -95,8 +95,7 @@ def encode(ids, num_vertices):
     offsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(blocks_words, out=offsets[1:])
     if offsets[-1] > MAX_WORDS:
-        raise UsageError(f"{len(ids)} ids need {offsets[-1]} words of compressed stream, more "
-                         f"than uint32 block offsets address ({MAX_WORDS}): use more shards")
+        raise too_many_words(len(ids), offsets[-1])
     reset = need > width[:, None]
     masks = (reset.astype(np.uint64) << np.arange(BLOCK, dtype=np.uint64)).sum(axis=1)
     rank = np.cumsum(reset, axis=1) - reset                         # resets before each lane
@@ -108,6 +107,12 @@ def encode(ids, num_vertices):
     words = _pack(pos.reshape(-1), value.reshape(-1), nbits.reshape(-1), int(offsets[-1]))
     return {"offsets": offsets.astype(np.uint32), "masks": masks.astype(np.uint32),
             "widths": width.astype(np.uint8), "words": words}
+
+
+def too_many_words(num_ids, num_words):
+    """The error of an id array whose stream uint32 block offsets cannot address."""
+    return UsageError(f"{num_ids} ids need {num_words} words of compressed stream, more than "
+                      f"uint32 block offsets address ({MAX_WORDS}): use more shards")
 
 
 def _pack(pos, value, nbits, nwords):

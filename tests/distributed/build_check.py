@@ -14,6 +14,8 @@ from mpi4py import MPI
 import grstream as gr
 from grstream.io.base import EdgeSource
 from grstream.partition import build
+from grstream.store import encode
+from grstream.store.decode import COMPILED_IDS
 
 from tests.partition.graphs import store_contents
 
@@ -51,6 +53,8 @@ def cases():
         yield "chunks", {"num_shards": 9, "undirected": undirected, "self_loops": self_loops,
                          "duplicates": duplicates}
     yield "text", {"num_shards": 40, "weighted": False, "duplicates": False}   # shards > ranks
+    yield "npy", {"num_shards": 7, "compress": True}
+    yield "chunks", {"num_shards": 9, "undirected": True, "compress": True}
 
 
 def main():
@@ -65,7 +69,11 @@ def main():
     chosen = list(cases())[::3 if sys.argv[2:] == ["few"] else 1]
     for k, (name, options) in enumerate(chosen):
         ranks_path, one_path = folder / f"ranks{k}.h5", folder / f"one{k}.h5"
+        # compressed: the ranks encode with the compiled encoder (where installed), one process
+        # with the numpy reference (sides this small): the same words
+        encode.COMPILED_IDS = 1
         got = gr.build_shards(sources[name], ranks_path, comm=comm, progress=False, **options)
+        encode.COMPILED_IDS = COMPILED_IDS
         assert Path(got) == ranks_path
         if rank == 0:
             gr.build_shards(sources[name], one_path, progress=False, **options)

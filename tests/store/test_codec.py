@@ -1,11 +1,15 @@
 """The block codec of compressed id datasets: encode then decode gives the ids back, for any
 range, and damage is a typed error."""
+from concurrent.futures import ThreadPoolExecutor
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from grstream.errors import CodecError
+from grstream.errors import CodecError, UsageError
 from grstream.store import codec
+from grstream.store import encode
 from grstream.store.decode import decode_ids, numba_available
 
 
@@ -49,6 +53,35 @@ def test_round_trip_any_range(case, data):
     stop = data.draw(st.integers(start, len(ids)))
     np.testing.assert_array_equal(codec.decode(parts, len(ids), n, ids.dtype, start, stop),
                                   ids[start:stop])
+
+
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba is not installed")
+
+
+@needs_numba
+@settings(max_examples=150, deadline=None)
+@given(id_arrays())
+def test_the_compiled_encoder_writes_the_reference_words(case):
+    """The numba encoder is the numpy reference's twin, word for word: over one range of
+    blocks and over ranges of two blocks spread over threads."""
+    ids, n = case
+    reference = codec.encode(ids, n)
+    with ThreadPoolExecutor(3) as pool, mock.patch.object(encode, "BLOCKS_PER_TASK", 2):
+        for executor in (None, pool):
+            encoded = encode.encode_ids(ids, n, compiled=True, executor=executor)
+            assert len(encoded) == len(ids)
+            for part in codec.PARTS:
+                assert encoded.parts[part].dtype == codec.PART_DTYPES[part]
+                np.testing.assert_array_equal(encoded.parts[part], reference[part])
+
+
+@needs_numba
+def test_the_compiled_encoder_refuses_a_stream_too_long(monkeypatch):
+    monkeypatch.setattr(codec, "MAX_WORDS", 3)
+    ids = np.arange(0, 6400, 97, dtype=np.int32)
+    for compiled in (False, True):
+        with pytest.raises(UsageError, match="use more shards"):
+            encode.encode_ids(ids, 7000, compiled=compiled)
 
 
 def test_empty():

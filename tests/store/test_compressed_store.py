@@ -13,7 +13,8 @@ from grstream.cli import main
 from grstream.distributed.part_files import held, write_part
 from grstream.errors import ChecksumError, CodecError, EXIT_CORRUPT, FormatVersionError
 from grstream.io.generate import rmat
-from grstream.store import format as fmt
+from grstream.store import encode, format as fmt
+from grstream.store.decode import numba_available
 
 from ..partition.graphs import store_contents
 from .tamper import drop_index, rewrite
@@ -55,6 +56,32 @@ def test_every_build_mode_and_thread_count_writes_one_store(graph, tmp_path, opt
             np.testing.assert_array_equal(packed.in_degree(), plain_degrees)
             if packed.num_shards == plain.num_shards:
                 same_graph(plain, packed)
+
+
+@pytest.mark.skipif(not numba_available(), reason="numba is not installed")
+@pytest.mark.parametrize("options", [{"weighted": False}, {}, {"edge_ids": True}])
+def test_the_compiled_encoder_writes_the_reference_store(graph, tmp_path, monkeypatch, options):
+    """Every build mode, on three threads with the compiled encoder (each side of every size,
+    its blocks spread over the threads), writes the store the numpy reference encoder writes
+    on one thread."""
+    def make(name, threads, limit):
+        src, dst, w = graph
+        weighted = options.get("weighted", True)
+        edges = np.column_stack([src, dst, w] if weighted else [src, dst])
+        return gr.build_shards(edges.astype(np.float64 if weighted else np.int64),
+                               tmp_path / name, progress=False, num_shards=5, compress=True,
+                               threads=threads, memory_limit=limit,
+                               **dict(options, weighted=weighted))
+
+    for limit in (None, 1 << 20):
+        monkeypatch.setattr(encode, "numba_available", lambda: False)
+        reference = make(f"numpy-{limit}.h5", 1, limit)
+        monkeypatch.setattr(encode, "numba_available", lambda: True)
+        monkeypatch.setattr(encode, "COMPILED_IDS", 1)
+        monkeypatch.setattr(encode, "BLOCKS_PER_TASK", 4)      # a side's blocks over threads
+        compiled = make(f"numba-{limit}.h5", 3, limit)
+        monkeypatch.undo()
+        assert store_contents(compiled) == store_contents(reference), limit
 
 
 def test_reads_without_the_index_and_into_buffers(graph, tmp_path):
