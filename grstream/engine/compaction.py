@@ -49,6 +49,7 @@ def pack_ids(parts, positions, num_vertices):
     decoded."""
     from ..store import codec
     from ..store.decode import decode_ids
+    from ..store.encode import encode_ids
     block = positions // codec.BLOCK
     first = np.ones(len(block), dtype=bool)
     first[1:] = block[1:] != block[:-1]
@@ -64,7 +65,7 @@ def pack_ids(parts, positions, num_vertices):
     decoded = decode_ids(sub, len(blocks) * codec.BLOCK, num_vertices, np.int64)
     # edge e is lane e % BLOCK of its block's place among the decoded blocks
     rank = np.cumsum(first) - 1
-    return codec.encode(decoded[rank * codec.BLOCK + positions % codec.BLOCK], num_vertices)
+    return encode_ids(decoded[rank * codec.BLOCK + positions % codec.BLOCK], num_vertices).parts
 
 
 def _pack_coded(arrays, names, coded, positions, out, num_vertices):

@@ -89,8 +89,9 @@ def _pack_rate(nv=1 << 16, degree=16, compressed=False):
     ids = np.sort(rng.integers(0, nv, (nv, degree)), axis=1).reshape(-1).astype(np.int32)
     arrays = {"in/indptr": indptr, "in/src": ids}
     if compressed:
-        from ...store import codec
-        arrays = {"in/indptr": indptr, **{f"in/src.{p}": v for p, v in codec.encode(ids, nv).items()}}
+        from ...store.encode import encode_ids
+        arrays = {"in/indptr": indptr,
+                  **{f"in/src.{p}": v for p, v in encode_ids(ids, nv).parts.items()}}
     offsets, off = {}, 0
     for name, a in arrays.items():
         offsets[name] = off
