@@ -21,8 +21,11 @@ Others, and every program where numba is not installed, run the numpy passes.
 
 The generated module is written to a cache directory (``GRSTREAM_KERNEL_CACHE``, else
 ``~/.cache/grstream/kernels``, else a per-user directory under the system's temporary one:
-the first writable) under a name hashed from its text, and imported from there, so that numba's
-``cache=True`` keeps the machine code beside it: a later process loads it instead of compiling.
+the first writable) under a name hashed from its text. A kernel call takes its function from the
+extension module built ahead of time from that text for the call's argument types (aot.py: no
+numba imported); else the text is imported from there (numba imported then, once), so that
+numba's ``cache=True`` keeps the machine code beside it: a later process loads it instead of
+compiling.
 """
 import hashlib
 import importlib.util
@@ -33,6 +36,7 @@ import tempfile
 import numpy as np
 
 from ...program.scalar import qualifies, scalar_method
+from . import aot
 
 #: senders' edge directions: (indptr, neighbour ids, edge property side, sender role,
 #: receiver role) of each gather direction
@@ -80,8 +84,10 @@ _KERNELS = {}
 
 
 def loaded(spec, dirs):
-    """Whether this process has loaded the kernels of ``spec`` over ``dirs``."""
-    return (spec.owner, tuple(dirs)) in _KERNELS
+    """Whether the kernels of ``spec`` over ``dirs`` load at no cost: this process has loaded
+    them through numba, or an extension module holds them (aot.py)."""
+    kernels = _KERNELS.get((spec.owner, tuple(dirs)))
+    return kernels is not None and kernels.ready()
 
 
 class PushKernels:
@@ -106,7 +112,25 @@ class PushKernels:
                 text += [self._push_uniform(d), ""]
         text.append(self._apply())
         self.source = "\n".join(text) + "\n"
-        self.module = load_module(self.source)
+        self.path, digest = write_module(self.source)
+        self.aot = aot.Extension(os.path.dirname(self.path), digest, self.path)
+        self._jit = None
+
+    @property
+    def module(self):
+        """The generated module through numba's JIT (imported on first use)."""
+        if self._jit is None:
+            self._jit = load_module(self.source)
+        return self._jit
+
+    def ready(self):
+        """Whether calls cost no loading: the JIT module is imported, or an extension module
+        was built for this source."""
+        return self._jit is not None or self.aot.available()
+
+    def _run(self, kernel, args):
+        fn = self.aot.function(kernel, args) or getattr(self.module, kernel)
+        return int(fn(*args))
 
     # ------------------------------------------------------------------ generation
     def _call(self, args, where):
@@ -243,26 +267,26 @@ class PushKernels:
     # ------------------------------------------------------------------ calls
     def push(self, d, indptr, ids, lo, senders, acc, ident, flag, found, k, vertex, edge, params):
         """Run ``push_<d>``; returns the receivers listed in ``found`` so far."""
-        fn = getattr(self.module, "push_" + d)
-        return int(fn(indptr, ids, lo, senders, acc, ident, flag, found, k,
-                      *[vertex[f] for f in self.vertex], *[edge[p] for p in self.edge],
-                      *[params[p] for p in self.params]))
+        return self._run("push_" + d, (indptr, ids, lo, senders, acc, ident, flag, found, k,
+                                       *[vertex[f] for f in self.vertex],
+                                       *[edge[p] for p in self.edge],
+                                       *[params[p] for p in self.params]))
 
     def push_uniform(self, d, indptr, ids, lo, senders, acc, ident, seen, flag, found, k, m,
                      fold, vertex):
         """Run ``push_uniform_<d>`` with the one message ``m``; returns the receivers listed in
         ``found`` so far."""
-        fn = getattr(self.module, "push_uniform_" + d)
-        return int(fn(indptr, ids, lo, senders, acc, ident, seen, flag, found, k, m, fold,
-                      vertex[self.spec.push_field]))
+        return self._run("push_uniform_" + d, (indptr, ids, lo, senders, acc, ident, seen, flag,
+                                               found, k, m, fold, vertex[self.spec.push_field]))
 
     def apply(self, receivers, vals, changed, write_cur, vertex, nxt, cur, params):
         """Run ``apply_all`` over ``receivers`` with their combined messages ``vals``; returns
         how many changed (listed in ``changed``)."""
-        return int(self.module.apply_all(
-            receivers, vals, changed, write_cur, *[vertex[f] for f in self.vertex],
-            *[nxt[f] for f in self.writes], *[cur[f] for f in self.writes],
-            *[params[p] for p in self.params]))
+        return self._run("apply_all", (receivers, vals, changed, write_cur,
+                                       *[vertex[f] for f in self.vertex],
+                                       *[nxt[f] for f in self.writes],
+                                       *[cur[f] for f in self.writes],
+                                       *[params[p] for p in self.params]))
 
 
 def _jit(source):
@@ -291,20 +315,27 @@ def cache_dir():
 _MODULES = {}
 
 
-def load_module(source):
-    """Import the generated ``source`` from the cache directory (written there once, under a
-    name hashed from it, atomically), so that numba caches its machine code beside it."""
+def write_module(source):
+    """(path, digest): the generated ``source`` written once to the cache directory under a
+    name hashed from it (atomically)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
-    module = _MODULES.get(digest)
-    if module is not None:
-        return module
-    name = f"grstream_kernels_{digest}"
-    path = os.path.join(cache_dir(), name + ".py")
+    path = os.path.join(cache_dir(), f"grstream_kernels_{digest}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
             f.write(source)
         os.replace(tmp, path)
+    return path, digest
+
+
+def load_module(source):
+    """Import the generated ``source`` from the cache directory (:func:`write_module`), so that
+    numba caches its machine code beside it."""
+    path, digest = write_module(source)
+    module = _MODULES.get(digest)
+    if module is not None:
+        return module
+    name = f"grstream_kernels_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -17,8 +17,11 @@ from ...errors import UsageError
 from . import compiled
 from .strategy_push import SENDS, UNIFORM_SHARE, Push
 
-#: a process loads the compiled kernels once its qualifying runs reach this many edges, the
-#: store of the run that loads them included (docs/BENCHMARKS.md, "Measured constants")
+#: without an extension module of the kernels (aot.py), a process loads them through numba once
+#: its qualifying runs reach this many edges, the store of the run that loads them included:
+#: importing numba and its first call cost about 0.6 s of CPU, which the kernels save over about
+#: 16M edges of BFS or SSSP (docs/BENCHMARKS.md, "Measured constants"); with the module built,
+#: loading costs under a millisecond and every qualifying run compiles
 COMPILED_EDGES = 1 << 24
 #: receivers of a plan are read back by scanning the n flags from this share of n on (below,
 #: sorting the listed ones costs less)
@@ -70,14 +73,19 @@ def push_class(ex, choice, pushes=True):
 
 
 def pays(spec, dirs, store):
-    """Whether compiled kernels pay for themselves: they are loaded in this process already, or
-    the qualifying runs of this process, this one included, reach COMPILED_EDGES edges (a
-    process's first kernels cost importing numba and loading the machine code from the cache,
-    more than the numpy passes spend on one smaller graph; a process that keeps running such
-    programs loads them once it has spent that much)."""
+    """Whether compiled kernels pay for themselves: they load at no cost (loaded in this process
+    already, or built as an extension module), or the qualifying runs of this process, this one
+    included, reach COMPILED_EDGES edges (a process's first kernels through numba cost importing
+    numba and loading the machine code from the cache, more than the numpy passes spend on one
+    smaller graph; a process that keeps running such programs loads them once it has spent that
+    much)."""
     global _SEEN
     _SEEN += int(store.num_edges)
-    return compiled.loaded(spec, dirs) or _SEEN >= COMPILED_EDGES
+    try:
+        cheap = compiled.push_kernels(spec, dirs).ready()
+    except OSError:   # (no writable cache directory: the numpy passes)
+        return False
+    return cheap or _SEEN >= COMPILED_EDGES
 
 
 _SEEN = 0   # edges of the stores of this process's qualifying runs so far

@@ -1,0 +1,79 @@
+"""The compiled kernels as an extension module (backends/cpu/aot.py): built for the types a
+process called them with, loaded by a later process without numba, giving the numpy passes'
+results; "auto" compiles whatever the store's size once the module exists."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import grstream as gr
+from grstream.algorithms.bfs import BFS
+from grstream.backends.cpu import aot, compiled, strategy_compiled
+
+from ...algorithms.conftest import build, random_edges
+
+numba = pytest.importorskip("numba")
+pytest.importorskip("numba.pycc")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+#: a fresh process: BFS with "auto" on a small store; prints whether the kernels were loaded,
+#: whether numba was imported, and the levels
+FRESH = """
+import sys
+import numpy as np
+import grstream as gr
+from grstream.algorithms.bfs import BFS
+from grstream.backends.cpu import compiled
+levels = gr.run(BFS(source=int(sys.argv[2])), sys.argv[1], backend_options={"threads": 2}).value
+print(compiled.loaded(BFS.spec, ("in",)), "numba" in sys.modules, " ".join(map(str, levels)))
+"""
+
+
+def test_the_module_loads_without_numba_and_equals_numpy(tmp_path, monkeypatch):
+    cache = tmp_path / "kernels"
+    monkeypatch.setenv("GRSTREAM_KERNEL_CACHE", str(cache))
+    monkeypatch.setattr(compiled, "_KERNELS", {})   # no kernels of this process's cache
+    monkeypatch.setattr(aot, "_PENDING", {})
+    monkeypatch.setattr(strategy_compiled, "PARALLEL_EDGES", 8)   # (parts on two threads)
+    rng = np.random.default_rng(7)
+    n = 500
+    src, dst, _ = random_edges(rng, n, 6000)
+    store = build(tmp_path, n, src, dst, num_shards=4)
+    want = gr.run(BFS(source=3), store, backend_options={"kernels": "numpy"}).value
+    # through numba's JIT (nothing built yet): the types of the calls are recorded
+    got = gr.run(BFS(source=3), store, backend_options={"kernels": "numba", "threads": 2}).value
+    np.testing.assert_array_equal(got, want)
+    kernels = compiled.push_kernels(BFS.spec, ("in",))
+    assert not kernels.aot.available() and "push_uniform_in" in kernels.aot.missed
+    aot.build_pending(wait=True)
+    assert sorted(p.suffix for p in cache.iterdir() if p.name.startswith("grstream_aot_")) == [
+        ".json", ".so"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", FRESH, store.path, "3"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    loaded, imported, *levels = out.stdout.split()
+    # "auto" on a store far below COMPILED_EDGES compiles: the module loads at no cost
+    assert (loaded, imported) == ("True", "False")
+    np.testing.assert_array_equal(np.array(levels, dtype=np.int64), want)
+
+
+def test_argument_types_and_the_switch(tmp_path, monkeypatch):
+    monkeypatch.setattr(aot, "_PENDING", {})
+    a = np.arange(10, dtype=np.int32)
+    assert aot.arg_code(a) == "<i4[]" and aot.arg_code(np.int64(3)) == "<i8"
+    assert [aot.arg_code(x) for x in (True, 3, 2.5)] == ["bool", "int", "float"]
+    frozen = a.copy()
+    frozen.flags.writeable = False
+    assert aot.arg_code(frozen) == "<i4[]r"
+    # types the module cannot take: the JIT runs them, nothing recorded
+    assert aot.arg_code(a[::2]) is None and aot.arg_code(np.zeros((2, 2))) is None
+    ext = aot.Extension(str(tmp_path), "x", str(tmp_path / "x.py"))
+    assert ext.function("k", (a[::2],)) is None and not ext.missed
+    assert ext.function("k", (a,)) is None and ext.missed == {"k": {"<i4[]"}}
+    monkeypatch.setenv("GRSTREAM_KERNEL_AOT", "0")
+    off = aot.Extension(str(tmp_path), "y", str(tmp_path / "y.py"))
+    assert off.function("k", (a,)) is None and not off.missed and off.write_request() is None
