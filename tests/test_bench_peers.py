@@ -24,7 +24,10 @@ def test_peers_agree(bench, tmp_path, capsys):
     assert "SSSP peak memory: grstream" in text and "MiB" in text
     # CPU seconds beside the wall seconds, and the CLI's engine seconds against scipy's
     assert "| RMAT-9 | bfs |" in cpu
-    assert "`grstream run bfs`: engine" in text and "`grstream run sssp`: engine" in text
+    cli = [line.split(" | ") for line in text.splitlines() if "`grstream run" in line]
+    assert [r[1] for r in cli] == ["`grstream run bfs`", "`grstream run sssp`"]
+    assert all(float(r[3].split()[0]) > 0 and r[7].endswith(" x") for r in cli)   # engine CPU
+    assert "Commit: " in text and "at the start" in text
 
 
 def test_partition_check(bench):

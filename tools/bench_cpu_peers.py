@@ -347,11 +347,16 @@ def run_main(args, have, tmp):
             rows.append(row)
             print(format_row(row), flush=True)
     if args.cli:
-        scipy_rows = {r["algo"]: r["peers"]["scipy"][0] for r in rows}
+        # the extension modules of the kernels the calls above used are built first (a process
+        # that compiled them leaves that build at its exit): the fresh processes then load them
+        # as a user's later processes do
+        from grstream.backends.cpu import aot
+        aot.build_pending(wait=True)
+        scipy_rows = {r["algo"]: (r["peers"]["scipy"][0], r["peer_cpu"]["scipy"]) for r in rows}
         for algo in ("bfs", "sssp"):
             if algo in scipy_rows:
-                rows.append(cli_row(args, path, s, algo, scipy_rows[algo]))
-            print(format_row(rows[-1]), flush=True)
+                rows.append(cli_row(args, path, s, algo, *scipy_rows[algo]))
+                print(format_row(rows[-1]), flush=True)
     if args.memory:
         peaks = sssp_memory(path, g, s, tmp)
         if peaks:
@@ -360,10 +365,11 @@ def run_main(args, have, tmp):
     return rows
 
 
-def cli_row(args, path, s, algo, scipy_seconds):
+def cli_row(args, path, s, algo, scipy_seconds, scipy_cpu):
     """``grstream run <algo>`` on the store, --repeat times, each in a fresh process: the medians
-    of its engine seconds (--stats-json ``seconds``), its CPU seconds (user + system) and its
-    wall seconds, against scipy's median call in the same run."""
+    of its engine seconds (--stats-json ``seconds``) and the engine's CPU seconds (``cpu_seconds``),
+    the process's CPU seconds (user + system) and wall seconds, against scipy's median call in
+    the same run (wall and CPU)."""
     import json
     import subprocess
     root = str(Path(__file__).resolve().parents[1])
@@ -379,10 +385,12 @@ def cli_row(args, path, s, algo, scipy_seconds):
         after = os.times()
         cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
         with open(stats) as f:
-            runs.append((json.load(f)["seconds"], cpu, wall))
-    engine, cpu, wall = (statistics.median(r[i] for r in runs) for i in range(3))
+            doc = json.load(f)
+        runs.append((doc["seconds"], doc["cpu_seconds"], cpu, wall))
+    engine, engine_cpu, cpu, wall = (statistics.median(r[i] for r in runs) for i in range(4))
     return {"graph": f"RMAT-{args.scale}", "algo": f"`grstream run {algo}`", "engine": engine,
-            "process_cpu": cpu, "process_wall": wall, "scipy": scipy_seconds}
+            "engine_cpu": engine_cpu, "process_cpu": cpu, "process_wall": wall,
+            "scipy": scipy_seconds, "scipy_cpu": scipy_cpu}
 
 
 def run_bc(args, have, tmp):
@@ -411,9 +419,11 @@ def run_bc(args, have, tmp):
 
 def format_row(row):
     if "engine" in row:
-        return (f"{row['graph']} {row['algo']}: engine {row['engine']:.3f} s "
-                f"({row['engine'] / row['scipy']:.2f}x scipy's {row['scipy']:.3f} s); process "
-                f"{row['process_cpu']:.2f} s CPU, {row['process_wall']:.2f} s wall")
+        return (f"{row['graph']} {row['algo']}: engine {row['engine']:.3f} s wall "
+                f"({row['engine'] / row['scipy']:.2f}x scipy's {row['scipy']:.3f} s), "
+                f"{row['engine_cpu']:.3f} s CPU ({row['engine_cpu'] / row['scipy_cpu']:.2f}x "
+                f"scipy's {row['scipy_cpu']:.3f} s); process {row['process_cpu']:.2f} s CPU, "
+                f"{row['process_wall']:.2f} s wall")
     if "bytes" in row:
         mine, theirs = row["bytes"]["grstream"], row["bytes"]["scipy"]
         return (f"{row['graph']} {row['algo']}: grstream {mine / 2**20:.0f} MiB; scipy dijkstra "
@@ -429,7 +439,8 @@ def format_row(row):
 def markdown(rows, args, have):
     cols = [p for p in PEERS if p in have]
     lines = [f"Device: {bench_cpu.cpu_model()}, {os.cpu_count()} cores, shared with other work (medians of "
-             f"{args.repeat}, interleaved), load average {load_average()}. Date: "
+             f"{args.repeat}, interleaved), load average {args.load_start} at the start, "
+             f"{load_average()} at the end. Commit: {commit()}. Date: "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
              f"UTC. Command: `python tools/bench_cpu_peers.py {' '.join(sys.argv[1:])}`. "
              f"Skipped (not installed): {', '.join(p for p in PEERS if p not in have) or 'none'}.",
@@ -464,10 +475,30 @@ def markdown(rows, args, have):
             wall, cpu = r["peers"]["scipy"][0], r["peer_cpu"]["scipy"]
             lines.append(f"| {r['graph']} | {r['algo']} | {r['grstream']:.3f} s | {r['cpu']:.3f} s | "
                          + " | ".join(cells) + f" | {r['grstream'] / wall:.2f} x | {r['cpu'] / cpu:.2f} x |")
-    for r in rows:
-        if "engine" in r:
-            lines.append(f"\n{format_row(r)} (medians of {args.repeat} fresh processes)")
+    cli = [r for r in rows if "engine" in r]
+    if cli:
+        lines += ["", f"Fresh processes (medians of {args.repeat}; engine: the run's --stats-json "
+                  "`seconds` and `cpu_seconds`; scipy: its call above):", "",
+                  "| graph | command | engine wall | engine CPU | scipy wall | scipy CPU | "
+                  "wall / scipy | CPU / scipy | process CPU | process wall |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in cli:
+            lines.append(f"| {r['graph']} | {r['algo']} | {r['engine']:.3f} s | "
+                         f"{r['engine_cpu']:.3f} s | {r['scipy']:.3f} s | {r['scipy_cpu']:.3f} s | "
+                         f"{r['engine'] / r['scipy']:.2f} x | {r['engine_cpu'] / r['scipy_cpu']:.2f} x | "
+                         f"{r['process_cpu']:.2f} s | {r['process_wall']:.2f} s |")
     return "\n".join(lines) + "\n"
+
+
+def commit():
+    """The checkout's commit (short), or "unknown"."""
+    import subprocess
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=Path(__file__).resolve().parents[1],
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def load_average():
@@ -497,6 +528,7 @@ def main(argv=None):
     ap.add_argument("--cli", action="store_true",
                     help="also `grstream run bfs` and `grstream run sssp` in fresh processes")
     args = ap.parse_args(argv)
+    args.load_start = load_average()
     have = peers_available()
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
         rows = [] if args.only_bc else run_main(args, have, tmp)

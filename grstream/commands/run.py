@@ -151,7 +151,7 @@ def main(args):
     if path is None:
         from ..defaults import default_store
         path = default_store(progress=False)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     # ranks open theirs alike (a path holding {rank}: each rank's part file, docs/DISTRIBUTED.md)
     with (store_mod.open(path) if world is None else Ranks.open(path, world, store_mod.open)) as store:
         run_options = {"device": args.device, "memory_budget": args.memory_budget,
@@ -170,6 +170,7 @@ def main(args):
         values, results = algo.entry(store, **given, **run_options)
         results = results if isinstance(results, list) else [results]
         seconds = time.perf_counter() - t0
+        cpu_seconds = time.process_time() - c0   # (every thread of this process)
         if not lead:
             return 0
         if args.output:
@@ -178,7 +179,7 @@ def main(args):
             from ..engine.result import jsonable
             from ..io.write import save_text
             doc = {"algorithm": algo.name, "store": str(path), "seconds": seconds,
-                   "ranks": 1 if world is None else world.Get_size(),
+                   "cpu_seconds": cpu_seconds, "ranks": 1 if world is None else world.Get_size(),
                    "throughput": throughput(results, seconds),
                    "runs": [r.to_json_dict() for r in results]}
             text = json.dumps(jsonable(doc), indent=2)
