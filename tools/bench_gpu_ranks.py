@@ -2,7 +2,7 @@
 on R GPU ranks (``mpiexec -n R``, one GPU each, the NCCL exchange), in the same run.
 
 Usage (on a machine with R GPUs): python3 tools/bench_gpu_ranks.py --scale 24 [--ranks 2]
-[--repeat 3] [--dir DIR] [--json out.json]
+[--repeat 3] [--dir DIR] [--json out.json] [--cases bfs,cc] [--profile]
 
 The graph and budgets are tools/bench_targets.py's: RMAT of ``--scale`` (seed 1, edge factor 16,
 32 shards, reused from ``--dir``), BFS from the highest-out-degree vertex, the 1/4 budget = vertex
@@ -14,7 +14,12 @@ of their iterations after the first, ``--pr-iters`` iterations a run). BFS and C
 engine's default direction and pulled, on one GPU here and on the ranks in
 ``mpiexec -n R python3 tools/bench_gpu_ranks.py --worker SPEC``, rank 0 reporting (its iterations
 wait for every rank's exchange, so they are the world's). Every rank case's values are compared
-with one GPU's (BFS and CC exactly, PageRank to 1e-9).
+with one GPU's (BFS and CC exactly, PageRank to 1e-9). ``--profile`` records every run's
+iterations on every rank (the warm run's too): host milliseconds of the executor's steps
+(``cuda.*``, ``rank.*``: begin, publish, read_back with the device sync it waits in), of the
+exchange's (``nccl.*``, ``mpi.counts``), and the garbage collector's pauses (``gc``; ``gc2``:
+full collections), beside each iteration's time, exchange and kernel milliseconds; the first
+iteration's steps include the run's start.
 """
 import argparse
 import json
@@ -43,15 +48,81 @@ def program(name, source):
             "cc": lambda: algos.cc.ConnectedComponents()}[name]
 
 
-def run_case(path, case, source, repeat, pr_iters, comm=None, device="cuda"):
+#: host seconds per phase of the current iteration (``--profile``: filled by :func:`profile_hooks`)
+PHASES = {}
+
+
+def _timed(cls, name, key):
+    """Wrap ``cls.name`` to add its host seconds (with what it waits for) to PHASES[key]."""
+    fn = cls.__dict__.get(name)
+    if fn is None:
+        return
+
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            PHASES[key] = PHASES.get(key, 0.0) + time.perf_counter() - t0
+    setattr(cls, name, wrapper)
+
+
+def profile_hooks():
+    """Time the executor's and the exchange's steps on the host, and the garbage collector's
+    pauses (``--profile``): each iteration's seconds per step, beside its stats."""
+    import gc
+
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.distributed import exchange, gpu_rank, nccl
+    for name in ("begin", "publish", "read_back", "set_frontier", "load_state"):
+        _timed(CudaExecutor, name, "cuda." + name)
+        _timed(gpu_rank.CudaRankExecutor, name, "rank." + name)
+    for name in ("push", "push_everywhere", "state", "union_bitmap"):
+        _timed(nccl.NcclExchange, name, "nccl." + name)
+    _timed(exchange.MpiExchange, "counts", "mpi.counts")
+    started = {}
+
+    def collect(phase, info):
+        if phase == "start":
+            started["t"] = time.perf_counter()
+        elif "t" in started:
+            PHASES["gc"] = PHASES.get("gc", 0.0) + time.perf_counter() - started.pop("t")
+            if info.get("generation") == 2:
+                PHASES["gc2"] = PHASES.get("gc2", 0) + 1
+    gc.callbacks.append(collect)
+
+
+def profiled_run(session, prog, max_iter):
+    """``session.run`` with each iteration's PHASES (the first holds the start's)."""
+    rows = []
+
+    def each(st):
+        rows.append({"ms": round(st.time_total * 1e3, 3), "dir": st.plan.get("direction"),
+                     "changed": st.changed_vertices, "ex_ms": round(st.time_exchange * 1e3, 3),
+                     "ex_mb": round(st.bytes_exchanged / 1e6, 2), "kernel_ms": round(st.time_kernel * 1e3, 3),
+                     **{k: round(v * 1e3, 3) if isinstance(v, float) else v for k, v in PHASES.items()}})
+        PHASES.clear()
+    PHASES.clear()
+    result = session.run(prog, max_iter=max_iter, callback=each)
+    result.info["profile"] = rows
+    return result
+
+
+def run_case(path, case, source, repeat, pr_iters, comm=None, device="cuda", profile=False):
     """(figures, values) of one case: ``repeat`` timed runs after a warm one in one Session."""
     make = program(case["algo"], source)
     max_iter = pr_iters if case["algo"] == "pagerank" else None
     pinned = {"pinned_budget": PINNED} if device == "cuda" else {}
     with gr.Session(path, device=device, memory_budget=case["budget"], direction=case.get("direction", "auto"),
                     comm=comm, **pinned) as session:
-        session.run(make(), max_iter=max_iter)
-        runs = [session.run(make(), max_iter=max_iter) for _ in range(repeat)]
+        if profile:
+            runs = [profiled_run(session, make(), max_iter) for _ in range(repeat + 1)]
+            profiles = [{"start_ms": round(r.info.get("start_wall_s", 0.0) * 1e3, 3), "iterations": r.info["profile"]}
+                        for r in runs]
+            runs = runs[1:]
+        else:
+            session.run(make(), max_iter=max_iter)
+            runs = [session.run(make(), max_iter=max_iter) for _ in range(repeat)]
     total = [r.info.get("start_wall_s", 0.0) + sum(s.time_total for s in r.stats) for r in runs]
     per_it = [s.time_total for r in runs for s in r.stats[1:]]
     last = runs[-1]
@@ -64,6 +135,8 @@ def run_case(path, case, source, repeat, pr_iters, comm=None, device="cuda"):
            "exchange_ms_per_iteration": sum(s.time_exchange for s in last.stats) / its * 1e3,
            "resident_shards": last.info["memory"]["resident_shards"],
            "rank_stats": last.info.get("rank_stats")}
+    if profile:   # every rank's (rank 0 gathers them; one GPU: its own)
+        out["profile"] = profiles if comm is None else comm.gather(profiles, root=0)
     return out, last.values[FIELDS[case["algo"]]]
 
 
@@ -73,9 +146,11 @@ def worker(spec_path):
     with open(spec_path) as fh:
         spec = json.load(fh)
     results, values = {}, {}
+    if spec["profile"]:
+        profile_hooks()
     for case in spec["cases"]:
         res, value = run_case(spec["path"], case, spec["source"], spec["repeat"], spec["pr_iters"], comm,
-                              spec["device"])
+                              spec["device"], spec["profile"])
         results[case["label"]] = res
         values[case["label"]] = value
         if comm.Get_rank() == 0:
@@ -136,6 +211,10 @@ def main(argv=None):
     ap.add_argument("--dir", default="/tmp")
     ap.add_argument("--json", default=None)
     ap.add_argument("--device", default="cuda", help="cpu: a smoke test of the script (no budgets)")
+    ap.add_argument("--cases", default=None, help="labels to run, comma-separated (default all: pagerank, "
+                    "pagerank_split, bfs, bfs_pull, cc, cc_pull)")
+    ap.add_argument("--profile", action="store_true", help="each run's iterations in the JSON (every rank's): "
+                    "host seconds of the executor's and the exchange's steps, garbage collector pauses")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -154,16 +233,24 @@ def main(argv=None):
                  {"label": "bfs_pull", "algo": "bfs", "budget": b["bfs"], "direction": "pull"},
                  {"label": "cc", "algo": "cc", "budget": b["cc"]},
                  {"label": "cc_pull", "algo": "cc", "budget": b["cc"], "direction": "pull"}]
+    if args.cases:
+        keep = set(args.cases.split(","))
+        one_cases = [c for c in one_cases if c["label"] in keep]
+    if args.profile:
+        profile_hooks()
     values = {}
     for case in one_cases:
-        res, values[case["label"]] = run_case(path, case, source, args.repeat, args.pr_iters, None, args.device)
+        res, values[case["label"]] = run_case(path, case, source, args.repeat, args.pr_iters, None, args.device,
+                                              args.profile)
         out["one"][case["label"]] = res
         log(f"  1 GPU {case['label']}: {res['ms']:.1f} ms, iteration {res['iteration_median_ms']:.2f} ms")
     spec = {"path": path, "source": source, "repeat": args.repeat, "pr_iters": args.pr_iters, "device": args.device,
             "out": os.path.join(args.dir, "ranks_out.json"), "values": os.path.join(args.dir, "ranks_values.npz"),
             "cases": [{"label": "pagerank", "algo": "pagerank", "budget": b["pagerank"]},
                       {"label": "pagerank_split", "algo": "pagerank", "budget": b["pagerank_split"]},
-                      *[c for c in one_cases if c["algo"] != "pagerank"]]}
+                      *[c for c in one_cases if c["algo"] != "pagerank"]], "profile": args.profile}
+    if args.cases:
+        spec["cases"] = [c for c in spec["cases"] if c["label"] in keep]
     spec_path = os.path.join(args.dir, "ranks_spec.json")
     with open(spec_path, "w") as fh:
         json.dump(spec, fh)
@@ -177,7 +264,9 @@ def main(argv=None):
             out["ranks"] = json.load(fh)
         got = np.load(spec["values"])
         for label, res in out["ranks"].items():
-            want = values["pagerank" if label.startswith("pagerank") else label]
+            want = values.get("pagerank" if label.startswith("pagerank") else label)
+            if want is None:   # (--cases without its one-GPU peer)
+                continue
             res["equal"] = bool(np.allclose(got[label], want, rtol=1e-9, atol=0) if label.startswith("pagerank")
                                 else np.array_equal(got[label], want))
     log(table(out, args.ranks))

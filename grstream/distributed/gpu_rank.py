@@ -8,23 +8,30 @@ the whole vertex state on its GPU; the rank's planner plans its own shards, a de
 "copy" publish cover its own vertices (``setup.span``). In ``publish``:
 
 - a push plan's messages (the executor's per-vertex push accumulator and touched bitmap, to any
-  vertex) are combined at their owners (:meth:`NcclExchange.push`), and each rank applies its
-  own receivers (push_apply); a rank pushes from its own changed vertices only (its shards
-  hold their out-edges), so its changed set never leaves it, and the read back adds the edges a
-  push from the world's changed set walks;
-- the next frontier (built by the rank's activations or push applies) becomes the union of every
+  vertex) are combined on every rank for every vertex (:meth:`NcclExchange.push_everywhere`),
+  and every rank applies every receiver (push_apply over the world's touched bitmap, then cur
+  takes nxt over every vertex): the same values, the world's next frontier and changed counts
+  on every rank, with no exchange of the fields apply writes nor of the frontier after it (a
+  level costs one count all-gather, one device sync and one NCCL group besides its read back).
+  A rank pushes from its own changed vertices only (its shards hold
+  their out-edges), so the changed set it keeps is its own vertices'; the read back adds the
+  ranks' walked edges;
+- the next frontier of a pull (built by the rank's activations) becomes the union of every
   rank's before the backend counts it per shard, so the read back's per-shard counts are the
   world's;
-- the fields apply wrote are exchanged after the backend's publish, dense or sparse. The ids a
-  rank applied are a push's receivers, or the set bits of the frontier a pull ran over within
-  its own vertices; every rank knows the world's count of the latter from the last read back,
-  so only an exchange that may go sparse first gathers every rank's count (one small MPI
-  all-gather);
+- the fields a pull's apply wrote are exchanged after the backend's publish, dense or sparse.
+  The ids a rank applied are the set bits of the frontier it ran over within its own vertices;
+  every rank knows the world's count from the last read back, so only an exchange that may go
+  sparse first gathers every rank's count (one small MPI all-gather). Such a publish leaves
+  ``nxt`` of other ranks' vertices behind ``cur``: the next push apply first copies ``cur``
+  into ``nxt`` (apply writes ``nxt`` of the vertices it visits, publish copies every vertex);
 - mutable edge state (scatter writes the out-edges of the rank's own vertices, a run of the
   global CSR order) is exchanged dense, each owner's run broadcast.
 
 The read back adds the world's changed vertices and gathered edges (one more all-gather).
 """
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import UsageError
@@ -93,6 +100,12 @@ class CudaRankExecutor(RankMixin):
         super().__init__(*args, **kwargs)
         self._active = self.dev.n   # the world's frontier after the last read back
         self._own_edges = None   # the edges a push from every own vertex walks
+        self._nxt_stale = False   # nxt may differ from cur (a plan published the rank's span only)
+        self._pushed = False   # the last plan applied every rank's push messages on every rank
+
+    def load_state(self, state, edge_state):
+        super().load_state(state, edge_state)   # (nxt takes cur on the device)
+        self._nxt_stale = False
 
     def _array(self, mem, length, dtype):
         return device_array(self.ranks.exchange.collectives().xp, mem, length, dtype)
@@ -133,19 +146,18 @@ class CudaRankExecutor(RankMixin):
 
     def publish(self, plan):
         dev, ex, n, spec = self.dev, self.ranks.exchange, self.dev.n, self.spec
-        ran, applied = dev.front[0], None   # the frontier this plan applied (publish reverses the pair)
-        if plan.direction == "push":   # (every rank, whether its units sent or not: it may receive)
-            touched = self._bitmap(dev.touched)
-            ex.push(self._array(dev.pacc, n, self.ks.msg_dtype), touched, spec.gather_reduce, self._scratch())
-            with ex.collectives().using():   # the receivers apply (push_apply clears touched)
-                applied = owned_ids(ex.collectives().xp, touched, *self.span)
-            self.pushes.apply(plan)
-            plan = self.pushed(plan, spec)
+        ran = dev.front[0]   # the frontier this plan applied (publish reverses the pair)
+        self._pushed = plan.direction == "push"
+        if self._pushed:   # (every rank, whether its units sent or not: it receives)
+            self._apply_everywhere(plan)
+            super().publish(replace(plan, publish="none", publish_fields=()))
+            return
         if plan.frontier and n:
             ex.union_bitmap(self._bitmap(dev.front[1]), self._scratch())
         super().publish(plan)
         if plan.seed or plan.activation:
             return
+        self._nxt_stale = True   # (the rank's span published; other ranks' values reach cur only)
         # what every rank decides alike: the fields apply writes (a rank without units plans
         # none), dense after a swap (it leaves other ranks' slices of cur stale) or when every
         # vertex applied; edge state (scatter writes its own sources' out-edges), dense
@@ -158,20 +170,46 @@ class CudaRankExecutor(RankMixin):
         dense = spec.activate == "all" or plan.all_active or plan.publish == "swap"
         fields = {f: self._array(dev.cur[f], n, spec.vertex_fields[f]) for f in written}
         width = sum(np.dtype(spec.vertex_fields[f]).itemsize for f in written)
-        # sparse when the world's applied vertices may be few (a push's receivers; the last read
-        # back's frontier, alike on every rank): then every rank's count (one small all-gather)
+        # sparse when the world's applied vertices may be few (the last read back's frontier,
+        # alike on every rank): then every rank's count (one small all-gather)
         ids, lengths = None, np.zeros(self.ranks.size, dtype=np.int64)
-        if applied is not None or (not dense and self._active * (8 + width) < n * width):
-            if applied is None:
-                with ex.collectives().using():
-                    applied = owned_ids(ex.collectives().xp, self._bitmap(ran), *self.span)
-            ids, lengths = applied, ex.counts([len(applied)])[:, 0]
+        if not dense and self._active * (8 + width) < n * width:
+            with ex.collectives().using():
+                ids = owned_ids(ex.collectives().xp, self._bitmap(ran), *self.span)
+            lengths = ex.counts([len(ids)])[:, 0]
         ex.state(fields, ids, lengths, dense=ids is None)
+
+    def _apply_everywhere(self, plan):
+        """A push plan's apply on every rank over every vertex any rank sent to: every rank's
+        messages combined on every rank (:meth:`NcclExchange.push_everywhere`), then the
+        backend's apply over them, which writes the same values, the world's next frontier and
+        changed set on every rank; the changed set keeps the rank's own vertices (a rank
+        pushes from its own: its shards hold their out-edges). No exchange of the fields apply
+        writes follows, nor of the frontier."""
+        dev, ex, n, spec = self.dev, self.ranks.exchange, self.dev.n, self.spec
+        if not n:
+            return
+        ex.push_everywhere(self._array(dev.pacc, n, self.ks.msg_dtype), self._bitmap(dev.touched),
+                           spec.gather_reduce, self._scratch())
+        fields = sorted(spec.analysis.apply_writes)
+        if self._nxt_stale:   # apply writes nxt of the vertices it visits: nxt = cur first
+            for f in fields:
+                dev.cuda.memcpy_dtod_async(dev.nxt[f], dev.cur[f], n * spec.vertex_fields[f].itemsize, dev.ex.compute)
+            self._nxt_stale = False
+        self.pushes.apply(plan)
+        dev.publish_interval(fields, 0, n)
+        coll = ex.collectives()
+        with coll.using():
+            keep_range(coll.xp, self._bitmap(dev.chg[1]), *self.span)
 
     def read_back(self, plan, stats):
         rb = super().read_back(plan, stats)   # (the stream has finished: the exchange too)
         ex = self.ranks.exchange
-        counts = ex.counts([rb.changed_vertices, rb.active_edges, max(rb.changed_edges, 0)]).sum(axis=0)
+        counts = ex.counts([rb.changed_vertices, rb.active_edges, max(rb.changed_edges, 0)])
+        # a push applied every receiver on every rank: its changed counts are the world's already
+        # (rank 0's, which every rank takes alike)
+        counts = np.concatenate([counts[0, [0]], counts[:, 1].sum(keepdims=True), counts[0, [2]]]) \
+            if self._pushed else counts.sum(axis=0)
         rb.changed_vertices, rb.active_edges = int(counts[0]), int(counts[1])
         rb.total_active = self._active = int(rb.shard_active.sum())
         rb.shard_active = self.ranks.local(rb.shard_active)

@@ -169,6 +169,48 @@ class NcclExchange(MpiExchange):
         coll.stop(mark)
         self._bytes(moved)
 
+    def push_everywhere(self, acc, touched, monoid, scratch):
+        """A push plan's messages as :meth:`push` takes them, combined on every rank for every
+        vertex: afterwards every rank's ``acc`` holds every rank's messages combined with
+        ``monoid`` (the identity where none went) and ``touched`` every vertex any rank sent to,
+        so each rank applies every receiver itself (the same values on every rank: the state
+        stays replicated with no exchange of what apply writes, nor of the next frontier).
+        Dense: an all-reduce of the accumulators with the monoid's NCCL operation, the bitmaps
+        or-ed; sparse: every rank's (id, value) pairs gathered by every rank in one NCCL group
+        and combined in rank order (the same order on every rank: the same floating-point sums),
+        whichever moves fewer bytes. Returns "dense" or "sparse"."""
+        coll = self.collectives()
+        xp, n = coll.xp, int(self.bounds[-1])
+        k, op = _row_bytes(acc), _MPI_OPS.get(monoid.name)
+        mark = coll.start()
+        with coll.using():
+            ids = owned_ids(xp, touched, 0, n)   # every receiver of this rank's messages
+            lengths = self.counts([len(ids)])[:, 0]   # (host, MPI)
+            total, wire = int(lengths.sum()), _wire(acc)
+            if op is not None and total * (8 + k) > n * k + n // 8:
+                coll.allreduce(wire, "NCCL_" + op)
+                self._or_bitmaps(touched, scratch)
+                moved, kind = n * k + self.size * touched.nbytes, "dense"
+            else:
+                every, vals = xp.empty(total, dtype=xp.int64), xp.empty(total, dtype=wire.dtype)
+                at = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+                spans = [(r, at[r], at[r + 1]) for r in range(self.size) if at[r + 1] > at[r]]
+                mine = wire[ids]
+                coll.broadcasts([(ids if r == self.rank else None, every[a:b], r) for r, a, b in spans]
+                                + [(mine if r == self.rank else None, vals[a:b], r) for r, a, b in spans])
+                wire[ids] = monoid.identity(acc.dtype)   # (this rank's own come again, in rank order)
+                combine = getattr(xp, monoid.ufunc.__name__)
+                for _, a, b in spans:   # each sender's ids are unique: one sender at a time
+                    where = every[a:b]
+                    wire[where] = combine(wire[where], vals[a:b])
+                mask = xp.zeros(32 * len(touched), dtype=bool)
+                mask[every] = True
+                touched[...] = xp.packbits(mask, bitorder="little").view(xp.uint32)
+                moved, kind = (total - len(ids)) * (8 + k), "sparse"
+        coll.stop(mark)
+        self._bytes(moved)
+        return kind
+
     def _gatherv(self, mine, lengths):
         """Every rank's device array ``mine`` (one dtype; its length ``lengths[rank]``),
         concatenated in rank order, on every rank."""
@@ -294,6 +336,12 @@ class NcclCollectives:
                                  getattr(nccl, op), root, self.stream.ptr)
         finally:
             nccl.groupEnd()
+
+    def allreduce(self, buf, op):
+        """Combine every rank's ``buffer`` into every rank's, in place, with the NCCL operation
+        named ``op`` (the same result on every rank)."""
+        self.comm.allReduce(buf.data.ptr, buf.data.ptr, buf.size, self._type(buf.dtype),
+                            getattr(self.nccl, op), self.stream.ptr)
 
     def sendrecvs(self, pairs):
         """One NCCL group of point-to-point moves: each (send, recv, peer) sends ``send`` to

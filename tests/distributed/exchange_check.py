@@ -47,6 +47,9 @@ class HostCollectives:
             else:
                 self.comm.Reduce(buf, None, op=mpi_op, root=root)
 
+    def allreduce(self, buf, op):
+        self.comm.Allreduce(MPI.IN_PLACE, buf, op=getattr(MPI, op[len("NCCL_"):]))
+
     def sendrecvs(self, pairs):
         for send, recv, peer in pairs:
             self.comm.Sendrecv(send.view(np.uint8), dest=peer, recvbuf=recv.view(np.uint8), source=peer)
@@ -143,9 +146,30 @@ def check_push(n, bounds, count, monoid, dtype):
     return 1
 
 
+def check_push_everywhere(n, bounds, count, monoid, dtype):
+    """Each rank's messages to any vertices, combined on every rank for every vertex: the
+    accumulator and bitmap against every rank's messages combined in rank order."""
+    own = np.random.default_rng(4000 + COMM.Get_rank() + n)
+    ids = np.sort(own.choice(n, size=min(count, n), replace=False)).astype(np.int64)
+    values = own.integers(0, 50, len(ids)).astype(dtype)
+    identity = monoid.identity(dtype)
+    want = np.full(n, identity, dtype=dtype)
+    for their_ids, their_values in COMM.allgather((ids, values)):
+        monoid.ufunc.at(want, their_ids, their_values)
+    receivers = np.flatnonzero(np.isin(np.arange(n), np.concatenate(COMM.allgather(ids))))
+    acc = np.full(n, identity, dtype=dtype)
+    acc[ids] = values
+    touched = bitmap(ids, n)
+    nccl = exchanges(bounds)[1]
+    kind = nccl.push_everywhere(acc, touched, monoid, np.empty(COMM.Get_size() * len(touched), dtype=np.uint32))
+    assert np.array_equal(owned_ids(np, touched, 0, n), receivers)
+    assert np.array_equal(acc, want), (acc, want)
+    return {"dense": 1, "sparse": 2}[kind]
+
+
 def main():
     rng = np.random.default_rng(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
-    size, checks = COMM.Get_size(), 0
+    size, checks, kinds = COMM.Get_size(), 0, set()
     for n in (1, 31, 33, 200, 1000):
         cuts = np.sort(rng.integers(0, n + 1, size - 1))
         for bounds in (np.concatenate([[0], cuts, [n]]), np.array([0] * size + [n])):  # (one owns all)
@@ -156,6 +180,8 @@ def main():
             for count, (monoid, dtype) in zip((0, 2, n // 3 + 1, n), [(gr.monoid.sum, np.float32), (gr.monoid.min, np.int64),
                                                                       (gr.monoid.max, np.float64), (gr.monoid.sum, np.uint32)]):
                 checks += check_push(n, bounds, count, monoid, dtype)
+                kinds.add(check_push_everywhere(n, bounds, count, monoid, dtype))
+    assert kinds == {1, 2}, kinds   # (both ways of combining everywhere ran)
     if COMM.Get_rank() == 0:
         print(f"exchange_check: {checks} checks equal on {size} ranks")
 
