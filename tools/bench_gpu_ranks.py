@@ -14,7 +14,10 @@ of their iterations after the first, ``--pr-iters`` iterations a run). BFS and C
 engine's default direction and pulled, on one GPU here and on the ranks in
 ``mpiexec -n R python3 tools/bench_gpu_ranks.py --worker SPEC``, rank 0 reporting (its iterations
 wait for every rank's exchange, so they are the world's). Every rank case's values are compared
-with one GPU's (BFS and CC exactly, PageRank to 1e-9). ``--profile`` records every run's
+with one GPU's (BFS and CC exactly, PageRank to 1e-9). Beside rank 0's figure (its start from its
+own state upload, so with the time it waits there for the ranks still running the program's init
+on the host), "from the last rank's start" counts the start of the rank that began last (it
+waits for none), as one GPU's figure counts its start after its init. ``--profile`` records every run's
 iterations on every rank (the warm run's too): host milliseconds of the executor's steps
 (``cuda.*``, ``rank.*``: begin, publish, read_back with the device sync it waits in), of the
 exchange's (``nccl.*``, ``mpi.counts``), and the garbage collector's pauses (``gc``; ``gc2``:
@@ -135,6 +138,13 @@ def run_case(path, case, source, repeat, pr_iters, comm=None, device="cuda", pro
            "exchange_ms_per_iteration": sum(s.time_exchange for s in last.stats) / its * 1e3,
            "resident_shards": last.info["memory"]["resident_shards"],
            "rank_stats": last.info.get("rank_stats")}
+    if comm is not None:
+        # the ranks start a run when each has run the program's init on the host (O(n) numpy, the
+        # same work on every rank), which ends at different times: the first collective of the
+        # start makes the early ones wait. From the last rank's start on, every rank is ready
+        ready = np.min(comm.allgather([r.info.get("start_wall_s", 0.0) for r in runs]), axis=0)
+        world = [a + sum(s.time_total for s in r.stats) for a, r in zip(ready, runs)]
+        out.update(ms_ready=float(np.median(world)) * 1e3, ms_ready_all=[round(t * 1e3, 2) for t in world])
     if profile:   # every rank's (rank 0 gathers them; one GPU: its own)
         out["profile"] = profiles if comm is None else comm.gather(profiles, root=0)
     return out, last.values[FIELDS[case["algo"]]]
@@ -154,7 +164,8 @@ def worker(spec_path):
         results[case["label"]] = res
         values[case["label"]] = value
         if comm.Get_rank() == 0:
-            log(f"  ranks {case['label']}: {res['ms']:.1f} ms, iteration {res['iteration_median_ms']:.2f} ms")
+            log(f"  ranks {case['label']}: {res['ms']:.1f} ms, iteration {res['iteration_median_ms']:.2f} ms; "
+                f"from the last rank's start {res['ms_ready']:.1f} ms")
     if comm.Get_rank() == 0:
         np.savez(spec["values"], **values)
         with open(spec["out"], "w") as fh:
@@ -190,14 +201,15 @@ def table(out, ranks):
             ("BFS, 1/4 budget, pulled", "bfs_pull", "bfs_pull", "ms"),
             ("CC, 1/4 budget, default direction", "cc", "cc", "ms"),
             ("CC, 1/4 budget, pulled", "cc_pull", "cc_pull", "ms")]
-    lines = [f"| | 1 GPU | {ranks} GPU ranks | exchange per iteration ({ranks} ranks) | equal |",
-             "|---|---|---|---|---|"]
+    lines = [f"| | 1 GPU | {ranks} GPU ranks | from the last rank's start | exchange per iteration ({ranks} ranks) "
+             f"| equal |", "|---|---|---|---|---|---|"]
     for label, one, many, key in rows:
         a, b = out["one"].get(one), out["ranks"].get(many)
         if a is None or b is None:
             continue
         ex = f"{b['exchange_bytes_per_iteration'] / 1e6:.1f} MB, {b['exchange_ms_per_iteration']:.2f} ms"
-        lines.append(f"| {label} | {a[key]:.2f} ms | {b[key]:.2f} ms | {ex} | {b.get('equal')} |")
+        ready = f"{b['ms_ready']:.2f} ms" if key == "ms" else "-"
+        lines.append(f"| {label} | {a[key]:.2f} ms | {b[key]:.2f} ms | {ready} | {ex} | {b.get('equal')} |")
     return "\n".join(lines)
 
 
