@@ -13,6 +13,12 @@ unit whose iteration's senders carry hub rows, :func:`hub_walk`).
 from dataclasses import dataclass
 from typing import Tuple
 
+import numpy as np
+
+#: rows per group of :attr:`ShardFacts.group_edges`: the rows a GPU thread block of the CUDA
+#: walks takes (skeletons.BLOCK consecutive rows from the shard's first)
+GROUP_ROWS = 256
+
 
 @dataclass(frozen=True)
 class ShardFacts:
@@ -22,12 +28,29 @@ class ShardFacts:
     vertices: int
     edges: Tuple[Tuple[str, int], ...] = ()        # (direction, edges) for the gather directions
     max_degree: Tuple[Tuple[str, int], ...] = ()   # (direction, largest degree)
+    #: (direction, the most edges of GROUP_ROWS consecutive rows from the shard's first): what
+    #: one thread block of a row-per-thread walk holds at most (a vertex order that puts the
+    #: largest rows together makes it far larger than the largest degree)
+    group_edges: Tuple[Tuple[str, int], ...] = ()
 
     def edges_of(self, direction):
         return dict(self.edges).get(direction, 0)
 
     def max_degree_of(self, direction):
         return dict(self.max_degree).get(direction, 0)
+
+    def group_edges_of(self, direction):
+        return dict(self.group_edges).get(direction, 0)
+
+
+def group_max(degrees, rows=GROUP_ROWS):
+    """The most edges among ``rows`` consecutive rows (groups from the first row) of one
+    interval's degree array (:attr:`ShardFacts.group_edges`); 0 for no rows."""
+    d = np.asarray(degrees, dtype=np.int64)
+    if d.size == 0:
+        return 0
+    ends = np.concatenate(([0], np.cumsum(d)))[np.append(np.arange(0, d.size, rows), d.size)]
+    return int(np.diff(ends).max())
 
 
 #: a push iteration's units walk with the hub path (strategy ``"hubs"``: rows of

@@ -16,12 +16,12 @@ and returns only what is named here:
   ``activation_arrays``, ``dataset_dtype``, ``shard_bytes``, ``seed_ids``, ``union_ids``;
   a compressed store's id datasets as stored (``ID_NAMES``, ``id_parts``, ``stored_names``,
   ``select``: the names of a memory model that belong to given datasets);
-- the inputs of its policies: :class:`ShardFacts` (load balance), :class:`LinkCosts`
-  (calibration), and the ``compaction`` helpers every executor packs active rows with.
+- the inputs of its policies: :class:`ShardFacts` (load balance; :func:`group_max`, its
+  row-group maxima), :class:`LinkCosts` (calibration), and the ``compaction`` helpers every executor packs active rows with.
 """
 from . import compaction
 from .backend import IterationStats
-from .balance import ShardFacts
+from .balance import ShardFacts, group_max
 from .capabilities import (BASIC_TRANSFERS, BatchResident, Batching, Capabilities, ExecutorOptions,
                            Feature, Forced, Policies, PushFacts, Setup)
 from .costs import LinkCosts
@@ -38,4 +38,4 @@ __all__ = ["BASIC_TRANSFERS", "PHASES", "BatchResident", "Batching", "Capabiliti
            "Setup", "ShardFacts", "Touched", "Unit", "activation_arrays", "compaction", "dataset_dtype",
            "gather_directions", "hoistable", "is_dense", "needed_arrays", "push_arrays",
            "residency_key", "resident_runs", "seed_ids", "shard_bytes", "union_ids",
-           "ID_NAMES", "id_parts", "select", "stored_names"]
+           "ID_NAMES", "id_parts", "select", "stored_names", "group_max"]

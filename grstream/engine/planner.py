@@ -55,7 +55,8 @@ def phases_of(spec, dense):
 
 
 def shard_facts(store, spec):
-    """ShardFacts of every shard for the gather directions (degree maxima from the store)."""
+    """ShardFacts of every shard for the gather directions (degree maxima and row-group edge
+    maxima from the store's degrees)."""
     dirs = gather_directions(spec)
     intervals = np.asarray(store.intervals, dtype=np.int64)
     deg = {d: np.asarray(store.in_degree() if d == "in" else store.out_degree()) for d in dirs}
@@ -64,7 +65,8 @@ def shard_facts(store, spec):
         lo, hi = int(intervals[i]), int(intervals[i + 1])
         edges = tuple((d, int(deg[d][lo:hi].sum())) for d in dirs)
         tops = tuple((d, int(deg[d][lo:hi].max()) if hi > lo else 0) for d in dirs)
-        out.append(balance.ShardFacts(i, hi - lo, edges, tops))
+        groups = tuple((d, balance.group_max(deg[d][lo:hi])) for d in dirs)
+        out.append(balance.ShardFacts(i, hi - lo, edges, tops, groups))
     return out
 
 

@@ -7,6 +7,11 @@
           the same number of edges whatever the degrees, at the price of a binary search per
           thread and atomics at range boundaries; it sweeps all of the shard's edges, so it only
           pays when most destinations are active.
+
+TWC gives each thread block 256 consecutive rows: a block outlasts the grid when one of its rows
+is a hub, and also when many large rows lie side by side, as a store built with ``reorder``
+``degree`` puts them (its first shards hold a few hundred rows of the largest degrees; TWC runs
+each such shard on a block or two). Both count (:func:`choose`).
 """
 from dataclasses import dataclass
 
@@ -23,6 +28,12 @@ SKEW_RATIO = 64.0
 TAIL_SHARE = 128
 #: below this fraction of active vertices the merge split would sweep mostly idle edges
 DENSE_FRACTION = 0.5
+#: a block's rows are *crowded* when they hold at least this many times the largest row's edges
+#: (a group of large rows, not one hub with small ones around it: the hub rule covers that)
+CROWDED = 2
+#: ... and at least this many edges: below it a block's walk is short whatever the launch
+#: (small graphs keep TWC)
+CROWDED_MIN = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -30,6 +41,8 @@ class DegreeStats:
     vertices: int
     edges: int
     max_degree: int
+    #: the most edges of one TWC block's rows (balance.ShardFacts.group_edges; 0: unknown)
+    block_edges: int = 0
 
     @property
     def mean(self):
@@ -42,8 +55,9 @@ class DegreeStats:
 
 def degree_stats(degrees):
     """DegreeStats of one shard interval's degree array."""
+    from ...engine.contract import group_max
     d = np.asarray(degrees)
-    return DegreeStats(int(d.size), int(d.sum()), int(d.max()) if d.size else 0)
+    return DegreeStats(int(d.size), int(d.sum()), int(d.max()) if d.size else 0, group_max(d))
 
 
 def check_strategy(strategy, merge_ok):
@@ -64,17 +78,22 @@ def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=
     Forced strategies are returned as given. ``auto`` takes the merge split for a dense shard
     whose largest vertex would keep TWC's block busy after the rest of the grid is done (it holds
     at least a block's worth of edges, ``SKEW_RATIO`` times the mean and more than
-    1/``TAIL_SHARE`` of the shard's edges), and TWC otherwise: the merge split wins on shards
-    with hub vertices everywhere, TWC on smaller graphs and on launches of many shards at once
-    (docs/BENCHMARKS.md, "Measured constants").
+    1/``TAIL_SHARE`` of the shard's edges), or whose heaviest block of rows is crowded (at least
+    ``CROWDED`` times the largest row's edges and ``CROWDED_MIN``) and holds more than
+    1/``TAIL_SHARE`` of them, and TWC otherwise: the merge split wins on shards with hub vertices
+    everywhere, TWC on smaller graphs and on launches of many shards at once (docs/BENCHMARKS.md,
+    "Measured constants"; the crowded rule: "GPU targets", run H).
     """
     if strategy != "auto":
         return strategy
     edges = stats.edges if launch_edges is None else max(int(launch_edges), stats.edges)
-    if (merge_ok and active_fraction >= DENSE_FRACTION and stats.max_degree >= BLOCK_MIN
-            and stats.skew >= SKEW_RATIO and stats.max_degree * TAIL_SHARE > edges):
-        return "merge"
-    return "twc"
+    if not (merge_ok and active_fraction >= DENSE_FRACTION):
+        return "twc"
+    hub = (stats.max_degree >= BLOCK_MIN and stats.skew >= SKEW_RATIO
+           and stats.max_degree * TAIL_SHARE > edges)
+    crowded = (stats.block_edges >= max(CROWDED * stats.max_degree, CROWDED_MIN)
+               and stats.block_edges * TAIL_SHARE > edges)
+    return "merge" if hub or crowded else "twc"
 
 
 def merge_available(spec):
@@ -123,10 +142,10 @@ def _auto(facts, actives):
     out = []
     for f, active in zip(facts, actives):
         frac = int(active) / f.vertices if f.vertices else 0.0
-        tops = dict(f.max_degree)
+        tops, groups = dict(f.max_degree), dict(f.group_edges)
         pick = "twc"
         for d, edges in f.edges:
-            stats = DegreeStats(f.vertices, int(edges), int(tops.get(d, 0)))
+            stats = DegreeStats(f.vertices, int(edges), int(tops.get(d, 0)), int(groups.get(d, 0)))
             if choose(stats, frac, "auto", True, launch_edges=launch[d]) == "merge":
                 pick = "merge"
         out.append(pick)

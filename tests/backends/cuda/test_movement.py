@@ -275,6 +275,40 @@ def test_strategy_choice():
         loadbalance.check_strategy("merge", False)
 
 
+def test_crowded_blocks_take_the_merge_split(tmp_path):
+    """Rows of large degree side by side (a degree-ordered store's first shards) crowd TWC's
+    first block: the merge split, though no single row is a hub; one hub among small rows keeps
+    the hub rule's answer, and small graphs keep TWC."""
+    from grstream.engine import balance
+    from grstream.engine.planner import shard_facts
+    sorted_rows = np.concatenate([np.full(1000, 1000), np.full(100_000, 3)])   # no row >= BLOCK_MIN
+    crowded = loadbalance.degree_stats(sorted_rows)
+    assert crowded.block_edges == 256 * 1000 and crowded.max_degree < loadbalance.BLOCK_MIN
+    assert loadbalance.choose(crowded, 1.0) == "merge"
+    assert loadbalance.choose(crowded, 0.1) == "twc"            # sparse frontier
+    assert loadbalance.choose(crowded, 1.0, launch_edges=crowded.block_edges * 200) == "twc"
+    spread = loadbalance.degree_stats(np.random.default_rng(1).permutation(sorted_rows))
+    assert spread.block_edges < loadbalance.CROWDED_MIN and loadbalance.choose(spread, 1.0) == "twc"
+    lone = loadbalance.degree_stats(np.concatenate([[200_000], np.full(10_000, 10)]))
+    assert lone.block_edges < 2 * lone.max_degree and loadbalance.choose(lone, 1.0) == "merge"
+    small = loadbalance.degree_stats(np.full(100, 50))   # one block, but a short walk
+    assert loadbalance.choose(small, 1.0) == "twc"
+    from grstream.backends.cuda.skeletons import BLOCK
+    assert balance.GROUP_ROWS == BLOCK   # the groups are the TWC blocks' rows
+    assert balance.group_max(np.arange(600), rows=256) == sum(range(256, 512))
+    assert balance.group_max(np.zeros(0, np.int64)) == 0
+    # the planner's facts carry the group maxima; the CUDA policy reads them
+    src = np.repeat(np.arange(4), 300)
+    gr.build_shards((src, np.arange(1200)), str(tmp_path / "g.h5"), num_shards=1, progress=False)
+    store = gr.open(str(tmp_path / "g.h5"))
+    facts = shard_facts(store, gr.algorithms.pagerank.PageRank.spec)
+    assert facts[0].group_edges_of("in") == 256 and facts[0].max_degree_of("in") == 1
+    policy = CudaExecutor.policies(CudaExecutor.make_setup()).balance
+    caps = CudaExecutor.capabilities(CudaExecutor.make_setup(options={}))
+    rows = balance.ShardFacts(0, 101_000, (("in", 1_300_000),), (("in", 1000),), (("in", 256 * 1000),))
+    assert policy([rows], [101_000], gr.algorithms.pagerank.PageRank.spec, caps) == ("merge",)
+
+
 # ---------------------------------------------------------------- availability
 def test_missing_pycuda_is_named(monkeypatch, tmp_path):
     from grstream.backends import cuda
