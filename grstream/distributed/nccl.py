@@ -5,9 +5,10 @@ an array module ``xp`` (CuPy on GPU ranks, wrapping the executor's PyCUDA buffer
 through a collectives object; :class:`NcclCollectives` is NCCL's (``cupy.cuda.nccl``, on the
 executor's compute stream, its communicator bootstrapped by broadcasting NCCL's unique id over
 MPI). What stays on MPI host buffers: the small counts (:meth:`MpiExchange.counts`, which also
-give a sparse exchange its lengths, and a push's messages per owner) and the picklable
-``agree`` / ``gather``. Push messages on the device go through :meth:`NcclExchange.push`, on
-the CUDA executor's accumulator and bitmap (the interface's ``combine`` of id lists, too).
+give a sparse exchange its lengths, and a push's message counts) and the picklable ``agree`` /
+``gather``. A push plan's messages on the device go through :meth:`NcclExchange.push_everywhere`,
+on the CUDA executor's accumulator and bitmap; the interface's ``combine`` of id lists goes
+through :meth:`NcclExchange.push` (the owners' combination, as CPU ranks make it).
 
 - **state**, dense: every rank's owned slice of each field, broadcast in place by its owner (one
   NCCL group of ``size`` broadcasts per field: the slices differ in length, which an all-gather
@@ -26,6 +27,11 @@ the CUDA executor's accumulator and bitmap (the interface's ``combine`` of id li
   combined there with the monoid, one sender's unique ids at a time), whichever moves fewer
   bytes (one MPI all-gather of the messages per owner decides). NCCL's point-to-point channels
   are connected when the collectives are made.
+- **push_everywhere**: the same messages combined on every rank for every vertex, so that every
+  rank applies every receiver (grstream/distributed/gpu_rank.py): dense, an all-reduce of the
+  accumulators and the bitmaps or-ed; sparse, every rank's (id, value) pairs broadcast to every
+  rank in one NCCL group and combined in rank order (the same order, so the same sums, on every
+  rank); whichever moves fewer bytes (one MPI all-gather of every rank's message count).
 
 Bytes are counted as they arrive; the device seconds come from events on the stream and are
 added by :meth:`NcclExchange.settle` once the stream has finished (the rank's read back).
