@@ -27,6 +27,7 @@ iteration's steps include the run's start.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -227,6 +228,8 @@ def main(argv=None):
                     "pagerank_split, bfs, bfs_pull, cc, cc_pull)")
     ap.add_argument("--profile", action="store_true", help="each run's iterations in the JSON (every rank's): "
                     "host seconds of the executor's and the exchange's steps, garbage collector pauses")
+    ap.add_argument("--mpi-args", default="", help="options for mpiexec before -n (e.g. Open MPI's "
+                    "'--bind-to none': the placement of the ranks' processes)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -268,8 +271,8 @@ def main(argv=None):
         json.dump(spec, fh)
     mpiexec = shutil.which("mpiexec") or os.path.join(os.path.dirname(sys.executable), "mpiexec")
     t0 = time.perf_counter()
-    proc = subprocess.run([mpiexec, "-n", str(args.ranks), sys.executable, os.path.abspath(__file__),
-                           "--worker", spec_path])
+    proc = subprocess.run([mpiexec, *shlex.split(args.mpi_args), "-n", str(args.ranks), sys.executable,
+                           os.path.abspath(__file__), "--worker", spec_path])
     log(f"ranks: {time.perf_counter() - t0:.1f}s, exit {proc.returncode}")
     if proc.returncode == 0:
         with open(spec["out"]) as fh:
