@@ -14,7 +14,9 @@ a block base (``for32``, ``for128``), resets as whole 32-bit words after a 32-la
 (``reset32``), and the chosen layout with 64-lane blocks (``packed64``).
 ``pagerank``: an RMAT graph (seed 1) built plain and compressed; PageRank's time per iteration
 with the store resident and with a quarter of its bytes as the budget (the shards streamed and,
-compressed, decoded each iteration), medians of ``--repeat`` runs alternating the two stores.
+compressed, decoded each iteration), medians of ``--repeat`` runs alternating the two stores:
+the wall, and the process's CPU time over every thread (what a loaded machine distorts less),
+with the load average before and after.
 ``build``: the same RMAT graph (in memory, as ``tools/bench_targets.py`` builds it) built plain
 and compressed, alternating, ``--repeat`` times each on ``--threads`` threads; the medians of
 the walls and their ratio, with the load average before and after.
@@ -117,16 +119,23 @@ def pagerank_iterations(scale, repeat, iterations, folder):
         budget = quarter_budget(stores[False])
         for label, mb in (("resident", None), ("quarter budget", budget)):
             times = {False: [], True: []}
+            cpu = {False: [], True: []}
+            load = os.getloadavg()[0]
             for _ in range(repeat):
                 for c, store in stores.items():
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     _, result = pagerank.pagerank(store, max_iter=iterations, tol=1e-300,
                                                   memory_budget=mb)
                     times[c].append((time.perf_counter() - t0) / result.iterations)
+                    cpu[c].append((time.process_time() - c0) / result.iterations)
             plain, packed = (statistics.median(times[c]) for c in (False, True))
+            plain_cpu, packed_cpu = (statistics.median(cpu[c]) for c in (False, True))
             print(f"RMAT-{scale} PageRank per iteration, {label}: plain {plain * 1e3:.1f} ms, "
-                  f"compressed {packed * 1e3:.1f} ms, ratio {packed / plain:.2f} "
-                  f"(medians of {repeat}; all: {times})", flush=True)
+                  f"compressed {packed * 1e3:.1f} ms, ratio {packed / plain:.2f}; CPU time "
+                  f"(every thread) plain {plain_cpu * 1e3:.1f} ms, compressed "
+                  f"{packed_cpu * 1e3:.1f} ms, ratio {packed_cpu / plain_cpu:.2f} (medians of "
+                  f"{repeat}; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after; "
+                  f"walls: {times})", flush=True)
 
 
 def build_walls(scale, repeat, threads):
