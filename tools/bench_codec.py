@@ -19,7 +19,8 @@ the wall, and the process's CPU time over every thread (what a loaded machine di
 with the load average before and after.
 ``build``: the same RMAT graph (in memory, as ``tools/bench_targets.py`` builds it) built plain
 and compressed, alternating, ``--repeat`` times each on ``--threads`` threads; the medians of
-the walls and their ratio, with the load average before and after.
+the walls and of the CPU times over every thread, their ratios, and the load average before
+and after.
 """
 import argparse
 import os
@@ -141,21 +142,25 @@ def pagerank_iterations(scale, repeat, iterations, folder):
 def build_walls(scale, repeat, threads):
     from grstream.io.generate import rmat
     src, dst = rmat(scale, 16, seed=1)
-    walls = {False: [], True: []}
+    walls, cpu = {False: [], True: []}, {False: [], True: []}
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeat):
             for c in (False, True):
                 path = Path(tmp) / f"g{int(c)}.h5"
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 gr.build_shards((src, dst), path, num_shards=32, compress=c, threads=threads,
                                 progress=False)
                 walls[c].append(time.perf_counter() - t0)
+                cpu[c].append(time.process_time() - c0)
                 path.unlink()
     plain, packed = (statistics.median(walls[c]) for c in (False, True))
+    plain_cpu, packed_cpu = (statistics.median(cpu[c]) for c in (False, True))
     print(f"RMAT-{scale} build on {threads} threads: plain {plain:.2f} s, compressed "
-          f"{packed:.2f} s, ratio {packed / plain:.2f} (medians of {repeat}; all: {walls}; "
-          f"load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} after)", flush=True)
+          f"{packed:.2f} s, ratio {packed / plain:.2f}; CPU time (every thread) plain "
+          f"{plain_cpu:.2f} s, compressed {packed_cpu:.2f} s, ratio {packed_cpu / plain_cpu:.2f} "
+          f"(medians of {repeat}; load average {load[0]:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after; walls: {walls})", flush=True)
 
 
 def main(argv=None):
