@@ -150,11 +150,14 @@ class CpuExecutor(CpuFacts, Executor):
 
     def load_state(self, state, edge_state):
         self._renew()
+        if self.push is not None:
+            self.push.forget()
         if self.L is not None:
             self._use_lanes(next(iter(state.values())).shape[1])
         for f, a in self.cur.items():
             a[...] = state[f]
-            self.nxt[f][...] = a
+            if state[f] is not self.nxt[f]:   # (host_state's arrays: init wrote nxt already)
+                self.nxt[f][...] = a
         self.edges = {k: np.array(v, dtype=self.spec.edge_state[k]) for k, v in edge_state.items()}
 
     def set_frontier(self, mask, ids=None):

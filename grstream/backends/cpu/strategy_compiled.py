@@ -100,9 +100,17 @@ class CompiledPush(Push):
         self.count = 0   # receivers listed in self.stamp since the last apply
         # push_uniform's bits: the receivers of the one message ``self.seen_value`` so far;
         # ``folded``: every message since the last combine is that one, and its receivers are
-        # only flagged (not listed), their accumulators left at the identity
+        # only flagged (not listed), their accumulators left at the identity. Between plans
+        # the bits are kept (see :meth:`_uniform`): every vertex marked then absorbs
+        # ``self.absorbed``
         self.seen = np.zeros((ex.n + 63) // 64, dtype=np.uint64)
-        self.seen_value, self.folded = None, False
+        self.seen_value, self.folded, self.absorbed = None, False, None
+
+    def forget(self):
+        """A run starts (the fields are set anew): no bit holds."""
+        if self.seen_value is not None or self.absorbed is not None:
+            self.seen.fill(0)
+        self.seen_value, self.folded, self.absorbed = None, False, None
 
     def _params(self):
         program = self.ex.program
@@ -120,15 +128,17 @@ class CompiledPush(Push):
             for d in self.dirs:
                 ptr_name, ids_name, side = SENDS[d]
                 indptr, ids = piece.arrays[ptr_name], piece.arrays[ids_name]
-                if full:
-                    edges = int(indptr[local[-1] + 1]) - int(indptr[local[0]])
-                else:
-                    edges = int(indptr[local + 1].sum() - indptr[local].sum())
+                if full:   # (the rows' ends are indptr's own)
+                    first = int(indptr[local[0]])
+                    ends = indptr[local[0] + 1:local[-1] + 2]
+                else:   # the senders' edges counted once, for the total and the parts
+                    first, ends = 0, np.cumsum(indptr[local + 1] - indptr[local])
+                edges = int(ends[-1]) - first
                 walked += edges
                 m = self._uniform(d, senders, edges)
                 if m is not None:
                     self.folded = self.folded or self.count == 0
-                    parts = (self._parts(indptr, local, edges) if self.folded
+                    parts = (self._parts(ends, first, edges) if self.folded
                              else [(0, len(senders))])
                     runs = [lambda part=part: self.kernels.push_uniform(
                         d, indptr, ids, piece.lo, part, self.acc, self.identity, self.seen,
@@ -147,7 +157,13 @@ class CompiledPush(Push):
         """The senders' one message over ``d``-edges where push_uniform may send it, else None:
         absorbing programs whose message reads only the sender, every sender's the same, over
         at least UNIFORM_SHARE * n edges (the bits are cleared at each combine, n / 8 bytes).
-        The bits are cleared when the message differs from the one they hold."""
+        The bits are cleared when the message differs from the one they hold. Bits kept from
+        earlier plans (their receivers applied since) hold for ``m`` where the message they were
+        set for absorbs it, M(absorbed, m) == absorbed: apply keeps f = M(v.f, acc), so a
+        vertex's field only moves further (M is idempotent and associative) and a vertex with
+        M(v.f, absorbed) == v.f has M(v.f, m) == M(M(v.f, absorbed), m) == v.f. BFS: the
+        vertices reached at earlier levels cost later levels one bit test an edge, not a read
+        of their level."""
         if not (self.kernels.absorbing and self.per_sender[d]) or edges < self.ex.n * UNIFORM_SHARE:
             return None
         m = self._message(d, senders)
@@ -156,18 +172,22 @@ class CompiledPush(Push):
         if self.seen_value is not None and self.seen_value != m:
             self._unfold()
             self.seen.fill(0)
-        self.seen_value = m
+        elif self.seen_value is None and self.absorbed is not None:
+            if self.ex.spec.gather_reduce.ufunc(self.absorbed, m) != self.absorbed:
+                self.seen.fill(0)
+        self.seen_value, self.absorbed = m, None
         return m
 
-    def _parts(self, indptr, local, edges):
-        """[(a, b)]: the senders (rows ``local``) in parts of about equal edges, one for each of
-        the executor's threads, each of at least PARALLEL_EDGES edges."""
+    def _parts(self, ends, first, edges):
+        """[(a, b)]: the senders in parts of about equal edges, one for each of the executor's
+        threads, each of at least PARALLEL_EDGES edges (``ends``: each sender's last edge + 1,
+        counted from ``first``)."""
         count = min(self.ex.threads, edges // PARALLEL_EDGES)
         if count <= 1:
-            return [(0, len(local))]
-        ends = np.cumsum(indptr[local + 1] - indptr[local])
-        cuts = np.searchsorted(ends, np.arange(1, count) * (edges / count))
-        bounds = [0, *(int(c) + 1 for c in cuts), len(local)]
+            return [(0, len(ends))]
+        # (integer keys: float ones would convert ``ends`` whole)
+        cuts = np.searchsorted(ends, first + np.arange(1, count) * edges // count)
+        bounds = [0, *(int(c) + 1 for c in cuts), len(ends)]
         return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
     def _unfold(self):
@@ -187,9 +207,8 @@ class CompiledPush(Push):
         ex = self.ex
         with self.lock:
             value, folded = self.seen_value, self.folded
-            if value is not None:   # push_uniform's bits: clear for the next plan
-                self.seen.fill(0)
-                self.seen_value, self.folded = None, False
+            if value is not None:   # push_uniform's bits: kept, for messages ``value`` absorbs
+                self.absorbed, self.seen_value, self.folded = value, None, False
             k, self.count = self.count, 0
             if folded:   # (nothing listed: the flags hold the receivers)
                 receivers = np.flatnonzero(self.flag)

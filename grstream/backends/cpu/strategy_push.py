@@ -108,6 +108,10 @@ class Push(Strategy):
         # be found as the vertices whose accumulator left the identity
         self.absorbing = spec.push_ok and spec.gather_from == "all"
 
+    def forget(self):
+        """A run starts (the fields are set anew): nothing of an earlier run's sends holds (the
+        numpy passes keep nothing between plans)."""
+
     # ------------------------------------------------------------------ per unit
     def send(self, piece, senders, full, keep=False):
         """([(receivers, messages) per direction], edges walked) of ``senders`` (sorted global

@@ -194,6 +194,43 @@ def test_uniform_messages_fold_and_change(tmp_path, monkeypatch):
     assert any(changes) and any(unfolds) and max(parts) == 2
 
 
+def test_uniform_bits_outlive_a_level(tmp_path, monkeypatch):
+    """BFS's later levels find the vertices reached before by push_uniform's bits (the level
+    just reached absorbs the next one), so the bits are kept between plans, and forgotten where
+    a run starts (a session's second run of TwoSeeds, whose max of 7 would absorb its 5); the
+    values stay the numpy passes'."""
+    rng = np.random.default_rng(4)
+    n = 600
+    src, dst = rng.integers(0, n, (2, 5000))
+    store = build(tmp_path, n, src, dst, num_shards=3)
+    monkeypatch.setattr(strategy_compiled, "UNIFORM_SHARE", 1 / 4096)   # (a small graph)
+    kept, starts = [], []
+    uniform = CompiledPush._uniform
+
+    def spied(self, d, senders, edges):
+        before = (self.absorbed, int(np.count_nonzero(self.seen)))
+        starts.append(before)
+        m = uniform(self, d, senders, edges)
+        if m is not None and before[0] is not None:
+            kept.append((before[0], m, int(np.count_nonzero(self.seen)) == before[1] > 0))
+        return m
+    monkeypatch.setattr(CompiledPush, "_uniform", spied)
+    for program in (BFS(source=1), BFS(source=2)):
+        runs = [gr.run(type(program)(**program.param_values), store,
+                       backend_options={"kernels": k}) for k in ("numba", "numpy")]
+        np.testing.assert_array_equal(runs[0].value, runs[1].value)
+    levels = [(a, m, same) for a, m, same in kept if m == a + 1]   # BFS: a level, then the next
+    assert levels and all(same for _, _, same in levels)
+    seeds = [(1, 0), (0, 1), (n - 1, 2)]
+    want = [gr.run(TwoSeeds(a=a, b=b), store, backend_options={"kernels": "numpy"}).value
+            for a, b in seeds]
+    with gr.Session(store, kernels="numba") as session:
+        for (a, b), values in zip(seeds, want):
+            starts.clear()
+            np.testing.assert_array_equal(session.run(TwoSeeds(a=a, b=b)).value, values)
+            assert starts[0] == (None, 0)   # (the run before left bits: forgotten)
+
+
 def test_auto_compiles_where_it_pays(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     src, dst, w = random_edges(rng, 300, 2000, weighted=True)
