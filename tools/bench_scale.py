@@ -210,14 +210,8 @@ def run_algo(algo, store, device, workdir, profile=None):
     if rec["exit"] != 0:
         return rec
     if profile:
-        import pstats
-        import io
-        prof = os.path.join(profile, f"{algo}.prof")
-        again = measured([sys.executable, "-m", "cProfile", "-o", prof, "-m", "grstream", *args[:-4]])
-        text = io.StringIO()
-        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(45)
+        again, rec["profiler"], rec["profile"] = profiled(args[:-4], profile, algo)
         rec["profiled_wall_s"] = again["wall_s"]
-        rec["profile"] = text.getvalue().splitlines()[-60:]
     # where the command's time after the run goes: -o written, then --stats-json, then the exit
     rec["values_written_s"] = round(os.path.getmtime(values) - began, 2)
     rec["stats_written_s"] = round(os.path.getmtime(stats) - began, 2)
@@ -235,6 +229,30 @@ def run_algo(algo, store, device, workdir, profile=None):
                    link_share=round(mid["bytes_h2d"] / mid["time_total"] / 1e9 / LINK_GBPS, 3),
                    iteration_tier_gb={k: round(v / 1e9, 2) for k, v in mid["tier_bytes"].items()})
     return rec
+
+
+def profiled(args, folder, name):
+    """``grstream ARGS`` again under a profiler of the main thread: (its measured record, the
+    profiler's name, the report's lines), the report also in ``folder``. pyinstrument (sampling
+    the main thread's stack; wall time, threads apart) where it imports; else cProfile, whose
+    times on Python 3.12 and later mix the threads: it records every thread's calls on one stack
+    (sys.monitoring), so a call of the main thread that returns after another thread's start is
+    charged that thread's lifetime (joining an idle pool's threads showed seconds)."""
+    try:
+        import pyinstrument  # noqa: F401
+    except ImportError:
+        import io
+        import pstats
+        prof = os.path.join(folder, f"{name}.prof")
+        again = measured([sys.executable, "-m", "cProfile", "-o", prof, "-m", "grstream", *args])
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(45)
+        return again, "cProfile", text.getvalue().splitlines()[-60:]
+    report = os.path.join(folder, f"{name}.profile.txt")
+    again = measured([sys.executable, "-m", "pyinstrument", "-r", "text", "--no-unicode", "-o", report,
+                      "-p", "processor_options.filter_threshold=0.005", "-m", "grstream", *args])
+    with open(report) as fh:
+        return again, "pyinstrument", [line.rstrip() for line in fh if line.strip()][:150]
 
 
 def run_figures(doc, algo, rec):
@@ -498,7 +516,8 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep-stats", default=None, help="copy each run's --stats-json into this folder")
     ap.add_argument("--profile", default=None,
-                    help="run each algorithm a second time under cProfile, its profile in this folder")
+                    help="run each algorithm a second time under a profiler of its main thread "
+                         "(pyinstrument where it imports, else cProfile), its report in this folder")
     ap.add_argument("--ranks", type=int, default=1,
                     help="also run each algorithm on this many GPU ranks (mpiexec), after the checks")
     args = ap.parse_args(argv)

@@ -17,7 +17,9 @@ def push_degree_words(degree):
     """Each vertex's push degree as the kernels read it: unsigned 32-bit (it only feeds the
     walked-edge counters of the direction rule, and 4 bytes a vertex is what the device keeps),
     saturated at 2**32 - 1 rather than wrapped for a vertex with more edges."""
-    return np.minimum(np.asarray(degree, dtype=np.int64), np.iinfo(np.uint32).max).astype(np.uint32)
+    out = np.empty(np.shape(degree), np.uint32)   # one pass, no int64 temporary
+    np.minimum(degree, np.iinfo(np.uint32).max, out=out, casting="unsafe")
+    return out
 
 
 def align(nbytes):

@@ -18,6 +18,8 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from ...engine.contract import ID_NAMES, dataset_dtype, id_parts, residency_key
 from ...errors import DeviceError, InternalError
 from ...readahead import BufferPool, PoolClosed, map_ahead, read_ahead
@@ -75,8 +77,9 @@ class Mover:
         push unit copies only these into its slot (a push of a BFS moves the out-edges' CSR, not
         the in-edges' CSC); the slot keeps the region's layout, so the budget is the same.
     mapped : bool
-        Allocate the pinned cache mapped, so that "zerocopy" units can be read in place
-        (:mod:`.zerocopy`; the streams need ``pinned_mapped`` and ``mapped_address``).
+        Register the pinned cache mapped, so that "zerocopy" units can be read in place
+        (:mod:`.zerocopy`); the streams' ``pinned_cache(nbytes, mapped)`` makes the cache
+        (:class:`.pinnedcache.PinnedCache`).
     packer : :class:`.compact.Packer` or None
         Packs "compact" units into staging buffers (None: the mover takes no compact unit).
     read_threads : int
@@ -95,17 +98,22 @@ class Mover:
         self.slots = [self._take("device", f"slot {k}", memory.slot_bytes, streams.device_alloc)
                       for k in range(memory.slots)]
         self.slot_layout = {}   # slot -> {shard: its offset in the slot} of the last copy into it
-        cache = memory.pinned_cache_bytes
-        alloc = streams.pinned_mapped if mapped else streams.pinned_empty
-        self.cache = self._take("pinned", "pinned cache", cache, alloc) if cache else None
-        # the cache's device address (mapped): zero-copy units read it in place
-        self.cache_dev = streams.mapped_address(self.cache) if mapped and cache else None
         self.packer = packer
         self.read_threads = max(int(read_threads), 1)
         self._workers = None   # the store reads' thread pool, set up once (the first plan that reads)
         self._reading = None   # the buffer pool of the last plan delivered (closed: its reads stop)
         self.staging = [self._take("pinned", f"staging {k}", memory.staging_bytes, streams.pinned_empty)
                         for k in range(memory.staging)]
+        cache = int(memory.pinned_cache_bytes)
+        # registered with the device on a thread (.pinnedcache; made last, so that nothing after
+        # it fails and leaves it registering): a range is made ready before the device reads it;
+        # mapped, its device address is where zero-copy units read it in place
+        self.pinned = None
+        if cache:
+            self.ledger.take("pinned", "pinned cache", cache)
+            self.pinned = streams.pinned_cache(cache, mapped)
+        self.cache = self.pinned.array if cache else None
+        self.cache_dev = self.pinned.device_address if mapped and cache else None
         self.cache_filled = set()
         self.bytes_read = 0
         self._key_cache = {}
@@ -259,6 +267,8 @@ class Mover:
                 elif u.transfer == "held":
                     data = [self.slot_arrays(i, u.slot) for i in u.shards]
                 elif u.transfer == "zerocopy":
+                    for i in u.shards:   # its kernels read the cache in place: registered first
+                        self._cache_ready(i)
                     data = [self.mapped_arrays(i) for i in u.shards]
                     modes["zerocopy"] = modes.get("zerocopy", 0) + u.nbytes   # the plan's estimate
                 else:
@@ -307,13 +317,13 @@ class Mover:
             lo = offs[u.shards[0]]
             last = u.shards[-1]
             hi = offs[last] + mem.regions[last]
-            self.ex.copy_array(self.cache[lo:hi], bases[u.shards[0]])
+            self._put(self.cache[lo:hi], bases[u.shards[0]])
             stats["bytes_h2d"] += hi - lo
         else:
             for i, views, _, _ in reads:
                 for n in names:
                     if views[n].nbytes:
-                        self.ex.copy_array(views[n], bases[i] + mem.offsets[i][n])
+                        self._put(views[n], bases[i] + mem.offsets[i][n])
                         stats["bytes_h2d"] += views[n].nbytes
         token = self.ex.end_copy()
         stats["copied"] += len(u.shards)
@@ -327,6 +337,22 @@ class Mover:
                     for i in u.shards]
         return [DeviceArrays(i, {n: bases[i] + mem.offsets[i][n] for n in self.names}, mem.lengths[i],
                              self._edges(i)) for i in u.shards]
+
+    def _put(self, host, dev_addr):
+        """Copy ``host`` (staging or pinned cache bytes) to ``dev_addr``: a range of the cache is
+        registered first and copied one registered segment at a time."""
+        at = None if self.pinned is None else self.pinned.offset(host)
+        if at is None:
+            self.ex.copy_array(host, dev_addr)
+            return
+        raw = host.view(np.uint8)
+        self.pinned.ready(at, at + raw.nbytes)
+        for lo, hi in self.pinned.pieces(at, at + raw.nbytes):
+            self.ex.copy_array(raw[lo - at:hi - at], dev_addr + lo - at)
+
+    def _cache_ready(self, i):
+        lo = self.memory.pinned_offsets[i]
+        self.pinned.ready(lo, lo + self.memory.regions[i])
 
     def slot_arrays(self, i, slot):
         """``DeviceArrays`` of shard ``i`` where a copy of an earlier plan left it in ``slot``
@@ -365,6 +391,10 @@ class Mover:
             if kind == "device":
                 self.ex.device_free(mem)
             self.ledger.give(kind, name, nbytes)
+        if self.pinned is not None:   # unregistered and unmapped on a thread (.pinnedcache)
+            self.pinned.close()
+            self.ledger.give("pinned", "pinned cache", self.pinned.nbytes)
+            self.pinned = None
         self._owned, self.slots, self.staging, self.cache = [], [], [], None
 
 

@@ -54,8 +54,12 @@ def hub_shards(intervals, degrees, huge_min):
     if huge_min <= 0:
         return np.zeros(len(bounds) - 1, np.int64)
     deg = np.asarray(degrees, np.int64)
-    big = np.concatenate(([0], np.cumsum(np.where(deg >= huge_min, deg, 0))))
-    return big[bounds[1:]] - big[bounds[:-1]]
+    # the few hub rows, summed per shard: no array of n partial sums (a second of fresh pages
+    # at a billion edges)
+    hubs = np.flatnonzero(deg >= huge_min)
+    big = np.concatenate(([0], np.cumsum(deg[hubs])))
+    at = np.searchsorted(hubs, bounds)
+    return big[at[1:]] - big[at[:-1]]
 
 
 class Pushes:

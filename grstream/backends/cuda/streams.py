@@ -38,15 +38,11 @@ class Streams:
     def pinned_empty(self, nbytes):
         return self.cuda.pagelocked_empty(int(nbytes), np.uint8)
 
-    def pinned_mapped(self, nbytes):
-        """Page-locked memory kernels can also read in place (zero-copy, :mod:`.zerocopy`)."""
-        from .zerocopy import mapped_empty
-        return mapped_empty(self.cuda, nbytes)
-
-    def mapped_address(self, host):
-        """Device address of memory from :meth:`pinned_mapped`."""
-        from .zerocopy import device_address
-        return device_address(host)
+    def pinned_cache(self, nbytes, mapped=False):
+        """The pinned host cache: registered with the device in segments on a thread, and
+        ``mapped``, read by kernels in place too (zero-copy; :mod:`.pinnedcache`)."""
+        from .pinnedcache import CudaRegistrar, PinnedCache
+        return PinnedCache(nbytes, CudaRegistrar(), mapped)
 
     def device_alloc(self, nbytes):
         return self.cuda.mem_alloc(int(nbytes))

@@ -1,8 +1,8 @@
 """Zero-copy transfers of the GPU executor: kernels read the pinned host cache where it lies.
 
-The pinned cache is allocated mapped (``cuMemHostAlloc`` with ``CU_MEMHOSTALLOC_DEVICEMAP``,
-PyCUDA's ``host_alloc_flags.DEVICEMAP``): the same bytes, the same ledger entry ("pinned cache"),
-plus a device address (``cuMemHostGetDevicePointer``) through which kernels read them over the
+The pinned cache is registered mapped (``cuMemHostRegister`` with ``CU_MEMHOSTREGISTER_DEVICEMAP``,
+:mod:`.pinnedcache`): the same bytes, the same ledger entry ("pinned cache"), plus a device
+address (under unified addressing the host address) through which kernels read them over the
 link. A "zerocopy" unit is then delivered without a copy: its ``DeviceArrays`` point into the
 mapped cache, and the gather / apply / activation kernels read only the rows they touch (the
 active vertices' offsets and edges), as EMOGI (VLDB'21) does.
@@ -21,23 +21,6 @@ of program arguments is copied from the main module's before each such unit).
 Copies out of mapped memory run at the same speed as out of ordinary pinned memory, so the cache
 is mapped whenever the executor may zero-copy (``transfer`` "auto" or "zerocopy").
 """
-import numpy as np
-
-
-def mapped_empty(cuda, nbytes):
-    """``nbytes`` of page-locked host memory mapped into the device's address space."""
-    return cuda.pagelocked_empty(int(nbytes), np.uint8, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
-
-
-def device_address(host):
-    """The device address of a mapped page-locked array (its allocation's base)."""
-    base = host
-    while base is not None and not hasattr(base, "get_device_pointer"):
-        base = getattr(base, "base", None)
-    if base is None:
-        raise TypeError("not a mapped page-locked array")
-    return int(base.get_device_pointer())
-
 
 #: what :func:`zerocopy_source` changes in the ordinary module (skeletons.PRELUDE and TWC)
 _WARP_MIN = "#define GR_WARP_MIN 32\n"

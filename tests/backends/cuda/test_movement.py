@@ -2,6 +2,7 @@
 the CUDA streams (no GPU needed)."""
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import grstream as gr
 from grstream.backends.cuda import loadbalance
 from grstream.backends.cuda.executor import CudaExecutor
 from grstream.backends.cuda.movement import Mover
+from grstream.backends.cuda.pinnedcache import PinnedCache
 from grstream.backends.cuda.buffers import ALIGN, vertex_state_bytes
 from grstream.backends.cuda.streams import busy_overlap
 from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, PushFacts
@@ -25,6 +27,57 @@ class Address(int):
     """What device_alloc returns: an int address (PyCUDA's allocations convert with int())."""
 
 
+class StandInRegistrar:
+    """The driver side of a PinnedCache for the stand-ins: it keeps the registered ranges (each
+    registration once, none overlapping); a mapped cache's device address maps to its bytes."""
+
+    contiguous = True
+    keeps_context = True
+
+    def __init__(self, ex=None, delay=0.0):
+        self.ex, self.delay = ex, delay
+        self.ranges = {}          # address -> bytes registered
+        self.calls = []           # ("register" | "unregister", address, thread name)
+        self.lock = threading.Lock()
+
+    def register(self, address, nbytes, mapped):
+        time.sleep(self.delay)
+        with self.lock:
+            assert all(address + nbytes <= a or a + n <= address for a, n in self.ranges.items())
+            self.ranges[address] = nbytes
+            self.calls.append(("register", address, threading.current_thread().name))
+
+    def unregister(self, address):
+        with self.lock:
+            del self.ranges[address]
+            self.calls.append(("unregister", address, threading.current_thread().name))
+
+    def close(self):
+        assert not self.ranges   # every registration undone first
+        self.closed = True
+
+    def within_one(self, address, nbytes):
+        """Whether ``[address, address + nbytes)`` lies in one registered range."""
+        with self.lock:
+            return any(a <= address and address + nbytes <= a + n for a, n in self.ranges.items())
+
+    def covers(self, address, nbytes):
+        """Whether every byte of ``[address, address + nbytes)`` is registered."""
+        with self.lock:
+            at, end = address, address + nbytes
+            for a, n in sorted(self.ranges.items()):
+                if a <= at < a + n:
+                    at = a + n
+            return at >= end
+
+    def device_address(self, cache):
+        addr = self.ex._next
+        self.ex._next += (cache.nbytes // 4096 + 16) * 4096
+        self.ex.mem[addr] = cache.array      # device reads of this range see the host bytes
+        self.ex.mapped = (cache, addr)
+        return addr
+
+
 class SyncExecutor:
     """Synchronous stand-in for CudaExecutor: device memory is host bytes at fake addresses."""
 
@@ -34,9 +87,17 @@ class SyncExecutor:
         self.copies = []          # (shard being copied, nbytes)
         self.busy = set()         # slots whose shard's kernels have not finished
         self.current = None
+        self.pinned = None        # the PinnedCache made by pinned_cache
+        self.mapped = None        # (cache, device address) of a mapped one
 
     def pinned_empty(self, nbytes):
         return np.empty(int(nbytes), np.uint8)
+
+    def pinned_cache(self, nbytes, mapped=False, segment_bytes=4096):
+        # segments of a page: the small stores of these tests span several
+        # a slow registrar: the device side must wait for (or do) what it reads
+        self.pinned = PinnedCache(nbytes, StandInRegistrar(self, delay=0.002), mapped, segment_bytes=segment_bytes)
+        return self.pinned
 
     def device_alloc(self, nbytes):
         addr = self._next
@@ -58,6 +119,9 @@ class SyncExecutor:
         self.current = slot
 
     def copy_array(self, host, dev_addr):
+        at = None if self.pinned is None else self.pinned.offset(host)
+        if at is not None:   # out of the pinned cache: one registered segment, registered now
+            assert self.pinned.registrar.within_one(self.pinned.address + at, host.nbytes)
         self.locate(dev_addr, host.nbytes)[:] = host.view(np.uint8)
         self.copies.append(host.nbytes)
 

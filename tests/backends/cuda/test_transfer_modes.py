@@ -23,19 +23,15 @@ from .test_movement import SyncExecutor, device_view, make_store, model_for
 
 
 class MappedExecutor(SyncExecutor):
-    """The stand-in with mapped pinned memory: the host bytes get a device address of their own."""
+    """The stand-in whose pinned cache is mapped: its host bytes get a device address of their
+    own, read by kernels only where registered."""
 
-    def pinned_mapped(self, nbytes):
-        host = np.zeros(int(nbytes), np.uint8)
-        addr = self._next
-        self._next += (int(nbytes) // 4096 + 16) * 4096
-        self.mem[addr] = host          # device reads of this range see the host bytes
-        self.mapped = (host, addr)
-        return host
-
-    def mapped_address(self, host):
-        assert host is self.mapped[0]
-        return self.mapped[1]
+    def locate(self, addr, nbytes):
+        if self.mapped is not None:
+            cache, base = self.mapped
+            if base <= addr < base + cache.nbytes:   # a zero-copy read: registered first
+                assert cache.registrar.covers(cache.address + addr - base, nbytes)
+        return super().locate(addr, nbytes)
 
 
 def setup(store, spec, transfer, frontier=None):
