@@ -8,8 +8,13 @@ vertices ``[bounds[r], bounds[r+1])``. A rank reads only its own shards; every r
 vertex field whole (the replicated state the exchange keeps equal after each iteration), so a
 rank's memory is the vertex state of the whole graph plus its own shards' data.
 """
+import array
+import fcntl
 import os
+import stat
 import sys
+import termios
+import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -17,6 +22,9 @@ import numpy as np
 from ..errors import UsageError
 from .exchange import MpiExchange
 
+#: seconds a failing rank waits for its last words to be read from its standard error (a pipe
+#: to the launcher under mpiexec) before it aborts the world
+READ_WAIT_SECONDS = 5.0
 #: environment variables MPI launchers set to the world size (MPICH/Hydra, Open MPI, PMIx, Slurm)
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
 
@@ -134,10 +142,36 @@ def abort(comm, exc):
     and why, and abort the world of ``comm`` (every rank exits, none hangs; one rank: nothing)."""
     if comm.Get_size() == 1:
         return
-    sys.stderr.write(f"grstream: rank {comm.Get_rank()} of {comm.Get_size()} failed: "
-                     f"{type(exc).__name__}: {exc}\n")
-    sys.stderr.flush()
+    say_before_exit(f"grstream: rank {comm.Get_rank()} of {comm.Get_size()} failed: "
+                    f"{type(exc).__name__}: {exc}\n")
     comm.Abort(1)
+
+
+def say_before_exit(message, fd=2, wait=READ_WAIT_SECONDS):
+    """Write ``message`` to ``fd`` (standard error) and, where that is a pipe, wait until it has
+    been read (``wait`` seconds at most). Under ``mpiexec`` a rank's standard error is a pipe to
+    the launcher, which forwards what it reads in order with the abort that follows; what is
+    still in the pipe when the abort ends the launcher is lost, and the user would see a
+    failed run that names no rank and no error."""
+    try:
+        sys.stderr.flush()      # what this process said before comes first
+    except (OSError, ValueError):
+        pass
+    data = message.encode(errors="replace")
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        deadline = time.monotonic() + wait
+        unread = array.array("i", [0])
+        while time.monotonic() < deadline:
+            fcntl.ioctl(fd, termios.FIONREAD, unread, True)
+            if not unread[0]:
+                return
+            time.sleep(0.005)
+    except OSError:
+        return                  # nothing more can be done on the way out
 
 
 @contextmanager

@@ -91,6 +91,53 @@ def test_a_raising_rank_ends_every_rank_naming_it(graph):
     assert "grstream: rank 1 of 2 failed: RuntimeError: injected failure at iteration 2" in out.stderr
 
 
+def test_a_failing_rank_aborts_only_after_its_message_is_read():
+    """Under mpiexec a rank's standard error is a pipe to the launcher: the abort waits until
+    the launcher has read the line naming the rank (else the abort can end the launcher before
+    it forwards the line, and the user sees a failed run that says nothing)."""
+    import fcntl
+    import select
+    import termios
+    import threading
+    from array import array
+    from grstream.distributed.ranks import abort
+
+    read_end, write_end = os.pipe()
+    seen = []
+
+    class World:
+        def Get_size(self):
+            return 2
+
+        def Get_rank(self):
+            return 1
+
+        def Abort(self, code):
+            unread = array("i", [0])
+            fcntl.ioctl(2, termios.FIONREAD, unread, True)
+            seen.append(("abort", code, unread[0]))
+
+    def launcher():
+        time.sleep(0.3)             # a launcher slow to read (a loaded machine)
+        if select.select([read_end], [], [], 5)[0]:
+            seen.append(("read", os.read(read_end, 4096)))
+
+    saved = os.dup(2)
+    reader = threading.Thread(target=launcher)
+    try:
+        os.dup2(write_end, 2)
+        reader.start()
+        abort(World(), RuntimeError("injected failure"))
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        reader.join()
+        os.close(read_end)
+        os.close(write_end)
+    assert seen == [("read", b"grstream: rank 1 of 2 failed: RuntimeError: injected failure\n"),
+                    ("abort", 1, 0)]
+
+
 def test_checkpoint_options_from_the_command_line_are_checked(graph, tmp_path, capsys):
     from grstream import cli
     for options, message in ((["--checkpoint", str(tmp_path), "--checkpoint-every", "soon"],
