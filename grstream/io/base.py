@@ -32,6 +32,10 @@ class EdgeSource:
     ``start..stop-1`` (``meta["edges"]`` of them in all) as one chunk, the same edges and checks
     as ``chunks()`` gives them: ranks building a store read only their own share
     (grstream/distributed/rank_build.py).
+    ``make_pieces``, when set (the text readers), yields the edges of ``chunks()`` in the same
+    order, cut where the reader finds them (a block of text each) rather than regrouped into
+    chunks of ``chunk_edges``: a consumer that does not need even chunks (the in-memory build's
+    keys) skips the copies of regrouping them.
     """
 
     name: str
@@ -45,6 +49,11 @@ class EdgeSource:
     id_base: int = 0
     labels: Optional[Callable[[], Sequence]] = None
     rows: Optional[Callable[[int, int], Chunk]] = None
+    make_pieces: Optional[Callable[[], Iterator[Chunk]]] = None
 
     def chunks(self) -> Iterator[Chunk]:
         return self.make_chunks()
+
+    def pieces(self) -> Iterator[Chunk]:
+        """The edges of :meth:`chunks`, in its order, in the reader's own pieces (any size)."""
+        return self.make_chunks() if self.make_pieces is None else self.make_pieces()

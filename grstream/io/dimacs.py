@@ -81,4 +81,5 @@ def read_dimacs(path, *, weighted=None, chunk_edges=None, threads=1):
                       comments=(b"c",), prefix=prefix, expected=(m, "arcs", p_line),
                       workers=threads)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, n, file_size(path),
-                      "dimacs", meta, id_base=1)
+                      "dimacs", meta, id_base=1,
+                      make_pieces=table.pieces)

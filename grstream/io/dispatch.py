@@ -77,7 +77,7 @@ def _reweight(source, weighted):
             yield src, dst, None
 
     return dataclasses.replace(source, make_chunks=chunks, weighted=False, meta=dict(source.meta),
-                               rows=None)   # (rows would carry the weights)
+                               rows=None, make_pieces=None)   # (these would carry the weights)
 
 
 def open_source(source, format=None, *, weighted=None, chunk_edges=None, threads=1):

@@ -80,4 +80,5 @@ def read_edgelist(path, *, weighted=None, chunk_edges=None, threads=1, delimiter
     table = TextTable(path, first, ncol, use_weight=use_weight, comments=COMMENTS,
                       delimiter=delim, limits=(declared, declared), workers=threads)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, declared,
-                      size_bytes=file_size(path), format=fmt, meta={"columns": ncol})
+                      size_bytes=file_size(path), format=fmt, meta={"columns": ncol},
+                      make_pieces=table.pieces)

@@ -96,4 +96,5 @@ def read_konect(path, *, weighted=None, chunk_edges=None, threads=1):
     table = TextTable(path, first, ncol, use_weight=use_weight, base=1, limits=limits,
                       transform=transform, comments=(b"%",), workers=threads)
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "konect", meta, kind == "sym", id_base=1)
+                      file_size(path), "konect", meta, kind == "sym", id_base=1,
+                      make_pieces=table.pieces)

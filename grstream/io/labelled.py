@@ -73,7 +73,7 @@ class LabelTable:
         index = self.index
         for block in iter_blocks(self.path, offset):
             src, dst, weight = [], [], []
-            for line in block.split(b"\n")[:-1]:
+            for line in bytes(block).split(b"\n")[:-1]:    # (names as bytes: hashable)
                 text = line.strip()
                 if text and not text.startswith(self.comments):
                     tokens = self._split(text)

@@ -112,4 +112,5 @@ def read_mtx(path, *, weighted=None, chunk_edges=None, threads=1):
                       transform=mirror if symmetry == "symmetric" else None,
                       expected=(entries, "entries", size_line_no))
     return EdgeSource(path, lambda: table.chunks(chunk_edges), use_weight, num_vertices,
-                      file_size(path), "mtx", meta, symmetry == "symmetric", id_base=1)
+                      file_size(path), "mtx", meta, symmetry == "symmetric", id_base=1,
+                      make_pieces=table.pieces)

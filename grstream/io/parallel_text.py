@@ -1,15 +1,16 @@
-"""Text blocks parsed on several worker processes, handed back in file order.
+"""Text blocks parsed on several threads or worker processes, handed back in file order.
 
-The block parser (:class:`.textblocks.BlockParser`) runs numpy's text conversion and bytes
-passes that hold the GIL, so threads would take turns on one core; worker processes parse
-blocks side by side instead. A plain file is cut at line ends into byte ranges that each
-worker reads itself (``os.pread``), so its text never passes between processes; gzip data and
-pipes are read (and decompressed) here, and their blocks sent to the workers. Each worker
-returns a block's checked 0-based edges, or the first error in it with its line counted from
-the block's start, which this process turns into the file's line: the pieces, their order and
-every message are those of the one-process reader (:meth:`.texttable.TextTable.pieces`).
-Where Arrow parses the blocks (:mod:`.arrowtext`, which releases the GIL), blocks read here
-are parsed on threads instead, so neither their text nor their edges pass between processes.
+Where Arrow parses the blocks (:mod:`.arrowtext`, which releases the GIL) they are parsed on
+threads of this process: a plain file is cut at line ends into byte ranges that each thread
+reads itself (``os.preadv`` into a buffer of its own), gzip data and pipes are read (and
+decompressed) by one reader thread; neither text nor edges pass between processes, and no
+process has to start. Without Arrow, the block parser (:class:`.textblocks.BlockParser`) runs
+numpy's text conversion and bytes passes that hold the GIL, so threads would take turns on one
+core; worker processes parse blocks side by side instead (a plain file's byte ranges read by
+the worker, other blocks sent to it). Each block answers with its checked 0-based edges, or
+the first error in it with its line counted from the block's start, which this process turns
+into the file's line: the pieces, their order and every message are those of the one-process
+reader (:meth:`.texttable.TextTable.pieces`).
 
 The workers are fresh interpreters (``python -c``) talking pickle over their standard input
 and output, not :mod:`multiprocessing`'s: those would import the caller's main script again
@@ -17,8 +18,8 @@ and output, not :mod:`multiprocessing`'s: those would import the caller's main s
 locks. Blocks go out round robin and come back in that order; a feeder thread per worker
 writes its blocks, so a large block waiting to be written never holds up reading results.
 
-Memory: at most ``AHEAD_PER_WORKER`` blocks per worker are in flight (their text and their
-parsed edges), beside each worker's interpreter (about 30 MB).
+Memory: at most ``AHEAD_PER_WORKER`` blocks per thread or worker are in flight (their text and
+their parsed edges), beside each worker's interpreter (about 30 MB).
 """
 import os
 import pickle
@@ -75,6 +76,8 @@ def serve():
 
 
 def _read_range(path, start, stop):
+    """The bytes ``start..stop-1`` of ``path`` ending in a line end, in a new ``bytearray``
+    (read in place: no copy of the block)."""
     data = bytearray(stop - start)
     view = memoryview(data)
     with open(path, "rb") as f:
@@ -88,7 +91,7 @@ def _read_range(path, start, stop):
     view.release()
     if not data.endswith(b"\n"):
         data += b"\n"       # the last line of a file without a final line end
-    return bytes(data)
+    return data
 
 
 def is_plain_file(path):
@@ -225,17 +228,16 @@ class _Threads:
 
 
 def parallel_pieces(table, workers):
-    """:meth:`TextTable.pieces` of ``table`` with its blocks parsed ``workers`` at a time: a
-    plain file's byte ranges on worker processes that read them; blocks read here (gzip, a
-    pipe) on threads when Arrow parses them, else sent to worker processes."""
+    """:meth:`TextTable.pieces` of ``table`` with its blocks parsed ``workers`` at a time: on
+    threads when Arrow parses them, else on worker processes; a plain file's byte ranges read
+    by whichever parses them, other blocks (gzip, a pipe) read here."""
     line_no, offset, _ = table.first
     if is_plain_file(table.path):
         jobs = line_ranges(table.path, offset, table.block_bytes)
-        pool = _Processes(table, workers)
     else:
         jobs = iter_blocks(table.path, offset, table.block_bytes)
-        fast = table.fast_parser()
-        pool = _Threads(table, fast, workers) if fast else _Processes(table, workers)
+    fast = table.fast_parser()
+    pool = _Threads(table, fast, workers) if fast else _Processes(table, workers)
     count = 0
     pending = deque()           # what answers each block in flight, in file order
 

@@ -109,29 +109,58 @@ def head_lines(path):
             offset += len(line)
 
 
+def _read_into(f, view, path):
+    """Fill ``view`` from ``f`` (short only where the input ends); returns the bytes read.
+    ``readinto`` decompresses straight into the block (ISA-L's and zlib's gzip readers)."""
+    readinto = getattr(f, "readinto", None)
+    done = 0
+    while done < len(view):
+        with view[done:] as rest:
+            if readinto is None:
+                data = read_checked(f, len(rest), path)
+                rest[:len(data)] = data
+                got = len(data)
+            else:
+                try:
+                    got = readinto(rest)
+                except _GZIP_ERRORS as exc:
+                    raise InputFormatError(f"truncated or corrupt gzip data ({exc})",
+                                           path) from exc
+        if not got:
+            break
+        done += got
+    return done
+
+
 def _raw_blocks(path, offset, block_bytes):
+    """Blocks of whole lines as ``bytearray``: each read in place after the line carried over
+    from the one before, and cut after its last line end (no copy of the block)."""
     with open_bytes(path, whole=True) as f:
         if offset > f.tell():  # offset 0 is the start of the text, after any byte-order mark
             f.seek(offset)
         carry = b""
         while True:
-            data = read_checked(f, block_bytes, path)
-            if not data:
+            block = bytearray(len(carry) + block_bytes)
+            block[:len(carry)] = carry
+            with memoryview(block) as view:
+                got = _read_into(f, view[len(carry):], path)
+            if not got:
                 break
-            if carry:
-                data = carry + data
-            cut = data.rfind(b"\n") + 1
+            end = len(carry) + got
+            cut = block.rfind(b"\n", 0, end) + 1
             if cut == 0:  # one line longer than a block: keep growing it
-                carry = data
+                carry = bytes(block[:end])
                 continue
-            carry = data[cut:]
-            yield data if cut == len(data) else data[:cut]
+            carry = bytes(block[cut:end])
+            del block[cut:]
+            yield block
         if carry:
-            yield carry + b"\n"
+            yield bytearray(carry + b"\n")
 
 
 def iter_blocks(path, offset=0, block_bytes=BLOCK_BYTES):
-    """Yield blocks of whole lines (each ending in ``\\n``) from byte *offset* on.
+    """Yield blocks of whole lines (each ending in ``\\n``) from byte *offset* on, each a
+    ``bytearray`` of its own.
 
     A background thread reads (and decompresses) the next block while the caller parses the
     current one: file reads and zlib release the GIL, so on two cores the two overlap.

@@ -138,11 +138,13 @@ def check_block(block, parser, fast, use_weight, base, limits):
     """Parse and check one block of whole lines: with ``fast`` (an
     :class:`.arrowtext.ArrowParser`) where it answers, else with ``parser`` (a
     :class:`.textblocks.BlockParser`). Returns ``(src, dst, weight, nlines)`` or ``(message,
-    line)`` of the block's first error (``line`` 1-based from the block's start, or None)."""
+    line)`` of the block's first error (``line`` 1-based from the block's start, or None).
+    ``block`` is ``bytes``, or a ``bytearray`` read in place (Arrow reads either)."""
     if fast is not None:
         edges = fast.edges(block, base, limits)
         if edges is not None:
             return edges
+    block = bytes(block)     # the block parser's passes take bytes
     try:
         values, lines, nlines = parser.parse(block, 1)
 

@@ -122,9 +122,9 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         edge (shard 0's out-edges first, then shard 1's, ...), so edge state written in
         scatter order can be read over in-edges. The same in both build modes.
     threads : int, optional
-        Threads that read, sort and write, and worker processes that parse a text input
-        (:mod:`grstream.io.parallel_text`; within a memory limit as many as fit an eighth of
-        it at ``TEXT_WORKER_BYTES`` each). Default: the cores this process may run on
+        Threads that read, sort and write, and the threads (Arrow installed) or worker
+        processes that parse a text input (:mod:`grstream.io.parallel_text`; within a memory
+        limit as many as fit an eighth of it at ``TEXT_WORKER_BYTES`` each). Default: the cores this process may run on
         (``os.sched_getaffinity``). The store is byte for byte the same for every count.
     reorder : str, optional
         ``"degree"`` or ``"rcm"``: give the vertices internal ids in that order, so a

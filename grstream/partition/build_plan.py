@@ -83,13 +83,16 @@ class Plan:
         return tqdm(desc=desc, total=total, unit=unit, unit_scale=True, file=sys.stderr,
                     disable=not self.progress, leave=False)
 
-    def raw_chunks(self):
-        for src, dst, w in split_chunks(self.edges.chunks(), self.chunk_edges):
+    def raw_chunks(self, even=True):
+        """The input's checked chunks of at most ``chunk_edges``; ``even=False``: the reader's
+        own pieces (:meth:`.EdgeSource.pieces`), for a consumer that needs no even chunks."""
+        edges = self.edges.chunks() if even else self.edges.pieces()
+        for src, dst, w in split_chunks(edges, self.chunk_edges):
             check_chunk(src, dst, w, self.edges.name, self.options.weighted)
             yield src, dst, w
 
-    def prepared_chunks(self, bar=None):
-        for src, dst, w in self.raw_chunks():
+    def prepared_chunks(self, bar=None, even=True):
+        for src, dst, w in self.raw_chunks(even):
             if bar is not None:
                 bar.update(len(src))
             yield self.prepare(src, dst, w)

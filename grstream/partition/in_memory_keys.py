@@ -35,6 +35,11 @@ KEY_ID_LIMIT = 1 << 32
 STEP = 1 << 22
 #: buckets per thread of a sort on several threads (even out skewed key ranges)
 BUCKETS_PER_THREAD = 4
+#: keys each array holds first where the input does not declare its edge count; then it
+#: grows by 1 / GROWTH of its size at a time (the last growth's unused part, zeroed, is
+#: memory until the arrays shrink to the keys)
+GROWN_KEYS = 1 << 23
+GROWTH = 4
 #: keys sampled to place a parallel sort's bucket bounds
 SAMPLE_KEYS = 1 << 16
 #: renumbering finds the ids that occur from degree arrays over the input's ids when these
@@ -114,14 +119,15 @@ def build_from_keys(plan, writer):
 
 
 def _read_keys(plan, pool, threads):
-    """Both key arrays of the prepared chunks, in input order; chunks keyed on the pool."""
+    """Both key arrays of the prepared chunks (the reader's pieces, any size), in input order;
+    chunks keyed on the pool into two arrays, which grow in place where the input does not
+    declare its edge count (:func:`_grow`)."""
     capacity = _capacity(plan)
-    pieces = ([], [])
-    if capacity is not None:
-        arrays = (np.empty(capacity, dtype=np.uint64), np.empty(capacity, dtype=np.uint64))
+    size = GROWN_KEYS if capacity is None else capacity
+    arrays = (np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint64))
     pending = []
     used = 0
-    chunks = plan.prepared_chunks()
+    chunks = plan.prepared_chunks(even=False)
     with plan.bar("reading") as bar:
         for src, dst, _ in chunks:
             bar.update(len(src))
@@ -130,15 +136,13 @@ def _read_keys(plan, pool, threads):
             if int(max(src.max(), dst.max())) >= KEY_ID_LIMIT:
                 for future in pending:
                     future.result()
-                keys = [_concat(p) for p in pieces] if capacity is None else \
-                    [a[:used] for a in arrays]
-                raise WideKeys(_decoded(keys[0]) + [(src, dst, None)] + list(chunks))
-            if capacity is None:
-                targets = np.empty(len(src), dtype=np.uint64), np.empty(len(src), dtype=np.uint64)
-                pieces[0].append(targets[0])
-                pieces[1].append(targets[1])
-            else:
-                targets = arrays[0][used:used + len(src)], arrays[1][used:used + len(src)]
+                raise WideKeys(_decoded(arrays[0][:used]) + [(src, dst, None)] + list(chunks))
+            if used + len(src) > len(arrays[0]):
+                for future in pending:      # no view of the arrays may outlive their growth
+                    future.result()
+                pending.clear()
+                _grow(arrays, max(len(arrays[0]) + len(arrays[0]) // GROWTH, used + len(src)))
+            targets = arrays[0][used:used + len(src)], arrays[1][used:used + len(src)]
             used += len(src)
             while len(pending) >= threads:
                 pending.pop(0).result()
@@ -146,23 +150,18 @@ def _read_keys(plan, pool, threads):
             del src, dst, targets
         for future in pending:
             future.result()
-    if capacity is not None:
-        return arrays[0][:used], arrays[1][:used]
-    out_key = _concat(pieces[0])
-    return out_key, _concat(pieces[1])
+        del pending
+    if used < len(arrays[0]):
+        _grow(arrays, used)     # gives back the pages past the keys
+    return arrays
 
 
-def _concat(pieces):
-    """One array of the pieces, which are let go as they are copied."""
-    key = np.empty(sum(len(p) for p in pieces), dtype=np.uint64)
-    start = 0
-    pieces.reverse()
-    while pieces:
-        piece = pieces.pop()
-        key[start:start + len(piece)] = piece
-        start += len(piece)
-        del piece
-    return key
+def _grow(arrays, size):
+    """Resize each of ``arrays`` (no view of them alive) to ``size`` in place: a large block's
+    ``realloc`` remaps its pages, so the keys written are neither copied nor touched again
+    (numpy zeroes what is added)."""
+    for key in arrays:
+        key.resize(size, refcheck=False)
 
 
 def _capacity(plan):

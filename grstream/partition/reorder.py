@@ -110,7 +110,7 @@ def reorder_plan(plan, order):
             yield np.take(new_id, src), np.take(new_id, dst), w
 
     plan.edges = dataclasses.replace(edges, make_chunks=chunks, num_vertices=n,
-                                     labels=lambda: table, rows=None)
+                                     labels=lambda: table, rows=None, make_pieces=None)
     plan.renumbered_input = ids is not None
     plan.renumber_requested = False
     return order

@@ -7,17 +7,22 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from grstream.errors import InputFormatError
-from grstream.io import open_source, texttable
+from grstream.io import arrowtext, open_source, texttable
 from grstream.io.parallel_text import line_ranges
 from grstream.io.textblocks import iter_blocks
 from grstream.io.texttable import TextTable, find_first_data, is_data_line
 
 
-@pytest.fixture(autouse=True)
-def workers_for_small_files():
-    """Worker processes for files of any size (they take over from 16 MiB of text)."""
-    with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0):
-        yield
+@pytest.fixture(autouse=True, params=["threads", "processes"])
+def workers_for_small_files(request):
+    """Several threads (where Arrow parses) or worker processes (without Arrow) for files of
+    any size (they take over from 16 MiB of text)."""
+    arrow = request.param == "threads"
+    if arrow:
+        pytest.importorskip("pyarrow")
+    with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0), \
+            mock.patch.object(arrowtext, "installed", lambda: arrow):
+        yield request.param
 
 
 def _edges(chunks):
@@ -152,7 +157,9 @@ def test_readers_build_the_same_source_on_workers(tmp_path, fmt, text, declared)
     assert parallel.num_vertices == serial.num_vertices
 
 
-def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
+def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path, workers_for_small_files):
+    if workers_for_small_files == "threads":
+        pytest.skip("no worker process: Arrow parses on threads")
     from grstream.errors import InternalError
     from grstream.io import parallel_text
     path = _write_text(tmp_path / "g.txt", ["0 1\n"] * 100, False)

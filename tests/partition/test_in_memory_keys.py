@@ -51,3 +51,45 @@ def test_an_id_too_wide_for_a_key_after_some_chunks(tmp_path, suffix, renumber):
         assert got["@num_vertices"] == want["@num_vertices"] == 1001
         for name in ("vertex/in_degree", "vertex/out_degree", "vertex/original_id"):
             assert got[name] == want[name], name
+
+
+@pytest.mark.parametrize("name", ["g.txt", "g.txt.gz"])
+def test_text_pieces_grow_the_keys_into_the_npy_store(tmp_path, name):
+    """The keyed build takes a text reader's blocks as they come (no even chunks) into key
+    arrays that grow as the edges come (the text declares no count): the store is the
+    ``.npy``'s, also reordered and with a weight column left out (those replace the chunks,
+    so the blocks must not bypass them)."""
+    import gzip
+    from grstream.io import texttable
+    from grstream.io.generate import rmat
+
+    src, dst = rmat(10, 8, seed=9)
+    weight = np.arange(len(src)) % 7 + 1
+    np.save(tmp_path / "g.npy", np.column_stack([src, dst]))
+    text = "# SNAP\n" + "".join(f"{s}\t{d}\t{w}\n" for s, d, w in zip(src, dst, weight))
+    if name.endswith(".gz"):
+        with gzip.open(tmp_path / name, "wt") as f:
+            f.write(text)
+    else:
+        (tmp_path / name).write_text(text)
+    for options in ({}, {"reorder": "degree"}, {"renumber": True}):
+        build_shards(str(tmp_path / "g.npy"), tmp_path / "want.h5", num_shards=4,
+                     progress=False, **options)
+        want = store_contents(tmp_path / "want.h5")
+        grown = []
+        real_grow = in_memory_keys._grow
+
+        def grow(arrays, size):
+            grown.append(size)
+            real_grow(arrays, size)
+        with mock.patch.object(texttable, "PARALLEL_TEXT_BYTES", 0), \
+                mock.patch.object(texttable, "BLOCK_BYTES", 1 << 12), \
+                mock.patch.object(in_memory_keys, "GROWN_KEYS", 100), \
+                mock.patch.object(in_memory_keys, "_grow", grow):
+            for threads in (1, 2):
+                build_shards(str(tmp_path / name), tmp_path / "got.h5", num_shards=4,
+                             threads=threads, weighted=False, progress=False, **options)
+                assert store_contents(tmp_path / "got.h5") == want, (options, threads)
+        assert grown[-1] == len(src)            # grown, then cut to the keys
+        if "reorder" not in options:            # (reordered: one chunk of the new ids)
+            assert len(grown) > 20
