@@ -89,12 +89,17 @@ class CudaRankExecutor(RankMixin):
         return dict(super().memory_options(spec, setup), owned=cls.ranks.owned)
 
     @classmethod
-    def _buffers(cls, store, spec, dense, push=False):
+    def _buffers(cls, store, spec, dense, push=False, lanes=None):
         """The backend's buffers and the exchange's: room for every rank's frontier bitmap."""
         from ..backends.cuda.buffers import align
-        ks, static, scratch = super()._buffers(store, spec, dense, push)
+        ks, static, scratch = super()._buffers(store, spec, dense, push, lanes)
+        from ..backends.cuda.lanes import lane_bytes
         words = (int(store.num_vertices) + 31) // 32
-        return ks, static, dict(scratch, **{"exchange bitmaps": align(max(4 * words * cls.ranks.size, 1))})
+        front = 4 * words if lanes is None else lane_bytes(4 * words, lanes)   # (lanes: every lane's)
+        scratch = dict(scratch, **{"exchange bitmaps": align(max(front * cls.ranks.size, 1))})
+        if spec.gather_from == "changed":   # the world's changed set the gathers read
+            scratch["changed (world)"] = align(max(4 * words, 1))
+        return ks, static, scratch
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -110,20 +115,44 @@ class CudaRankExecutor(RankMixin):
     def _array(self, mem, length, dtype):
         return device_array(self.ranks.exchange.collectives().xp, mem, length, dtype)
 
-    def _bitmap(self, mem):
-        return self._array(mem, (self.dev.n + 31) // 32, np.uint32)
+    def _words(self, frontier=False):
+        """Words of a bitmap of n bits; ``frontier``: of the frontier (lanes: every lane's)."""
+        lanes = self.lane_runs
+        if frontier and lanes is not None:
+            return lanes.count * lanes.front_stride // 4
+        return (self.dev.n + 31) // 32
 
-    def _scratch(self):
-        return self._array(self.dev.mem["exchange bitmaps"], self.ranks.size * ((self.dev.n + 31) // 32), np.uint32)
+    def _bitmap(self, mem, frontier=False):
+        return self._array(mem, self._words(frontier), np.uint32)
+
+    def _scratch(self, frontier=False):
+        return self._array(self.dev.mem["exchange bitmaps"], self.ranks.size * self._words(frontier), np.uint32)
 
     def _bind(self):
         self.ranks.exchange.collectives().bind(self.dev.ex.compute.handle)
 
+    def changed_sources(self):
+        """A gather_from "changed" program's gathers read the world's changed set (its edges'
+        other ends are any rank's vertices), while a push sends from the rank's own."""
+        return self.dev.mem["changed (world)"]
+
+    def _world_changed(self, unite=True, source=None):
+        """The world's changed set: ``source`` (default ``chg[0]``), or'ed over every rank where
+        ``unite`` (else it is the world's already: the seed, a restored set, a push's)."""
+        dev = self.dev
+        if not self.from_changed or not dev.n:
+            return
+        source = dev.chg[0] if source is None else source
+        dev.cuda.memcpy_dtod_async(self.changed_sources(), source, 4 * ((dev.n + 31) // 32), dev.ex.compute)
+        if unite:
+            self.ranks.exchange.union_bitmap(self._bitmap(self.changed_sources()), self._scratch())
+
     def set_frontier(self, mask, ids=None):
         """As the backend's; a rank pushes from its own changed vertices only (its shards hold
         their out-edges), so the changed set before iteration 1 is the seed's (or every vertex)
-        within its span."""
+        within its span; a gather_from "changed" program gathers from all of it."""
         super().set_frontier(mask, ids)
+        self._world_changed(unite=False)
         pushes = self.pushes
         if not pushes.available or not self.dev.n:
             return
@@ -140,6 +169,10 @@ class CudaRankExecutor(RankMixin):
         else:
             pushes.edges = int(degree[idx[(idx >= lo) & (idx < hi)]].sum())
 
+    def restore_run(self, saved):
+        super().restore_run(saved)
+        self._world_changed(unite=False)   # (the world's changed set was saved)
+
     def begin(self, plan):
         super().begin(plan)
         self._bind()
@@ -153,11 +186,12 @@ class CudaRankExecutor(RankMixin):
             super().publish(replace(plan, publish="none", publish_fields=()))
             return
         if plan.frontier and n:
-            ex.union_bitmap(self._bitmap(dev.front[1]), self._scratch())
+            ex.union_bitmap(self._bitmap(dev.front[1], True), self._scratch(True))
         super().publish(plan)
         if plan.seed or plan.activation:
             return
         self._nxt_stale = True   # (the rank's span published; other ranks' values reach cur only)
+        self._world_changed()   # (every rank, whether its units applied or not)
         # what every rank decides alike: the fields apply writes (a rank without units plans
         # none), dense after a swap (it leaves other ranks' slices of cur stale) or when every
         # vertex applied; edge state (scatter writes its own sources' out-edges), dense
@@ -168,6 +202,12 @@ class CudaRankExecutor(RankMixin):
         if not written:
             return
         dense = spec.activate == "all" or plan.all_active or plan.publish == "swap"
+        lanes = self.lane_runs
+        if lanes is not None:   # every lane's fields, dense (lane k's at its stride)
+            ex.state({f"{f} {k}": self._array(int(lanes.cur[f]) + k * lanes.field_stride[f], n,
+                                              spec.vertex_fields[f]) for f in written for k in range(lanes.count)},
+                     None, np.zeros(self.ranks.size, dtype=np.int64), dense=True)
+            return
         fields = {f: self._array(dev.cur[f], n, spec.vertex_fields[f]) for f in written}
         width = sum(np.dtype(spec.vertex_fields[f]).itemsize for f in written)
         # sparse when the world's applied vertices may be few (the last read back's frontier,
@@ -198,9 +238,14 @@ class CudaRankExecutor(RankMixin):
             self._nxt_stale = False
         self.pushes.apply(plan)
         dev.publish_interval(fields, 0, n)
+        # the world's changed set, whole here, is what a gather_from "changed" program reads next
+        self._world_changed(unite=False, source=dev.chg[1])
         coll = ex.collectives()
         with coll.using():
             keep_range(coll.xp, self._bitmap(dev.chg[1]), *self.span)
+
+    def set_lanes(self, alive):
+        return self.ranks.local(super().set_lanes(alive))
 
     def read_back(self, plan, stats):
         rb = super().read_back(plan, stats)   # (the stream has finished: the exchange too)

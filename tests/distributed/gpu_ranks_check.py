@@ -1,9 +1,11 @@
 """Run under ``mpiexec -n R python -m tests.distributed.gpu_ranks_check DIR [CASE [NAME]]``: GPU
 ranks (one GPU each, the NCCL exchange) against one process on one GPU, on the random graphs of
-tests/distributed/ranks_check.py: every program the CUDA executor runs, in each direction
-the CPU ranks run it (push, pull, "auto"), with mutable edge state too, at two budgets, the same
-direction on one GPU; CASE "algorithm NAME" one entry point of its ALGORITHMS on
-two graphs; "fail" makes rank 1 raise in iteration 2 (every rank must exit, naming rank 1).
+tests/distributed/ranks_check.py: every program, in each direction the CPU ranks run it (push,
+pull, "auto"), with mutable edge state and gather_from = "changed" (delta PageRank) too, at two
+budgets, the same direction on one GPU; CASE "algorithm NAME" one entry point of its ALGORITHMS
+on two graphs (betweenness also against NetworkX on the same sources); "lanes" Session.run_lanes
+over the ranks against one GPU's; "fail" makes rank 1 raise in iteration 2 (every rank must exit,
+naming rank 1).
 """
 import sys
 
@@ -11,11 +13,12 @@ import numpy as np
 
 import grstream as gr
 from grstream.algorithms.bfs import BFS
+from grstream.algorithms.sssp import SSSP
 
 from .ranks_check import ALGORITHMS, COMM, PROGRAMS, failing, graphs
 
-#: what the CUDA executor runs (not gather_from = "changed": delta PageRank), each direction
-GPU_PROGRAMS = [p for p in PROGRAMS if p[0] != "delta-pagerank"]
+#: every program, each direction
+GPU_PROGRAMS = PROGRAMS
 
 
 def same(a, b, close):
@@ -64,8 +67,52 @@ def check_algorithm(path, gname, name):
     if name == "bc":   # each rank ran its share of the sources alone, on its own GPU
         assert all("ranks" not in r.info and r.info["backend"] == "cuda" for r in runs)
         assert any(COMM.allgather(bool(runs)))
+        if not same(many, networkx_bc(store), True):
+            raise AssertionError(f"{gname}/bc differs from NetworkX")
     store.close()
     return 1
+
+
+def networkx_bc(store):
+    """NetworkX's betweenness of ALGORITHMS' "bc" call (its sample of k sources, seed 1)."""
+    import networkx as nx
+    G = nx.DiGraph()
+    G.add_nodes_from(range(store.num_vertices))
+    G.add_edges_from(zip(*store.to_scipy("coo", weights=False).nonzero()))
+    bc = nx.betweenness_centrality(G, k=min(6, store.num_vertices), seed=1, normalized=False)
+    return np.array([bc[v] for v in range(store.num_vertices)])
+
+
+def check_lanes(path, gname):
+    """Session.run_lanes over GPU ranks: each lane equals one GPU's lanes (at two budgets)."""
+    from tests.backends.cuda.test_cuda_lanes import DenseLanes
+    store = gr.open(path)
+    n, runs = store.num_vertices, 0
+    cases = {"bfs": lambda: [BFS(source=s) for s in sorted({0, n // 2, n - 1})],
+             "sssp": lambda: [SSSP(source=s) for s in sorted({0, n // 2, n - 1})],
+             "dense": lambda: [DenseLanes(scale=s, stop=t) for s, t in ((1.0, 2), (2.0, 4), (0.5, 3))]}
+    for name, make in cases.items():
+        try:   # one GPU's least budget for these lanes; a rank's holds the exchange's bitmaps too
+            with gr.Session(store, device="cuda", memory_budget=1) as s:
+                s.run_lanes(make(), max_iter=1)
+            least = None
+        except gr.errors.MemoryBudgetError as e:
+            least = e.minimum + COMM.Get_size() * len(make()) * (4 * ((n + 31) // 32) + 256) + 256
+        for budget in (None, least):
+            with gr.Session(store, device="cuda") as s:
+                want = s.run_lanes(make(), max_iter=12)
+            with gr.Session(store, comm=COMM, device="cuda", memory_budget=budget) as s:
+                assert s.can_run_lanes(type(make()[0]))
+                got = s.run_lanes(make(), max_iter=12)
+            for k, (g, w) in enumerate(zip(got, want)):
+                assert g.info["backend"] == "cuda" and g.info["ranks"] == COMM.Get_size()
+                for field in w.values:
+                    if not same(g.values[field], w.values[field], name == "dense"):
+                        raise AssertionError(f"{gname}/lanes/{name}/{k}/{budget}: {field} differs")
+                assert g.iterations == w.iterations
+                runs += 1
+    store.close()
+    return runs
 
 
 def main():
@@ -73,6 +120,10 @@ def main():
     try:
         if case == "fail":
             gr.run(BFS(source=0), graphs(root)[3][1], comm=COMM, callback=failing, device="cuda")
+        elif case == "lanes":
+            runs = sum(check_lanes(path, g) for g, path in graphs(root) if g in ("tiny", "random", "many-shards"))
+            if COMM.Get_rank() == 0:
+                print(f"gpu_ranks_check: lanes equal in {runs} runs on {COMM.Get_size()} cuda ranks")
         elif case == "algorithm":
             runs = sum(check_algorithm(path, g, sys.argv[3]) for g, path in graphs(root) if g in ("tiny", "random"))
             if COMM.Get_rank() == 0:

@@ -83,7 +83,16 @@ def test_every_program_on_gpu_ranks_equals_one_gpu(tmp_path):
     needs_gpus(2)
     out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "gpu_ranks_check: 112 runs equal on 2 cuda ranks" in out.stdout
+    assert "gpu_ranks_check: 122 runs equal on 2 cuda ranks" in out.stdout
+
+
+@needs_mpi
+@pytest.mark.cuda
+def test_lanes_on_gpu_ranks_equal_one_gpu(tmp_path):
+    needs_gpus(2)
+    out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), "lanes", timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "gpu_ranks_check: lanes equal in 50 runs on 2 cuda ranks" in out.stdout
 
 
 @needs_mpi
@@ -121,7 +130,8 @@ def test_the_command_line_on_gpu_ranks(tmp_path):
 
 @needs_mpi
 @pytest.mark.cuda
-@pytest.mark.parametrize("name", ["bfs-predecessors", "sssp-predecessors", "katz", "kcore", "scc", "bfs-to", "bc"])
+@pytest.mark.parametrize("name", ["bfs-predecessors", "sssp-predecessors", "katz", "kcore", "scc", "bfs-to", "bc",
+                                  "delta"])
 def test_algorithms_on_gpu_ranks_equal_one_gpu(tmp_path, name):
     needs_gpus(2)
     out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), "algorithm", name, timeout=300)

@@ -28,7 +28,8 @@ def align(nbytes):
 
 def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
                    agg_itemsizes=(), acc_vertices=None, table_bytes=0, edge_state=None,
-                   num_edges=0, permuted=(), max_in=0, push_id_itemsize=0):
+                   num_edges=0, permuted=(), max_in=0, push_id_itemsize=0, changed_sets=False,
+                   lanes=None, args_itemsize=0):
     """Name -> bytes of every device buffer the GPU path allocates at setup and keeps for the run
     (GraphReduce Eq. 1): the state that stays resident whatever the budget. Each buffer appears
     once; the backend allocates exactly these.
@@ -42,7 +43,11 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     buffers of push plans: a per-vertex accumulator, the touched bitmap, two changed bitmaps
     (this iteration's and the previous one's), the degree each changed vertex pushes over, the
     changed queue, the per-shard queue cursors and the hub list of the push kernels
-    (push_kernels.HUB_CAP rows).
+    (push_kernels.HUB_CAP rows). ``changed_sets``: the two changed bitmaps without the rest of
+    push's buffers (a gather_from "changed" program gathers from the previous iteration's).
+    ``lanes`` (Session.run_lanes): the per-instance arrays (fields, frontier bitmaps,
+    accumulator, changed flags, hoisted messages) once per lane, each copy aligned
+    (lanes.LaneRuns), and a table of every lane's ``args_itemsize``-byte kernel arguments.
     """
     from .push_kernels import HUB_CAP
     from .skeletons import AGG_BLOCKS
@@ -53,16 +58,21 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     n, S = int(n), int(num_shards)
     words = (n + 31) // 32
     out = {}
+
+    def each(nbytes):   # one per lane (lanes: each aligned), else exactly nbytes
+        return nbytes if lanes is None else align(max(int(nbytes), 1)) * int(lanes)
     for f, dt in field_dtypes.items():
-        out[f"cur {f}"] = out[f"nxt {f}"] = n * np.dtype(dt).itemsize
+        out[f"cur {f}"] = out[f"nxt {f}"] = each(n * np.dtype(dt).itemsize)
     for d in degrees:
         out[d] = 8 * n
-    out["frontier 0"] = out["frontier 1"] = 4 * max(words, 1)
+    out["frontier 0"] = out["frontier 1"] = each(4 * max(words, 1))
     acc = max_interval if acc_vertices is None else max(int(acc_vertices), max_interval)
-    out["accumulator"] = msg_itemsize * max(acc, 1)
-    out["changed flags"] = max(max_interval, 1)
+    out["accumulator"] = each(msg_itemsize * max(acc, 1))
+    out["changed flags"] = each(max(max_interval, 1))
     if hoisted:
-        out["hoisted messages"] = msg_itemsize * n
+        out["hoisted messages"] = each(msg_itemsize * n)
+    if lanes is not None:
+        out["lane arguments"] = int(args_itemsize) * int(lanes)
     out["intervals"] = 8 * (S + 1)
     # 3 counters, then 8 bytes per aggregate, then the active and the changed vertices of each shard
     out["readback block"] = 8 * (3 + len(agg_itemsizes) + 2 * max(S, 1))
@@ -77,6 +87,8 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
         out["changed queue"] = int(push_id_itemsize) * max(n, 1)
         out["push cursors"] = 8 * max(S, 1)
         out["hub rows"] = 8 * (1 + 4 * HUB_CAP)   # a counter, then (vertex, beg, end, table row)
+    elif changed_sets:
+        out["changed 0"] = out["changed 1"] = 4 * max(words, 1)
     for p, dt in (edge_state or {}).items():
         size = np.dtype(dt).itemsize
         out[f"edge state {p}"] = out[f"edge state {p} (next)"] = int(num_edges) * size

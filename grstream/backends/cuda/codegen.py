@@ -165,6 +165,18 @@ def can_hoist(spec):
     return uses is not None and uses <= {"src"}
 
 
+#: the previous iteration's changed set (a bitmap of n bits) a gather_from "changed" program's
+#: gathers read: an edge whose other end is not in it contributes the identity. A module global
+#: set by the executor before each iteration (its address changes as the two sets swap)
+CHANGED_GLOBAL = "gr_changed"
+
+
+def from_changed(gmap):
+    """A gather message expression of a gather_from "changed" program: ``gmap`` where the edge's
+    other end (``nid``) changed in the previous iteration, the identity elsewhere."""
+    return f"(gr_active({CHANGED_GLOBAL}, nid) ? ({gmap}) : gr_identity_msg())"
+
+
 def push_walks(spec, merge_ok=True):
     """The edge directions a push of ``spec`` walks from a changed vertex (``"out"``: its CSR
     out-edges, for programs gathering over in-edges; ``"in"``: its CSC in-edges, for programs
@@ -251,6 +263,8 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
         parts.append(ids_prelude(id_bits))
     twc_walk, ids = walk(TWC, packed), loops(packed)   # the edge loops of this id layout
     monoid = spec.gather_reduce
+    if spec.gather_from == "changed":
+        parts.append(f"__device__ const unsigned* {CHANGED_GLOBAL};")
     if monoid is not None:
         parts.append(_reducers("msg", ctype(msg_dt), monoid.cuda_combine, c_literal(monoid.identity(msg_dt), msg_dt)))
     else:  # no gather: apply still receives an accumulator (zero, as on the CPU)
@@ -311,6 +325,8 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
                 gmap = f"grstream_gather_map(nid, v{prop_args})"
             else:
                 gmap = f"grstream_gather_map(v, nid{prop_args})"
+            if spec.gather_from == "changed":
+                gmap = from_changed(gmap)
             store = "acc[kk] = accumulate ? gr_combine_msg(acc[kk], x) : x;"
             twc = dict(
                 SELECT="gr_active(frontier, lo + k)", EDGE=f"x = gr_combine_msg(x, {gmap});",

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import DeviceError, InternalError, UsageError
 from .buffers import bitmap_ids, bitmap_words, push_degree_words
+from .codegen import CHANGED_GLOBAL
 from .compile import load_module
 from .kernelargs import PreparedKernel
 from .skeletons import AGG_BLOCKS, BLOCK
@@ -103,6 +104,8 @@ class DeviceState:
         self.fn = {phase: PreparedKernel(mod.get_function(kname), ks.args[phase])
                    for phase, kname in ks.kernels.items()}
         self.g_ptr, g_size = mod.get_global("g")
+        # gather_from "changed": where the gathers find the previous iteration's changed set
+        self.changed_at = mod.get_global(CHANGED_GLOBAL)[0] if spec.gather_from == "changed" else None
         if g_size != self.translated.args_dtype.itemsize:
             raise InternalError(f"GasArgs layout mismatch: device {g_size} B, host "
                                 f"{self.translated.args_dtype.itemsize} B")
@@ -186,6 +189,12 @@ class DeviceState:
         buf = np.frombuffer(self.translated.pack_args(program, pointers), np.uint8).copy()
         self.cuda.memcpy_htod_async(self.g_ptr, buf, self.ex.compute)
         return buf.nbytes
+
+    def point_changed(self, bitmap):
+        """A gather_from "changed" program's gathers read ``bitmap`` (a device address of n bits)
+        as the previous iteration's changed set, from the next launch on (stream order)."""
+        self._changed_ptr = np.array([int(bitmap)], dtype=np.uint64)   # (kept until it is read)
+        self.cuda.memcpy_htod_async(self.changed_at, self._changed_ptr, self.ex.compute)
 
     def publish_interval(self, fields, lo, count):
         """``cur`` takes ``nxt`` for vertices ``lo .. lo + count - 1`` of ``fields``, in stream

@@ -21,20 +21,19 @@ from . import loadbalance, transfer
 from .compact import Packer
 from .device import DeviceState
 from .facts import CudaFacts
+from .phases import VertexPhases
 from .gathers import Gathers
+from .lanes import LaneRuns
 from .movement import Mover
 from .pushes import Pushes
 from .zerocopy import ZeroCopyKernels
 
-#: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
-SEED_LIST = 64
-
-
-class CudaExecutor(CudaFacts, Executor):
+class CudaExecutor(VertexPhases, CudaFacts, Executor):
     """GAS plans on an NVIDIA GPU through PyCUDA (see the module docstring for the options)."""
 
     name = "cuda"
     pinned = True
+    lanes = True   # (lanes.LaneRuns)
 
     # ------------------------------------------------------------------ setup
     def __init__(self, store, spec, memory, ledger, shared, setup):
@@ -43,7 +42,8 @@ class CudaExecutor(CudaFacts, Executor):
         self.load_balance, self.deterministic = options.load_balance, options.deterministic
         merge_items, self.streams, hub_edges = options.merge_items, options.streams, options.push_hub_edges
         # the push buffers exist when the session planned memory for push (Setup.push)
-        ks, static, scratch = self._buffers(store, spec, is_dense(spec), "push accumulator" in memory.static)
+        ks, static, scratch = self._buffers(store, spec, is_dense(spec), "push accumulator" in memory.static,
+                                            setup.lanes)
         self.ks = ks
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
         self.dev = self.mover = self.packer = self.zc = None
@@ -56,9 +56,10 @@ class CudaExecutor(CudaFacts, Executor):
                                push_names=select(memory.names, push_arrays(spec)),
                                mapped=transfer.mapped(options), packer=self.packer)
             # zero-copy units run the warp-merged, aligned variant of the kernels; deterministic
-            # runs keep the ordinary ones (the variant reduces short rows in another order)
-            self.zc = (ZeroCopyKernels(self.dev, ks)
-                       if self.mover.cache_dev is not None and not self.deterministic else None)
+            # runs keep the ordinary ones (the variant reduces short rows in another order), as do
+            # lanes (each lane's launches take its arguments in the main module's constant)
+            self.zc = (ZeroCopyKernels(self.dev, ks) if self.mover.cache_dev is not None
+                       and not self.deterministic and not setup.lanes else None)
         except BaseException:
             self.close()
             raise
@@ -73,11 +74,19 @@ class CudaExecutor(CudaFacts, Executor):
         self.shard_edges = np.array([sum(x.num_in_edges if d == "in" else x.num_out_edges for d in self.dirs)
                                      for x in infos], dtype=np.int64)
         self.seed_idx = None
+        # gather_from "changed": the gathers read the previous iteration's changed set, the
+        # bitmap pair the applies write (chg, shared with push plans where the kernels push)
+        self.from_changed = spec.gather_from == "changed"
         self._active_h2d = 0   # bytes of the last set_active upload, counted by the next plan
         self.start_times = {}
         # the vertices a dense apply and a "copy" publish cover: every vertex, or an MPI rank's own
         # (setup.span; other ranks' values arrive through the exchange: distributed/gpu_rank.py)
         self.span = setup.span or (0, int(store.num_vertices))
+        # lanes (Session.run_lanes): each phase once per lane with work, lanes.LaneRuns
+        self.lane_runs = None
+        if setup.lanes:
+            most = int(self.sizes.max()) if len(self.sizes) else 0
+            self.lane_runs = LaneRuns(self, setup.lanes, self.dev.n if is_dense(spec) else most, most)
 
     # ------------------------------------------------------------------ per run
     def host_state(self, name, shape, dtype):
@@ -102,6 +111,11 @@ class CudaExecutor(CudaFacts, Executor):
         # the compute stream waits for it in begin (DeviceState.wait_state), so the first
         # iteration absorbs what is left of it (start_times: "state_s" is the enqueue time)
         t0 = time.perf_counter()
+        if self.lane_runs is not None:   # (n, lanes) fields, lane-major on the device
+            self.lane_runs.use(next(iter(state.values())).shape[1])
+            self.lane_runs.upload_state(state)
+            self.start_times = {"state_s": time.perf_counter() - t0}
+            return
         self.dev.load_state(state, edge_state, staged=self._host_state)
         if self.pushes.available:
             self.pushes.reset()
@@ -109,21 +123,33 @@ class CudaExecutor(CudaFacts, Executor):
 
     def set_frontier(self, mask, ids=None):
         t0 = time.perf_counter()
-        if mask is None:
+        if self.lane_runs is not None:   # an (n, lanes) seed: each lane's own, its union
+            self.seed_idx = self.lane_runs.set_seed(mask)
+        elif mask is None:
             self.seed_idx = None
         else:
             self.seed_idx = seed_ids(mask) if ids is None else np.asarray(ids, dtype=np.int64)
         if self.pushes.available:
             self.pushes.seed(self.seed_idx, self.sizes)
+        elif self.from_changed:   # the changed set before iteration 1: the seed, or every vertex
+            self._changed_seed(self.seed_idx)
         self._seed_host = time.perf_counter() - t0
 
     def set_active(self, ids):
         """A scheduled program's next active set: its bitmap becomes the current frontier (one
-        n / 8-byte upload, after the previous iteration's read back synchronised)."""
+        n / 8-byte upload, after the previous iteration's read back synchronised); lanes: an
+        (n, lanes) mask, one bitmap per lane."""
+        if self.lane_runs is not None:
+            self._active_h2d = self.lane_runs.set_active(ids)
+            return
         words = transfer.frontier_words(ids, self.dev.n)
         if words.size:
             self.dev.cuda.memcpy_htod(self.dev.front[0], words)
         self._active_h2d = words.nbytes
+
+    def set_lanes(self, alive):
+        """Run only the lanes marked in ``alive``; the union's active vertices per shard."""
+        return self.lane_runs.set_alive(alive)
 
     # ------------------------------------------------------------------ per iteration
     def begin(self, plan):
@@ -144,13 +170,29 @@ class CudaExecutor(CudaFacts, Executor):
         self._origin.record(s)
         self._mstats = {}
         self._gcounts = dict(self.gathers.counts)
-        self._h2d = dev.upload_args(self.program) + self._active_h2d
+        lanes = self.lane_runs
+        self._h2d = (dev.upload_args(self.program) if lanes is None else lanes.upload(self.program)) + self._active_h2d
         self._active_h2d = 0
         dev.clear_counters(everything=plan.seed)
-        if plan.frontier:
-            cuda.memset_d32_async(dev.front[1], 0, (dev.n + 31) // 32, s)
+        if plan.frontier:   # (lanes: every lane's)
+            words = (dev.n + 31) // 32 if lanes is None else lanes.count * lanes.front_stride // 4
+            cuda.memset_d32_async(dev.front[1], 0, words, s)
         if self.pushes.available:
             self.pushes.begin(plan, self._computing)
+        elif self.from_changed and self._computing:
+            cuda.memset_d32_async(dev.chg[1], 0, (dev.n + 31) // 32, s)
+        if self.from_changed:
+            dev.point_changed(self.changed_sources())
+        if lanes is None:
+            self._begin_instance(plan)
+        else:
+            for _ in lanes.each(plan):
+                self._begin_instance(plan)
+
+    def _begin_instance(self, plan):
+        """The hoisted messages and the dense accumulator of the instance (lane) the device
+        state points at; its frontier and hoisted messages' addresses."""
+        dev, push = self.dev, plan.direction == "push"
         # push kernels call gather_map per edge from the changed vertices: a hoisted pass over every
         # vertex would cost O(n) for a sparse changed set, and no pull reads it this time
         if plan.hoist and not push:
@@ -203,16 +245,27 @@ class CudaExecutor(CudaFacts, Executor):
             for arrays, strategy in zip(data, unit.balance):
                 self.pushes.shard(plan, arrays, self.gathers.edge_prop, hubs=strategy == "hubs")
             return
-        self._gather(plan, unit, data)
+        self._lanes(self._gather, plan, unit, data)
 
     def apply(self, plan, unit, data):
         if unit is None and plan.direction == "push":
             self.pushes.apply(plan)
             return
-        self._apply(plan, unit, data)
+        self._lanes(self._apply, plan, unit, data)
 
     def activate(self, plan, unit, data):
-        self._activate(plan, unit, data)
+        self._lanes(self._activate, plan, unit, data)
+
+    def _lanes(self, phase, plan, unit, data):
+        """``phase`` over the unit's data, or in lanes once per lane with work in its shards."""
+        if self.lane_runs is None:
+            phase(plan, unit, data)
+            return
+        lanes = self.lane_runs
+        for k in lanes.each(plan, None if unit is None else [a.shard for a in data]):
+            if plan.seed:   # each lane marks the neighbours of its own seed
+                self.seed_idx = lanes.seed_ids(k)
+            phase(plan, unit, data)
 
     def scatter(self, plan, unit, data):
         self._scatter(plan, unit, data)
@@ -234,8 +287,8 @@ class CudaExecutor(CudaFacts, Executor):
             dev.launch("apply", hi - lo, lo, hi - lo, 0, self._acc_at(lo), 0, 0, 0, 0, 0, dev.rb_dev)
             return
         # a computing iteration's changed vertices go into the changed bitmap a push walks next
-        chg = dev.chg[1] if self._computing and self.pushes.available else 0
-        pdeg = dev.pdeg if chg else 0
+        chg = dev.chg[1] if self._computing and (self.pushes.available or self.from_changed) else 0
+        pdeg = dev.pdeg if chg and dev.pdeg is not None else 0
         for arrays in data:
             i = arrays.shard
             lo, nv = int(dev.intervals[i]), int(self.sizes[i])
@@ -252,73 +305,41 @@ class CudaExecutor(CudaFacts, Executor):
         acc = self.dev.acc
         return 0 if acc is None else int(acc) + v * self.ks.msg_dtype.itemsize
 
-    def _activate(self, plan, unit, data):
-        dev = self.dev
-        for arrays in data:
-            i = arrays.shard
-            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
-            if plan.seed or plan.activation == "seed":
-                self._seed(arrays, lo, nv)
-                continue
-            if plan.activation == "changed":
-                # activation-only plan over the previous iteration's changed set (after a push)
-                for ptr, ids in self.act_pairs:
-                    dev.launch("activate_bits", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.chg[0], dev.front[1])
-                continue
-            for ptr, ids in self.act_pairs:
-                dev.launch("activate", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.changed, dev.front[1])
-
-    def _seed(self, arrays, lo, nv):
-        """Mark the neighbours of the seed vertices of one shard. Up to SEED_LIST seeds in all mark
-        their edges directly, a thread per edge (their edge ranges come from the degree arrays on
-        the host, so a hub does not serialise on one block); more become the shard's changed
-        flags for the ordinary activation kernel."""
-        dev, store = self.dev, self.store
-        idx = self.seed_idx
-        local = idx[np.searchsorted(idx, lo):np.searchsorted(idx, lo + nv)] - lo
-        if idx.size <= SEED_LIST:
-            degree = {"out/indptr": store.out_degree, "in/indptr": store.in_degree}
-            for ptr, ids in self.act_pairs:
-                deg = np.asarray(degree[ptr]())[lo:lo + nv]
-                # each seed's row start in the shard's CSR / CSC
-                first = ([int(deg[:k].sum()) for k in local] if len(local) <= 4
-                         else np.concatenate(([0], np.cumsum(deg)))[local])
-                for k, f in zip(local, first):
-                    dev.launch("mark", int(deg[k]), arrays.ids(ids), int(f), int(deg[k]), dev.front[1])
-            return
-        flags = np.zeros(nv, np.uint8)
-        flags[local] = 1
-        # synchronous copy: the previous shard's activation has read the flags before
-        dev.cuda.memcpy_htod(dev.changed, flags)
-        for ptr, ids in self.act_pairs:
-            dev.launch("activate", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.changed, dev.front[1])
-
-    def _scatter(self, plan, unit, data):
-        dev = self.dev
-        props = list(self.ks.translated.edge_props.get("scatter", []))
-        for arrays in data:
-            i = arrays.shard
-            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
-            dev.launch("scatter", nv, arrays["out/indptr"], arrays.ids("out/dst"),
-                       *[arrays[f"out/{p}"] for p in props], lo, nv, int(self.gathers.out_offset[i]),
-                       dev.changed)
-
     def publish(self, plan):
         dev, cuda, s = self.dev, self.dev.cuda, self.dev.ex.compute
         if plan.publish_edges and dev.m_edges:
             for p, dt in dev.estate.items():
                 cuda.memcpy_dtod_async(dev.ecur[p], dev.enxt[p], dev.m_edges * dt.itemsize, s)
-        if plan.publish == "swap":
+        lanes = self.lane_runs
+        if lanes is not None:
+            self._publish_lanes(plan)
+        elif plan.publish == "swap":
             for f in plan.publish_fields:
                 dev.cur[f], dev.nxt[f] = dev.nxt[f], dev.cur[f]
             self._h2d += dev.upload_args(self.program)   # aggregates read the new cur
         elif plan.publish == "copy":
             dev.publish_interval(plan.publish_fields, self.span[0], self.span[1] - self.span[0])
-        if plan.frontier:
+        if plan.frontier and lanes is None:
             dev.front.reverse()
             dev.count_frontier()
         if self.pushes.available:
             self.pushes.publish(self._computing)
+        elif self.from_changed and self._computing:
+            dev.chg.reverse()
+
+    def _publish_lanes(self, plan):
+        """publish in lanes: the pairs of every lane at once, a copy lane by lane (the frontier
+        counts come from the host's copy of the lanes' bitmaps, read_back)."""
+        lanes = self.lane_runs
+        if plan.publish == "swap":
+            lanes.swap(plan.publish_fields)
+            self._h2d += lanes.upload(self.program)
+        elif plan.publish == "copy":
+            for _ in lanes.each(plan):
+                self.dev.publish_interval(plan.publish_fields, self.span[0], self.span[1] - self.span[0])
+        if plan.frontier:
+            lanes.front.reverse()
+            lanes.leave()
 
     def reduce(self, plan):
         if plan.reduce:
@@ -341,12 +362,17 @@ class CudaExecutor(CudaFacts, Executor):
         counts_now = dict(self.gathers.counts)
         for k, attr in (("twc", "gather_twc"), ("merge", "gather_merge"), ("batched", "batched_shards")):
             setattr(stats, attr, counts_now[k] - self._gcounts[k])
-        counts = dev.shard_counts() if plan.frontier else self.sizes.copy()
+        lanes = self.lane_runs
+        if lanes is not None and plan.frontier:
+            stats.bytes_d2h += lanes.download_frontier()
+        counts = (dev.shard_counts() if plan.frontier else self.sizes.copy()) if lanes is None else lanes.union_counts()
         edges = int(self.shard_edges[list(plan.shards)].sum()) if plan.dense else int(dev.rb_host[1])
         if plan.seed:
             self.start_times["seed_s"] = time.perf_counter() - self._t0 + getattr(self, "_seed_host", 0.0)
         rb = Readback(shard_active=counts, changed_vertices=int(dev.rb_host[0]), active_edges=edges,
                       aggregates=dict(dev.aggregates))
+        if lanes is not None:
+            rb.lane_active = lanes.lane_active()
         if self.pushes.available:
             rb.shard_changed, rb.changed_edges = self.pushes.read_back(self._computing)
         return rb
@@ -356,8 +382,9 @@ class CudaExecutor(CudaFacts, Executor):
         dev = self.dev
         fields, edges = dev.state(), dev.edge_state()
         active = None if self.spec.activate == "all" else dev.bitmap_ids(dev.front[0])
-        changed = dev.bitmap_ids(dev.chg[0]) if self.pushes.available else None
-        return RunState(fields=fields, edges=edges, active=active, changed=changed)
+        changed = dev.bitmap_ids(dev.chg[0]) if self.pushes.available or self.from_changed else None
+        sources = dev.bitmap_ids(self.changed_sources()) if self.from_changed else None
+        return RunState(fields=fields, edges=edges, active=active, changed=changed, sources=sources)
 
     def restore_run(self, saved):
         self.load_state(saved.fields, saved.edges)   # (clears the push state)
@@ -367,11 +394,13 @@ class CudaExecutor(CudaFacts, Executor):
             dev.set_bitmap(dev.front[0], saved.active)
         if self.pushes.available:   # the changed set a push sends from, as the seed's is set
             self.pushes.seed(saved.changed, self.sizes)
+        elif self.from_changed:   # (sources None: every vertex changed)
+            self._changed_seed(saved.sources)
         self.seed_idx = None
 
     # ------------------------------------------------------------------ results
     def state(self):
-        return self.dev.state()
+        return self.dev.state() if self.lane_runs is None else self.lane_runs.download_state()
 
     def edge_state(self):
         return self.dev.edge_state()

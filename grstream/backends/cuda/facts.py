@@ -77,9 +77,10 @@ class CudaFacts:
     Options = CudaOptions
 
     @classmethod
-    def _buffers(cls, store, spec, dense, push=False):
+    def _buffers(cls, store, spec, dense, push=False, lanes=None):
         """(kernel source, static and scratch bytes); ``push``: the session may plan push
-        iterations, so the push buffers are held too (when the kernels can push the program)."""
+        iterations, so the push buffers are held too (when the kernels can push the program);
+        ``lanes``: instances run at once (Session.run_lanes, lanes.LaneRuns)."""
         ks = kernel_source(store, spec)
         n, S = int(store.num_vertices), int(store.num_shards)
         sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))
@@ -100,7 +101,9 @@ class CudaFacts:
                                 [dt.itemsize for dt in ks.aggregates.values()],
                                 acc_vertices=n if dense else None, edge_state=estate,
                                 num_edges=int(store.num_edges), permuted=permuted, max_in=max_in,
-                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if push and ks.push_dirs else 0)
+                                push_id_itemsize=np.dtype(store.id_dtype).itemsize if push and ks.push_dirs else 0,
+                                changed_sets=spec.gather_from == "changed", lanes=lanes,
+                                args_itemsize=ks.translated.args_dtype.itemsize)
         static = {k: align(max(v, 1)) for k, v in static.items()}
         scratch = {"shard tables": align(tables)} if tables else {}
         return ks, static, scratch
@@ -108,7 +111,7 @@ class CudaFacts:
     @classmethod
     def footprint(cls, spec, dense, setup):
         store = setup.store
-        _, static, scratch = cls._buffers(store, spec, dense, setup.push)
+        _, static, scratch = cls._buffers(store, spec, dense, setup.push, setup.lanes)
         host_state = int(store.num_vertices) * sum(dt.itemsize for dt in spec.vertex_fields.values())
         # the kernels decode a compressed store's id blocks: its regions hold the parts
         return Footprint(static=static, scratch=scratch, alignment=ALIGN, host_state=host_state,
@@ -149,14 +152,18 @@ class CudaFacts:
         # (one multi-shard gather) and in push plans (one push launch over a table of them), as
         # do push units read in place; the accumulator and changed flags hold one interval, so
         # a pull unit of several shards runs its phases shard by shard.
-        features = {Feature.PUBLISH_UNIT} if options.publish_unit else set()
+        # gather_from "changed": the gathers read the previous iteration's changed bitmap
+        # (codegen.from_changed), which the applies write as they do for push plans
+        features = {Feature.GATHER_CHANGED} | ({Feature.PUBLISH_UNIT} if options.publish_unit else set())
         return Capabilities(
             "cuda", workers=1,
             batching=Batching(BatchResident.DENSE_PUSH, copies=True, shard_phases=True),
             features=features,
             push=PushFacts(threshold=PUSH_THRESHOLD, balance=PUSH_BALANCE,
                            hub_edges=int(options.push_hub_edges), memory=options.push_memory),
-            transfers=transfer.transfers(options), frontier_formats=("bitmap", "queue"),
+            # (lanes: no compacted units, whose rows follow one frontier)
+            transfers=transfer.transfers(options) - ({"compact"} if setup.lanes else set()),
+            frontier_formats=("bitmap", "queue"),
             queue_fraction=QUEUE_FRACTION, zerocopy_balance=ZEROCOPY_BALANCE,
             forced=Forced(balance=options.balance, transfer=options.transfer))
 

@@ -59,6 +59,7 @@ class ZeroCopyKernels:
 
     def __init__(self, dev, ks):
         from dataclasses import replace
+        from .codegen import CHANGED_GLOBAL
         from .compile import load_module
         from .kernelargs import PreparedKernel
         self.dev = dev
@@ -67,9 +68,13 @@ class ZeroCopyKernels:
         self.fn = {phase: PreparedKernel(mod.get_function(kname), ks.args[phase])
                    for phase, kname in ks.kernels.items()}
         self.g_ptr, self.g_size = mod.get_global("g")
+        # a gather_from "changed" program's changed-set address, copied like the arguments
+        self.changed_at = None if dev.changed_at is None else mod.get_global(CHANGED_GLOBAL)[0]
 
     def enter(self):
         """Use these kernels for the next launches: the program arguments follow (stream order)."""
         dev = self.dev
         dev.cuda.memcpy_dtod_async(self.g_ptr, dev.g_ptr, self.g_size, dev.ex.compute)
+        if self.changed_at is not None:
+            dev.cuda.memcpy_dtod_async(self.changed_at, dev.changed_at, 8, dev.ex.compute)
         return self.fn

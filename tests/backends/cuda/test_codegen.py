@@ -201,3 +201,23 @@ def test_push_kernels_compile_with_a_cas_atomic_and_64_bit_ids():
     assert "grstream_gather_map(w, u, e_w[j])" in ks.source
     assert "atomicCAS" in ks.source
     assert nvcc_check(ks.source, arch="sm_90", name="maxfloatout")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_changed_programs_gather_from_the_changed_set_only(weighted):
+    """gather_from = "changed": every gather's message is the identity unless the edge's other
+    end is in the changed set the executor points ``gr_changed`` at; programs gathering from
+    every neighbour have no such test."""
+    from grstream.algorithms.pagerank_delta import DeltaPageRank, WeightedDeltaPageRank
+    from grstream.backends.cuda.codegen import CHANGED_GLOBAL
+    cls = WeightedDeltaPageRank if weighted else DeltaPageRank
+    ks = module_source(cls.spec, np.int32, {p: np.float64 for p in cls.spec.edge_reads})
+    assert ks.hoisted != weighted and ks.push_dirs == ("out",)
+    assert f"__device__ const unsigned* {CHANGED_GLOBAL};" in ks.source
+    guard = f"gr_active({CHANGED_GLOBAL}, nid) ?"
+    for phase in ("gather_twc_in", "gather_merge_in", "gather_twc_multi_in", "gather_merge_multi_in"):
+        body = ks.source.split(ks.kernels[phase] + "(")[1].split("\nextern")[0]
+        assert guard in body, phase
+    assert CHANGED_GLOBAL not in module_source(pagerank.PageRank.spec, np.int32).source
+    if nvcc_path() is not None:
+        assert nvcc_check(ks.source, arch="sm_90", name=cls.spec.name)

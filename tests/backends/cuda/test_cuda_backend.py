@@ -156,6 +156,11 @@ ALGOS = {
     "sssp_tree": (lambda st, **kw: gr.algorithms.predecessors.sssp_predecessors(st, 7, **kw), 0),
     "bc_weighted": (lambda st, **kw: gr.algorithms.bc.betweenness(
         st, k=3, seed=1, weight="weight", normalized=True, endpoints=True, **kw), 1e-6),
+    # gather_from = "changed": unweighted (hoisted messages) and weighted (per edge)
+    "pagerank_delta": (lambda st, **kw: gr.algorithms.pagerank.pagerank(
+        st, method="delta", weight=None, **kw), 1e-9),
+    "pagerank_delta_weighted": (lambda st, **kw: gr.algorithms.pagerank.pagerank(
+        st, method="delta", **kw), 1e-9),
 }
 
 
@@ -171,7 +176,9 @@ def programs_of(algo, store):
             "bfs_tree": [a.predecessors.BFSTree()],
             "sssp_tree": [a.sssp.SSSP(), a.predecessors.ShortestPathTree()],
             "bc_weighted": [a.sssp.SSSP(), a.bc.DagLevels(), a.bc.WeightedBrandesForward(),
-                            a.bc.WeightedBrandesBackward()]}[algo]
+                            a.bc.WeightedBrandesBackward()],
+            "pagerank_delta": [a.pagerank_delta.DeltaPageRank()],
+            "pagerank_delta_weighted": [a.pagerank_delta.WeightedDeltaPageRank()]}[algo]
 
 
 # ---------------------------------------------------------------- equality with the CPU path

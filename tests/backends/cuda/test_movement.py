@@ -810,3 +810,35 @@ def test_closing_the_mover_stops_a_plan_left_delivering(tmp_path, monkeypatch):
         time.sleep(0.01)
     assert not new_threads("grstream-read", before)
     items.close()
+
+
+def test_lanes_and_changed_programs_hold_their_buffers(tmp_path):
+    """Lanes hold every per-instance array once per lane (each copy aligned) and a table of the
+    lanes' kernel arguments, and refuse compacted units; a gather_from "changed" program holds
+    the changed-set pair even where push's buffers are not held."""
+    from grstream.algorithms.pagerank_delta import DeltaPageRank
+    from grstream.backends.cuda.lanes import lane_bytes
+    from grstream.engine.capabilities import Feature
+    store = make_store(tmp_path)
+    spec, n = gr.algorithms.bfs.BFS.spec, store.num_vertices
+    one = CudaExecutor.footprint(spec, False, CudaExecutor.make_setup(store))
+    four = CudaExecutor.footprint(spec, False, CudaExecutor.make_setup(store, lanes=4))
+    for name in ("cur level", "nxt level", "frontier 0", "frontier 1", "accumulator", "changed flags"):
+        assert four.static[name] == lane_bytes(one.static[name], 4) and four.static[name] >= 4 * one.static[name]
+    args = CudaExecutor._buffers(store, spec, False)[0].translated.args_dtype.itemsize
+    assert four.static["lane arguments"] == -(-4 * args // ALIGN) * ALIGN and "lane arguments" not in one.static
+    assert "compact" not in CudaExecutor.capabilities(CudaExecutor.make_setup(store, lanes=4)).transfers
+    assert "compact" in CudaExecutor.capabilities(CudaExecutor.make_setup(store)).transfers
+    delta = CudaExecutor.footprint(DeltaPageRank.spec, False, CudaExecutor.make_setup(store))
+    assert delta.static["changed 0"] == delta.static["changed 1"] == -(-4 * ((n + 31) // 32) // ALIGN) * ALIGN
+    assert "push accumulator" not in delta.static and "changed 0" not in one.static
+    assert CudaExecutor.capabilities(CudaExecutor.make_setup(store)).has(Feature.GATHER_CHANGED)
+
+
+def test_a_lane_takes_its_own_parameters():
+    from grstream.backends.cuda.lanes import lane_program
+    from grstream.engine.lanes import lane_program as merged
+    programs = [gr.algorithms.bfs.BFS(source=s) for s in (3, 5, 9)]
+    lanes = merged(programs)
+    assert [int(lane_program(lanes, k).source) for k in range(3)] == [3, 5, 9]
+    assert type(lane_program(lanes, 1)) is gr.algorithms.bfs.BFS

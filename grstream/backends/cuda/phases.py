@@ -1,0 +1,77 @@
+"""The GPU executor's vertex-set phases: activation (the seeding pass too) and scatter, and the
+changed set a gather_from "changed" program gathers from; mixed into :class:`.executor.CudaExecutor`
+(``self.dev``, ``self.store``, ``self.sizes``, ``self.act_pairs``, ``self.seed_idx`` are its)."""
+import numpy as np
+
+#: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
+SEED_LIST = 64
+
+
+class VertexPhases:
+    """Activation, seeding, scatter and the changed set of gather_from "changed" programs."""
+
+    def _changed_seed(self, ids):
+        """A gather_from "changed" program's changed set before iteration 1 (``ids`` None: every
+        vertex), where no push state keeps it."""
+        dev = self.dev
+        if ids is None:
+            dev.cuda.memset_d32_async(dev.chg[0], 0xFFFFFFFF, (dev.n + 31) // 32, dev.ex.compute)
+        else:
+            dev.ex.sync()   # (a synchronous copy: the last run's kernels may still read the set)
+            dev.set_bitmap(dev.chg[0], ids)
+
+    def changed_sources(self):
+        """Device address of the changed set a gather_from "changed" program's gathers read:
+        the previous iteration's (GPU ranks: the world's, gpu_rank.py)."""
+        return self.dev.chg[0]
+
+    def _activate(self, plan, unit, data):
+        dev = self.dev
+        for arrays in data:
+            i = arrays.shard
+            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
+            if plan.seed or plan.activation == "seed":
+                self._seed(arrays, lo, nv)
+                continue
+            if plan.activation == "changed":
+                # activation-only plan over the previous iteration's changed set (after a push)
+                for ptr, ids in self.act_pairs:
+                    dev.launch("activate_bits", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.chg[0], dev.front[1])
+                continue
+            for ptr, ids in self.act_pairs:
+                dev.launch("activate", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.changed, dev.front[1])
+
+    def _seed(self, arrays, lo, nv):
+        """Mark the neighbours of the seed vertices of one shard. Up to SEED_LIST seeds in all mark
+        their edges directly, a thread per edge (their edge ranges come from the degree arrays on
+        the host, so a hub does not serialise on one block); more become the shard's changed
+        flags for the ordinary activation kernel."""
+        dev, store = self.dev, self.store
+        idx = self.seed_idx
+        local = idx[np.searchsorted(idx, lo):np.searchsorted(idx, lo + nv)] - lo
+        if idx.size <= SEED_LIST:
+            degree = {"out/indptr": store.out_degree, "in/indptr": store.in_degree}
+            for ptr, ids in self.act_pairs:
+                deg = np.asarray(degree[ptr]())[lo:lo + nv]
+                # each seed's row start in the shard's CSR / CSC
+                first = ([int(deg[:k].sum()) for k in local] if len(local) <= 4
+                         else np.concatenate(([0], np.cumsum(deg)))[local])
+                for k, f in zip(local, first):
+                    dev.launch("mark", int(deg[k]), arrays.ids(ids), int(f), int(deg[k]), dev.front[1])
+            return
+        flags = np.zeros(nv, np.uint8)
+        flags[local] = 1
+        # synchronous copy: the previous shard's activation has read the flags before
+        dev.cuda.memcpy_htod(dev.changed, flags)
+        for ptr, ids in self.act_pairs:
+            dev.launch("activate", nv, arrays[ptr], arrays.ids(ids), lo, nv, dev.changed, dev.front[1])
+
+    def _scatter(self, plan, unit, data):
+        dev = self.dev
+        props = list(self.ks.translated.edge_props.get("scatter", []))
+        for arrays in data:
+            i = arrays.shard
+            lo, nv = int(dev.intervals[i]), int(self.sizes[i])
+            dev.launch("scatter", nv, arrays["out/indptr"], arrays.ids("out/dst"),
+                       *[arrays[f"out/{p}"] for p in props], lo, nv, int(self.gathers.out_offset[i]),
+                       dev.changed)
