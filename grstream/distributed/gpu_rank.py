@@ -93,7 +93,7 @@ class CudaRankExecutor(RankMixin):
         """The backend's buffers and the exchange's: room for every rank's frontier bitmap."""
         from ..backends.cuda.buffers import align
         ks, static, scratch = super()._buffers(store, spec, dense, push, lanes)
-        from ..backends.cuda.lanes import lane_bytes
+        from ..backends.cuda.lane_runs import lane_bytes
         words = (int(store.num_vertices) + 31) // 32
         front = 4 * words if lanes is None else lane_bytes(4 * words, lanes)   # (lanes: every lane's)
         scratch = dict(scratch, **{"exchange bitmaps": align(max(front * cls.ranks.size, 1))})

@@ -47,7 +47,7 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     push's buffers (a gather_from "changed" program gathers from the previous iteration's).
     ``lanes`` (Session.run_lanes): the per-instance arrays (fields, frontier bitmaps,
     accumulator, changed flags, hoisted messages) once per lane, each copy aligned
-    (lanes.LaneRuns), and a table of every lane's ``args_itemsize``-byte kernel arguments.
+    (lane_runs.LaneRuns), and a table of every lane's ``args_itemsize``-byte kernel arguments.
     """
     from .push_kernels import HUB_CAP
     from .skeletons import AGG_BLOCKS

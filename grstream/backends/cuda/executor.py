@@ -23,7 +23,7 @@ from .device import DeviceState
 from .facts import CudaFacts
 from .phases import VertexPhases
 from .gathers import Gathers
-from .lanes import LaneRuns
+from .lane_runs import LaneRuns
 from .movement import Mover
 from .pushes import Pushes
 from .zerocopy import ZeroCopyKernels
@@ -33,7 +33,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
 
     name = "cuda"
     pinned = True
-    lanes = True   # (lanes.LaneRuns)
+    lanes = True   # (lane_runs.LaneRuns)
 
     # ------------------------------------------------------------------ setup
     def __init__(self, store, spec, memory, ledger, shared, setup):
@@ -82,7 +82,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         # the vertices a dense apply and a "copy" publish cover: every vertex, or an MPI rank's own
         # (setup.span; other ranks' values arrive through the exchange: distributed/gpu_rank.py)
         self.span = setup.span or (0, int(store.num_vertices))
-        # lanes (Session.run_lanes): each phase once per lane with work, lanes.LaneRuns
+        # lanes (Session.run_lanes): each phase once per lane with work, lane_runs.LaneRuns
         self.lane_runs = None
         if setup.lanes:
             most = int(self.sizes.max()) if len(self.sizes) else 0

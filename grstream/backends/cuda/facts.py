@@ -80,7 +80,7 @@ class CudaFacts:
     def _buffers(cls, store, spec, dense, push=False, lanes=None):
         """(kernel source, static and scratch bytes); ``push``: the session may plan push
         iterations, so the push buffers are held too (when the kernels can push the program);
-        ``lanes``: instances run at once (Session.run_lanes, lanes.LaneRuns)."""
+        ``lanes``: instances run at once (Session.run_lanes, lane_runs.LaneRuns)."""
         ks = kernel_source(store, spec)
         n, S = int(store.num_vertices), int(store.num_shards)
         sizes = np.diff(np.asarray(store.intervals, dtype=np.int64))

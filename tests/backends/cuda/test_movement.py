@@ -817,7 +817,7 @@ def test_lanes_and_changed_programs_hold_their_buffers(tmp_path):
     lanes' kernel arguments, and refuse compacted units; a gather_from "changed" program holds
     the changed-set pair even where push's buffers are not held."""
     from grstream.algorithms.pagerank_delta import DeltaPageRank
-    from grstream.backends.cuda.lanes import lane_bytes
+    from grstream.backends.cuda.lane_runs import lane_bytes
     from grstream.engine.capabilities import Feature
     store = make_store(tmp_path)
     spec, n = gr.algorithms.bfs.BFS.spec, store.num_vertices
@@ -836,9 +836,9 @@ def test_lanes_and_changed_programs_hold_their_buffers(tmp_path):
 
 
 def test_a_lane_takes_its_own_parameters():
-    from grstream.backends.cuda.lanes import lane_program
+    from grstream.backends.cuda.lane_runs import one_lane
     from grstream.engine.lanes import lane_program as merged
     programs = [gr.algorithms.bfs.BFS(source=s) for s in (3, 5, 9)]
     lanes = merged(programs)
-    assert [int(lane_program(lanes, k).source) for k in range(3)] == [3, 5, 9]
-    assert type(lane_program(lanes, 1)) is gr.algorithms.bfs.BFS
+    assert [int(one_lane(lanes, k).source) for k in range(3)] == [3, 5, 9]
+    assert type(one_lane(lanes, 1)) is gr.algorithms.bfs.BFS

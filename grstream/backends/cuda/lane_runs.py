@@ -21,7 +21,7 @@ import numpy as np
 from .buffers import align
 
 
-def lane_program(program, k):
+def one_lane(program, k):
     """The instance of lane ``k`` of a merged lane program (grstream/engine/lanes.py): its
     parameters that differ between lanes, (lanes,) arrays, as lane ``k``'s scalar."""
     one = copy.copy(program)
@@ -125,7 +125,7 @@ class LaneRuns:
             pointers.update({"nxt_" + f: int(a) + k * self.field_stride[f] for f, a in self.nxt.items()})
             pointers.update({d: int(mem) for d, mem in dev.deg.items()})
             pointers = {m: v for m, v in pointers.items() if m in members}
-            records.append(np.frombuffer(tr.pack_args(lane_program(program, k), pointers), np.uint8))
+            records.append(np.frombuffer(tr.pack_args(one_lane(program, k), pointers), np.uint8))
         self._args_host = np.concatenate(records)   # (kept until the copy ran)
         dev.cuda.memcpy_htod_async(self.args, self._args_host, dev.ex.compute)
         return self._args_host.nbytes
