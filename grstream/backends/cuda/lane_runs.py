@@ -74,7 +74,7 @@ class LaneRuns:
     def enter(self, k, plan=None):
         """Point the device state at lane ``k``'s arrays and the kernels' arguments at its
         instance (stream order); ``plan``: the executor's per-plan addresses follow."""
-        dev, ex = self.dev, self.ex
+        dev, ex, k = self.dev, self.ex, int(k)
         at = lambda base, stride: 0 if base is None else int(base) + k * stride   # noqa: E731
         dev.cur = {f: at(a, self.field_stride[f]) for f, a in self.cur.items()}
         dev.nxt = {f: at(a, self.field_stride[f]) for f, a in self.nxt.items()}
@@ -98,7 +98,7 @@ class LaneRuns:
     def running(self, plan, shards=None):
         """The lanes with work in ``shards`` (None: any): alive, and with an active vertex
         there unless every vertex is active (a seeding plan: a seed vertex)."""
-        lanes = np.flatnonzero(self.alive)
+        lanes = np.flatnonzero(self.alive).tolist()
         mask = self.seed if plan.seed else (None if plan.all_active else self.mask)
         if mask is None or shards is None:
             return lanes
@@ -138,9 +138,9 @@ class LaneRuns:
     def set_alive(self, alive):
         """Run only the lanes marked in ``alive``; a lane stopping now keeps its values (its
         ``nxt`` takes its ``cur``). Returns the union's active vertices per shard."""
-        alive = np.asarray(alive, dtype=bool)
+        alive = np.array(alive, dtype=bool)   # (a copy: the engine's flags change in place)
         dev = self.dev
-        for k in np.flatnonzero(self.alive & ~alive):
+        for k in np.flatnonzero(self.alive & ~alive).tolist():
             for f, a in self.cur.items():
                 nbytes = self.n * self.ex.spec.vertex_fields[f].itemsize
                 if nbytes:

@@ -69,7 +69,9 @@ def test_lanes_match_cpu(gpu, tmp_path, rng, name, num_shards, budget_kind, comp
     budget = None if budget_kind == "all" else lanes_minimum(store, make())
     with gr.Session(store, device="cpu") as s:
         want = s.run_lanes(make(), max_iter=12)
-    with gr.Session(store, device="cuda", memory_budget=budget) as s:
+    # (the GPU's pulls publish after all units, as the CPU's do, so the iterations compare:
+    # with per-unit publishing a lane may converge sooner, test_cuda_backend.py)
+    with gr.Session(store, device="cuda", memory_budget=budget, publish_unit=False) as s:
         assert s.can_run_lanes(type(make()[0]))
         got = s.run_lanes(make(), max_iter=12)
     for k, (g, c) in enumerate(zip(got, want)):
@@ -77,9 +79,12 @@ def test_lanes_match_cpu(gpu, tmp_path, rng, name, num_shards, budget_kind, comp
         for f in c.values:
             np.testing.assert_allclose(g.values[f], c.values[f], rtol=1e-12, err_msg=f"{name} lane {k} {f}")
         assert g.iterations == c.iterations and g.converged == c.converged
-    # each lane equals its own run on the GPU
-    one = gr.run(make()[1], store, device="cuda", max_iter=12)
-    np.testing.assert_allclose(got[1].value, one.value, rtol=1e-12)
+    # each lane equals its own run on the GPU, Gauss-Seidel pulls too
+    one = gr.run(make()[2], store, device="cuda", max_iter=12)
+    with gr.Session(store, device="cuda", memory_budget=budget) as s:
+        seidel = s.run_lanes(make(), max_iter=12)
+    np.testing.assert_allclose(got[2].value, one.value, rtol=1e-12)
+    np.testing.assert_allclose(seidel[2].value, one.value, rtol=1e-12)
 
 
 def test_betweenness_runs_its_sources_in_lanes(gpu, tmp_path, rng):
