@@ -78,7 +78,7 @@ def networkx_bc(store):
     import networkx as nx
     G = nx.DiGraph()
     G.add_nodes_from(range(store.num_vertices))
-    G.add_edges_from(zip(*store.to_scipy("coo", weights=False).nonzero()))
+    G.add_edges_from(zip(*store.to_scipy("csr", weights=False).nonzero()))
     bc = nx.betweenness_centrality(G, k=min(6, store.num_vertices), seed=1, normalized=False)
     return np.array([bc[v] for v in range(store.num_vertices)])
 
