@@ -21,9 +21,15 @@ from .ranks_check import ALGORITHMS, COMM, PROGRAMS, failing, graphs
 GPU_PROGRAMS = PROGRAMS
 
 
-def same(a, b, close):
-    # (GPU atomics add in any order: floating-point sums differ in the last bits)
-    return np.allclose(a, b, rtol=1e-9, atol=1e-15) if close else np.array_equal(a, b)
+def same(a, b, close, rtol=1e-9):
+    # (GPU atomics add in any order: floating-point sums differ in the last bits; delta
+    # PageRank's push test of a vertex on its threshold may then flip: its ranks compare within
+    # their error bound)
+    return np.allclose(a, b, rtol=rtol, atol=1e-15) if close else np.array_equal(a, b)
+
+
+#: the tolerance of delta PageRank's ranks (``same``)
+DELTA_RTOL = 1e-6
 
 
 def budgets(program, store):
@@ -49,7 +55,7 @@ def check_programs(path, gname, pushed):
                 many = gr.run(make(), store, comm=COMM, memory_budget=rank_budget, **kw)
                 for field, want in list(one.values.items()) + list(one.edge_values.items()):
                     got = many.values[field] if field in many.values else many.edge_values[field]
-                    if not same(got, want, close):
+                    if not same(got, want, close, DELTA_RTOL if pname == "delta-pagerank" else 1e-9):
                         raise AssertionError(f"{gname}/{pname}/{direction}/{one_budget}: {field} differs")
                 assert many.info["ranks"] == COMM.Get_size() and many.info["backend"] == "cuda"
                 pushed[0] += sum(st.plan["direction"].get("push", 0) for st in many.stats)
@@ -62,7 +68,7 @@ def check_algorithm(path, gname, name):
     store = gr.open(path)
     call = dict(ALGORITHMS)[name]
     one, (many, runs) = call(store, device="cuda")[0], call(store, comm=COMM, device="cuda")[:2]
-    if not same(many, one, name in ("bc", "delta", "katz")):
+    if not same(many, one, name in ("bc", "delta", "katz"), DELTA_RTOL if name == "delta" else 1e-9):
         raise AssertionError(f"{gname}/{name} differs")
     if name == "bc":   # each rank ran its share of the sources alone, on its own GPU
         assert all("ranks" not in r.info and r.info["backend"] == "cuda" for r in runs)
