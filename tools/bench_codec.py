@@ -15,8 +15,10 @@ a block base (``for32``, ``for128``), resets as whole 32-bit words after a 32-la
 ``pagerank``: an RMAT graph (seed 1) built plain and compressed; PageRank's time per iteration
 with the store resident and with a quarter of its bytes as the budget (the shards streamed and,
 compressed, decoded each iteration), medians of ``--repeat`` runs alternating the two stores:
-the wall, and the process's CPU time over every thread (what a loaded machine distorts less),
-with the load average before and after.
+a run's wall over its iterations (the first one's reads included: a resident store decodes
+there), the steady iteration (the median of the others' walls), and the process's CPU time over
+every thread over the iterations (what a loaded machine distorts less), with the load average
+before and after.
 ``build``: the same RMAT graph (in memory, as ``tools/bench_targets.py`` builds it) built plain
 and compressed, alternating, ``--repeat`` times each on ``--threads`` threads; the medians of
 the walls and of the CPU times over every thread, their ratios, and the load average before
@@ -120,6 +122,7 @@ def pagerank_iterations(scale, repeat, iterations, folder):
         budget = quarter_budget(stores[False])
         for label, mb in (("resident", None), ("quarter budget", budget)):
             times = {False: [], True: []}
+            steady = {False: [], True: []}
             cpu = {False: [], True: []}
             load = os.getloadavg()[0]
             for _ in range(repeat):
@@ -129,14 +132,15 @@ def pagerank_iterations(scale, repeat, iterations, folder):
                                                   memory_budget=mb)
                     times[c].append((time.perf_counter() - t0) / result.iterations)
                     cpu[c].append((time.process_time() - c0) / result.iterations)
-            plain, packed = (statistics.median(times[c]) for c in (False, True))
-            plain_cpu, packed_cpu = (statistics.median(cpu[c]) for c in (False, True))
-            print(f"RMAT-{scale} PageRank per iteration, {label}: plain {plain * 1e3:.1f} ms, "
-                  f"compressed {packed * 1e3:.1f} ms, ratio {packed / plain:.2f}; CPU time "
-                  f"(every thread) plain {plain_cpu * 1e3:.1f} ms, compressed "
-                  f"{packed_cpu * 1e3:.1f} ms, ratio {packed_cpu / plain_cpu:.2f} (medians of "
-                  f"{repeat}; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after; "
-                  f"walls: {times})", flush=True)
+                    steady[c].append(statistics.median(s.time_total for s in result.stats[1:]))
+            row = {k: [statistics.median(v[c]) * 1e3 for c in (False, True)]
+                   for k, v in (("run / iterations", times), ("steady iteration", steady),
+                                ("CPU time (every thread) / iterations", cpu))}
+            print(f"RMAT-{scale} PageRank per iteration, {label}: " + "; ".join(
+                f"{k}: plain {p:.1f} ms, compressed {q:.1f} ms, ratio {q / p:.2f}"
+                for k, (p, q) in row.items())
+                + f" (medians of {repeat}; load average {load:.1f} before, "
+                f"{os.getloadavg()[0]:.1f} after; walls: {times})", flush=True)
 
 
 def build_walls(scale, repeat, threads):
