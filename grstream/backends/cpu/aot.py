@@ -192,7 +192,12 @@ def _type(code):
 
 def build_all(requests):
     """Build the modules of ``requests`` (paths) one after the other; one that fails (no C
-    compiler, no numba.pycc) leaves its kernels to the JIT."""
+    compiler, no numba.pycc) leaves its kernels to the JIT. The builds yield the CPU to other
+    work (nice 10): nothing waits for them but a later process."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
     for request in requests:
         try:
             build(request)

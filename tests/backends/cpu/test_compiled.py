@@ -243,7 +243,7 @@ def test_auto_compiles_where_it_pays(tmp_path, monkeypatch):
         return send_all(self, piece, senders, full, keep)
     monkeypatch.setattr(CompiledPush, "send_all", counted)
     monkeypatch.setattr(compiled, "_KERNELS", {})   # a process that has loaded no kernels
-    monkeypatch.setenv("GRSTREAM_KERNEL_CACHE", str(tmp_path / "kernels"))   # and built none
+    monkeypatch.setenv("GRSTREAM_KERNEL_AOT", "0")   # and has no extension module of them
     monkeypatch.setattr(strategy_compiled, "_SEEN", 0)
     # a small store in such a process: loading the kernels would cost more than they save
     monkeypatch.setattr(strategy_compiled, "COMPILED_EDGES", int(store.num_edges) * 2)
