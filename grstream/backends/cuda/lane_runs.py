@@ -62,6 +62,7 @@ class LaneRuns:
         self.mask = None        # (count, n) bool: each lane's current frontier; None: every vertex
         self.seed = None        # (count, n) bool: each lane's seed (a seeding plan's)
         self.lane = None        # the lane the device state points at (None: the bases)
+        self._shards = (None, None)   # (mask, its (count, shards) table): _shard_table's last
 
     # ------------------------------------------------------------------ lanes in use
     def use(self, count):
@@ -102,8 +103,20 @@ class LaneRuns:
         mask = self.seed if plan.seed else (None if plan.all_active else self.mask)
         if mask is None or shards is None:
             return lanes
-        iv = self.dev.intervals
-        return [k for k in lanes if any(mask[k, iv[i]:iv[i + 1]].any() for i in shards)]
+        busy = self._shard_table(mask)[:, list(shards)].any(axis=1)
+        return [k for k in lanes if busy[k]]
+
+    def _shard_table(self, mask):
+        """(count, shards) bool: whether lane k has a vertex of ``mask`` in shard i; made once
+        per mask (an iteration's), not per unit and phase."""
+        if self._shards[0] is not mask:
+            iv = self.dev.intervals
+            table = np.zeros((mask.shape[0], len(iv) - 1), dtype=bool)
+            if self.n:
+                lane, v = np.divmod(np.flatnonzero(mask), self.n)
+                table[lane, np.searchsorted(iv, v, side="right") - 1] = True
+            self._shards = (mask, table)
+        return self._shards[1]
 
     def each(self, plan, shards=None):
         """Enter every lane of :meth:`running` in turn (the device state left at the bases)."""
