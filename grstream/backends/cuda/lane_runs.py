@@ -204,7 +204,7 @@ class LaneRuns:
         if raw.size and self.words:
             self.dev.cuda.memcpy_dtoh(raw, int(self.front[0]))
         rows = raw.reshape(self.count, self.front_stride)
-        self.mask = np.unpackbits(rows, axis=1, count=self.n, bitorder="little").astype(bool)
+        self.mask = np.unpackbits(rows, axis=1, count=self.n, bitorder="little").view(bool)   # (0 or 1: no copy)
         return raw.nbytes
 
     def lane_active(self):
