@@ -52,6 +52,14 @@ def owned_ids(xp, words, lo, hi):
     return xp.flatnonzero(bits[lo - 32 * w0:hi - 32 * w0]).astype(xp.int64) + lo
 
 
+def id_bitmap(xp, ids, words):
+    """A bitmap of ``words`` uint32 words with the bits of ``ids`` set (the inverse of
+    :func:`owned_ids`)."""
+    mask = xp.zeros(32 * int(words), dtype=bool)
+    mask[ids] = True
+    return xp.packbits(mask, bitorder="little").view(xp.uint32)
+
+
 def keep_range(xp, words, lo, hi):
     """Clear the bits of bitmap ``words`` (uint32) outside ``[lo, hi)``, in place."""
     a, b = lo // 32, (hi + 31) // 32
@@ -118,9 +126,7 @@ class NcclExchange(MpiExchange):
         with coll.using():
             acc = xp.full(n, monoid.identity(values.dtype), dtype=values.dtype)
             acc[ids] = values
-            mask = xp.zeros(32 * ((n + 31) // 32), dtype=bool)
-            mask[ids] = True
-            touched = xp.packbits(mask, bitorder="little").view(xp.uint32)
+            touched = id_bitmap(xp, ids, (n + 31) // 32)
         self.push(acc, touched, monoid, xp.empty(self.size * len(touched), dtype=xp.uint32))
         with coll.using():
             got = owned_ids(xp, touched, int(self.bounds[self.rank]), int(self.bounds[self.rank + 1]))
@@ -165,9 +171,7 @@ class NcclExchange(MpiExchange):
                     where = rids[at:at + c]
                     wire[where] = combine(wire[where], rvals[at:at + c])
                     at += c
-                mask = xp.zeros(32 * len(touched), dtype=bool)
-                mask[rids] = True
-                touched |= xp.packbits(mask, bitorder="little").view(xp.uint32)
+                touched |= id_bitmap(xp, rids, len(touched))
                 moved = rids.nbytes + rvals.nbytes
             acc[:lo] = monoid.identity(acc.dtype)
             acc[hi:] = monoid.identity(acc.dtype)
@@ -209,9 +213,7 @@ class NcclExchange(MpiExchange):
                 for _, a, b in spans:   # each sender's ids are unique: one sender at a time
                     where = every[a:b]
                     wire[where] = combine(wire[where], vals[a:b])
-                mask = xp.zeros(32 * len(touched), dtype=bool)
-                mask[every] = True
-                touched[...] = xp.packbits(mask, bitorder="little").view(xp.uint32)
+                touched[...] = id_bitmap(xp, every, len(touched))
                 moved, kind = (total - len(ids)) * (8 + k), "sparse"
         coll.stop(mark)
         self._bytes(moved)
@@ -261,9 +263,7 @@ class NcclExchange(MpiExchange):
             return out
         k = (n + 31) // 32
         with coll.using():
-            mask = xp.zeros(32 * k, dtype=bool)
-            mask[ids] = True
-            words = xp.packbits(mask, bitorder="little").view(xp.uint32)
+            words = id_bitmap(xp, ids, k)
             self.union_bitmap(words, xp.empty(self.size * k, dtype=xp.uint32))
             return owned_ids(xp, words, 0, n)
 
