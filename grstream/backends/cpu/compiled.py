@@ -13,6 +13,9 @@ two loop skeletons, compiled by numba:
               written fields stored (in ``nxt``, and in ``cur`` for asynchronous plans) and the
               changed receivers listed.
 
+A third, fixed skeleton, ``sum_rows`` (:data:`SUM_ROWS`), is the pull gather of a summed
+message that is a field of the other end over selected rows (kernels.py uses it).
+
 Which programs qualify: those that push (``ProgramSpec.push_ok``) over an idempotent monoid
 (min, max, or, and: the order the messages arrive in changes nothing, so the result is the
 numpy path's bit for bit), without scatter or edge state, whose fields, message and edge
@@ -90,7 +93,80 @@ def loaded(spec, dirs):
     return kernels is not None and kernels.ready()
 
 
-class PushKernels:
+class Generated:
+    """A generated ``source`` of numba kernels: written to the cache directory, called through
+    its extension module where one was built for the call's types (aot.py), else the JIT."""
+
+    def __init__(self, source):
+        self.source = source
+        self.path, digest = write_module(source)
+        self.aot = aot.Extension(os.path.dirname(self.path), digest, self.path)
+        self._jit = None
+
+    @property
+    def module(self):
+        """The generated module through numba's JIT (imported on first use)."""
+        if self._jit is None:
+            self._jit = load_module(self.source)
+        return self._jit
+
+    def ready(self):
+        """Whether calls cost no loading: the JIT module is imported, or an extension module
+        was built for this source."""
+        return self._jit is not None or self.aot.available()
+
+    def _run(self, kernel, args):
+        fn = self.aot.function(kernel, args) or getattr(self.module, kernel)
+        return int(fn(*args))
+
+
+#: the pull gather of a program whose message is a field of the other end, summed over the
+#: edges of selected rows (betweenness's scheduled passes: one level's vertices), without the
+#: per-edge positions, neighbour ids and matrix the numpy path builds; each row's sum adds its
+#: edges in CSR order from 0, as scipy's CSR product does, so the sums are the same
+SUM_ROWS = """import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def sum_rows(indptr, ids, rows, x, out):
+    m = 0
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        s = out[i]
+        for e in range(indptr[r], indptr[r + 1]):
+            s += x[ids[e]]
+        out[i] = s
+        m += indptr[r + 1] - indptr[r]
+    return m
+"""
+
+
+def row_sums(choice, edges, threshold):
+    """The compiled :data:`SUM_ROWS` for a run over ``edges`` edges under the option
+    ``kernels`` = ``choice``, or None (the numpy passes): "numpy" never, "numba" wherever numba
+    is installed, "auto" where it loads at no cost (built as an extension module, or imported
+    already) or once the edges of this process's runs that could use it reach ``threshold``
+    (as the compiled push pays for loading numba)."""
+    global _ROW_SUMS, _ROW_EDGES
+    if choice == "numpy" or numba_missing():
+        return None
+    if _ROW_SUMS is None:
+        try:
+            _ROW_SUMS = Generated(SUM_ROWS)
+        except OSError:   # (no writable cache directory)
+            return None
+    _ROW_EDGES += edges
+    if choice == "auto" and not (_ROW_SUMS.ready() or _ROW_EDGES >= threshold):
+        return None
+    return _ROW_SUMS
+
+
+_ROW_SUMS = None
+_ROW_EDGES = 0   # edges of this process's runs that could use the row sums so far
+
+
+class PushKernels(Generated):
     """The compiled push and apply of one program class over ``dirs`` (gather directions)."""
 
     def __init__(self, spec, dirs):
@@ -111,26 +187,7 @@ class PushKernels:
             if self.absorbing:
                 text += [self._push_uniform(d), ""]
         text.append(self._apply())
-        self.source = "\n".join(text) + "\n"
-        self.path, digest = write_module(self.source)
-        self.aot = aot.Extension(os.path.dirname(self.path), digest, self.path)
-        self._jit = None
-
-    @property
-    def module(self):
-        """The generated module through numba's JIT (imported on first use)."""
-        if self._jit is None:
-            self._jit = load_module(self.source)
-        return self._jit
-
-    def ready(self):
-        """Whether calls cost no loading: the JIT module is imported, or an extension module
-        was built for this source."""
-        return self._jit is not None or self.aot.available()
-
-    def _run(self, kernel, args):
-        fn = self.aot.function(kernel, args) or getattr(self.module, kernel)
-        return int(fn(*args))
+        super().__init__("\n".join(text) + "\n")
 
     # ------------------------------------------------------------------ generation
     def _call(self, args, where):

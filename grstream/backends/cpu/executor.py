@@ -77,7 +77,7 @@ class CpuExecutor(CpuFacts, Executor):
             return dataset_dtype(store, name)
         self.runs = ResidentRuns(store, memory, dtype_of, ledger, shared)
         self.slots = Slots(store, memory, dtype_of, ledger)
-        self.kern = kernels.Kernels(self)
+        self.kern = kernels.Kernels(self, setup.options.kernels)
         # the strategies: lanes (an executor of lanes runs only them), else pull and, where the
         # model holds push's arrays, push
         self.lane_runs = Lanes(self, shape, masks) if L is not None else None

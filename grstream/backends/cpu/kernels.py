@@ -4,6 +4,7 @@ Ids are global vertex ids; a Piece's ``indptr`` arrays index vertices from ``pie
 """
 import numpy as np
 
+from . import compiled
 from ...program.monoid import sum as sum_monoid
 from ...program.push import message_field
 from .segments import expand_ranges, reduce_segments, row_chunks, spmv
@@ -19,13 +20,19 @@ DENSE_ACTIVATION = 4
 
 
 class Kernels:
-    def __init__(self, ex):
+    def __init__(self, ex, choice="auto"):
         self.ex = ex
         spec = ex.spec
         self.dirs = () if not spec.has_gather else (
             ("in", "out") if spec.gather_edges == "all" else (spec.gather_edges,))
         # gather_map returns a field of the sending end: that field's array is the messages
         self.fields = {d: message_field(spec, d) for d in self.dirs}
+        # such messages summed over selected rows: the compiled sum (compiled.SUM_ROWS)
+        self.row_sums = None
+        if (self.dirs and spec.gather_reduce is sum_monoid and spec.gather_dtype.kind in "fi"
+                and all(self.fields[d] is not None for d in self.dirs)):
+            from .strategy_compiled import COMPILED_EDGES
+            self.row_sums = compiled.row_sums(choice, int(ex.store.num_edges), COMPILED_EDGES)
         direction = spec.gather_edges or "in"
         # readers of a changed vertex: its out-neighbours when vertices gather over in-edges
         self.act_pairs = ([("out/indptr", "out/dst")] if direction in ("in", "all") else []) + \
@@ -36,6 +43,10 @@ class Kernels:
         """(accumulator per active vertex, edges gathered over) of the span [lo, hi) or ``rows``;
         ``fresh``: compute messages from ``cur`` even when the plan hoisted them."""
         a, b = lo - piece.lo, hi - piece.lo
+        ex = self.ex
+        if (rows is not None and self.row_sums is not None and ex.L is None
+                and ex.sources.ids is None and (ex.hoisted is None or fresh)):
+            return self._sum_rows(piece, rows - piece.lo)
         if rows is not None and kind == "sweep":
             # most of the span is active: a sweep with the inactive results dropped beats
             # selecting edges; statistics still count only the active vertices' edges
@@ -43,6 +54,20 @@ class Kernels:
             local = rows - piece.lo
             return acc[local - a], self._edges_of(piece, local)
         return self._chunked(piece, a, b, None if rows is None else rows - piece.lo, fresh)
+
+    def _sum_rows(self, piece, local):
+        """(sums per row of ``local``, edges gathered over) through the compiled row sum: per
+        direction the field of the other end summed over the row's edges, directions added."""
+        ex, acc, edges = self.ex, None, 0
+        dtype = ex.spec.gather_dtype
+        for d in self.dirs:
+            x = ex.cur[self.fields[d]]
+            part = np.zeros(len(local), dtype=x.dtype)
+            edges += self.row_sums._run("sum_rows", (
+                piece.arrays[f"{d}/indptr"], piece.arrays[_IDS[d]], local, x, part))
+            part = part.astype(dtype, copy=False)
+            acc = part if acc is None else acc + part
+        return acc, edges
 
     def _chunked(self, piece, a, b, rows, fresh):
         """:meth:`_gather` over groups of rows of at most segments.CHUNK_EDGES edges each (a row
