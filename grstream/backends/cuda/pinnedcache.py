@@ -210,6 +210,7 @@ class PinnedCache:
         with self._cond:
             for k in done:
                 self._state[k] = _TODO
+            self._left += len(done)   # (ready and registered see it: nothing is registered now)
         self.registrar.close()
         self.array = None
         self._map = None   # unmapped once no view of it remains

@@ -93,6 +93,9 @@ def test_close_does_not_wait_for_the_memory_to_go_back():
     unpin.set()
     wait_for_releases()   # what the next cache made does first
     assert reg.ranges == {} and cache.array is None
+    assert not cache.registered
+    with pytest.raises(DeviceError, match="closed"):   # a use after close: nothing is registered
+        cache.ready(0, PAGE)
     assert all(who == "grstream-unpin" for kind, _, who in reg.calls if kind == "unregister")
 
 
