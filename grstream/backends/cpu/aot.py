@@ -30,6 +30,7 @@ import numpy as np
 
 #: a build in progress (its lock file) is taken as abandoned after this many seconds
 STALE_LOCK = 600
+REQUEST = ".request.json"
 
 
 def enabled():
@@ -125,25 +126,52 @@ class Extension:
         functions = self.request()
         if functions is None or not enabled():
             return None
-        lock = os.path.join(self.directory, f"grstream_aot_{self.digest}.lock")
-        try:
-            if time.time() - os.path.getmtime(lock) < STALE_LOCK:
-                return None
-        except OSError:
-            pass
         text = json.dumps(functions, sort_keys=True)
         name = f"grstream_aot_{self.digest}_{hashlib.sha256(text.encode()).hexdigest()[:10]}"
-        request = os.path.join(self.directory, name + ".request.json")
+        stem = os.path.join(self.directory, name)
+        lock = os.path.join(self.directory, f"grstream_aot_{self.digest}.lock")
+        if not _take(lock):
+            return None
         try:
-            with open(request, "w") as f:
+            with open(stem + REQUEST, "w") as f:
                 json.dump({"source": self.source_path, "module": name, "functions": functions,
                            "index": self.index_path, "lock": lock}, f)
-            with open(lock, "w"):
-                pass
         except OSError:
+            _remove(lock)
             return None
         self.missed = {}
-        return request
+        return stem + REQUEST
+
+
+def _younger(path, seconds):
+    """Whether ``path`` exists and was written less than ``seconds`` ago."""
+    try:
+        return time.time() - os.path.getmtime(path) < seconds
+    except OSError:
+        return False
+
+
+def _take(lock):
+    """Create ``lock`` (exclusively: of processes exiting together, one builds), unless another
+    process holds it; one older than STALE_LOCK is taken as abandoned and replaced."""
+    for _ in range(2):
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            if _younger(lock, STALE_LOCK):
+                return False
+            _remove(lock)
+        except OSError:
+            return False
+    return False
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 _PENDING = {}   # digest -> Extension with types missed in this process
@@ -165,10 +193,13 @@ def build_pending(wait=False):
            "build_all(sys.argv[1:])", *requests]
     quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                  stderr=subprocess.DEVNULL, env=env)
-    if wait:
-        subprocess.run(cmd, check=False, **quiet)
-    else:
-        subprocess.Popen(cmd, start_new_session=True, **quiet)
+    try:
+        if wait:
+            subprocess.run(cmd, check=False, **quiet)
+        else:
+            subprocess.Popen(cmd, start_new_session=True, **quiet)
+    except OSError:   # (no process to build in: the JIT stays, the locks go stale)
+        return 0
     return len(requests)
 
 
@@ -250,8 +281,5 @@ def build(request_path):
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         for path in (request_path, req["lock"]):
-            try:
-                os.remove(path)
-            except OSError:
-                pass
+            _remove(path)
 

@@ -77,3 +77,19 @@ def test_argument_types_and_the_switch(tmp_path, monkeypatch):
     monkeypatch.setenv("GRSTREAM_KERNEL_AOT", "0")
     off = aot.Extension(str(tmp_path), "y", str(tmp_path / "y.py"))
     assert off.function("k", (a,)) is None and not off.missed and off.write_request() is None
+
+
+def test_one_process_takes_the_build_lock(tmp_path, monkeypatch):
+    """The lock is created exclusively (of processes exiting together, one requests the build);
+    an abandoned one (older than STALE_LOCK) is replaced."""
+    monkeypatch.setattr(aot, "_PENDING", {})
+    a = np.arange(4, dtype=np.int64)
+    first, second = (aot.Extension(str(tmp_path), "d", str(tmp_path / "d.py")) for _ in "12")
+    first.function("k", (a,))
+    second.function("k", (a,))
+    request = first.write_request()
+    assert request is not None and os.path.exists(request)
+    assert second.write_request() is None and second.missed   # (kept: asked for again later)
+    lock = tmp_path / "grstream_aot_d.lock"
+    os.utime(lock, (0, 0))
+    assert second.write_request() is not None and not second.missed
