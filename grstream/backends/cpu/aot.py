@@ -12,9 +12,10 @@ detached process (:func:`build`) builds the module again for
 every type seen so far (numba.pycc, a C compiler: a few seconds of CPU, once), and writes it
 beside the generated source in the kernel cache with an index (JSON: kernel, argument types ->
 exported function). Where no C compiler, numba.pycc or a writable cache exists, the build fails
-quietly and the JIT stays. ``GRSTREAM_KERNEL_AOT=0`` turns both the loading and the building
-off. The kernels are the JIT's own functions compiled by the same compiler for the same types,
-with the GIL released as the JIT's ``nogil`` releases it, so both give the same results.
+quietly, the JIT stays, and the same build is not tried again for a day.
+``GRSTREAM_KERNEL_AOT=0`` turns both the loading and the building off. The kernels are the
+JIT's own functions compiled by the same compiler for the same types, with the GIL released as
+the JIT's ``nogil`` releases it, so both give the same results.
 """
 import atexit
 import hashlib
@@ -30,7 +31,10 @@ import numpy as np
 
 #: a build in progress (its lock file) is taken as abandoned after this many seconds
 STALE_LOCK = 600
-REQUEST = ".request.json"
+#: a build that failed (no C compiler, no numba.pycc) is not tried again for the same types
+#: for this many seconds (its marker file), so that not every process's exit spawns it again
+RETRY = 86400
+REQUEST, FAILED = ".request.json", ".failed"
 
 
 def enabled():
@@ -122,7 +126,8 @@ class Extension:
 
     def write_request(self):
         """The path of a request to build the module for every type seen (None: nothing to
-        build, or another process builds it); the types missed are then forgotten."""
+        build, another process builds it, or the same build failed here within RETRY seconds);
+        the types missed are then forgotten."""
         functions = self.request()
         if functions is None or not enabled():
             return None
@@ -130,7 +135,7 @@ class Extension:
         name = f"grstream_aot_{self.digest}_{hashlib.sha256(text.encode()).hexdigest()[:10]}"
         stem = os.path.join(self.directory, name)
         lock = os.path.join(self.directory, f"grstream_aot_{self.digest}.lock")
-        if not _take(lock):
+        if _younger(stem + FAILED, RETRY) or not _take(lock):
             return None
         try:
             with open(stem + REQUEST, "w") as f:
@@ -223,8 +228,9 @@ def _type(code):
 
 def build_all(requests):
     """Build the modules of ``requests`` (paths) one after the other; one that fails (no C
-    compiler, no numba.pycc) leaves its kernels to the JIT. The builds yield the CPU to other
-    work (nice 10): nothing waits for them but a later process."""
+    compiler, no numba.pycc) leaves its kernels to the JIT and a marker that holds the same
+    request back for RETRY seconds. The builds yield the CPU to other work (nice 10): nothing
+    waits for them but a later process."""
     try:
         os.nice(10)
     except OSError:
@@ -233,7 +239,11 @@ def build_all(requests):
         try:
             build(request)
         except Exception:   # (the JIT stays: a failed build changes no result)
-            pass
+            try:
+                with open(request[:-len(REQUEST)] + FAILED, "w"):
+                    pass
+            except OSError:
+                pass
 
 
 def build(request_path):

@@ -93,3 +93,20 @@ def test_one_process_takes_the_build_lock(tmp_path, monkeypatch):
     lock = tmp_path / "grstream_aot_d.lock"
     os.utime(lock, (0, 0))
     assert second.write_request() is not None and not second.missed
+
+
+def test_a_failed_build_is_not_tried_again(tmp_path, monkeypatch):
+    """Without a C compiler the build fails quietly (the JIT stays) and leaves a marker: a
+    later process with the same types requests no build (a process started at every exit)."""
+    monkeypatch.setattr(aot, "_PENDING", {})
+    monkeypatch.setenv("CC", str(tmp_path / "no-compiler"))
+    source = tmp_path / "kernels.py"
+    source.write_text("from numba import njit\n\n\n@njit\ndef total(a):\n    return a.sum()\n")
+    a = np.arange(4, dtype=np.int64)
+    ext = aot.Extension(str(tmp_path), "d", str(source))
+    assert ext.function("total", (a,)) is None
+    assert aot.build_pending(wait=True) == 1
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("grstream_aot_"))
+    assert len(left) == 1 and left[0].endswith(aot.FAILED)   # no lock, request or module
+    again = aot.Extension(str(tmp_path), "d", str(source))
+    assert again.function("total", (a,)) is None and again.write_request() is None
