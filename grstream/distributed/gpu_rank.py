@@ -91,9 +91,8 @@ class CudaRankExecutor(RankMixin):
     @classmethod
     def _buffers(cls, store, spec, dense, push=False, lanes=None):
         """The backend's buffers and the exchange's: room for every rank's frontier bitmap."""
-        from ..backends.cuda.buffers import align
+        from ..backends.cuda.buffers import align, lane_bytes
         ks, static, scratch = super()._buffers(store, spec, dense, push, lanes)
-        from ..backends.cuda.lane_runs import lane_bytes
         words = (int(store.num_vertices) + 31) // 32
         front = 4 * words if lanes is None else lane_bytes(4 * words, lanes)   # (lanes: every lane's)
         scratch = dict(scratch, **{"exchange bitmaps": align(max(front * cls.ranks.size, 1))})

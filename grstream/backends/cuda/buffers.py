@@ -26,6 +26,12 @@ def align(nbytes):
     return (int(nbytes) + ALIGN - 1) // ALIGN * ALIGN
 
 
+def lane_bytes(per_lane, lanes):
+    """Bytes of ``lanes`` copies of a per-lane array of ``per_lane`` bytes, each aligned (the
+    lane-major arrays of lane_runs.LaneRuns)."""
+    return align(max(int(per_lane), 1)) * max(int(lanes), 1)
+
+
 def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_shards, hoisted,
                    agg_itemsizes=(), acc_vertices=None, table_bytes=0, edge_state=None,
                    num_edges=0, permuted=(), max_in=0, push_id_itemsize=0, changed_sets=False,
@@ -60,7 +66,7 @@ def static_buffers(n, field_dtypes, degrees, msg_itemsize, max_interval, num_sha
     out = {}
 
     def each(nbytes):   # one per lane (lanes: each aligned), else exactly nbytes
-        return nbytes if lanes is None else align(max(int(nbytes), 1)) * int(lanes)
+        return nbytes if lanes is None else lane_bytes(nbytes, lanes)
     for f, dt in field_dtypes.items():
         out[f"cur {f}"] = out[f"nxt {f}"] = each(n * np.dtype(dt).itemsize)
     for d in degrees:

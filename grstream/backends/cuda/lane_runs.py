@@ -31,11 +31,6 @@ def one_lane(program, k):
     return one
 
 
-def lane_bytes(per_lane, lanes):
-    """Bytes of ``lanes`` copies of a per-lane array of ``per_lane`` bytes, each aligned."""
-    return align(max(int(per_lane), 1)) * max(int(lanes), 1)
-
-
 class LaneRuns:
     """The lanes of a CUDA executor built for ``capacity`` lanes (module docstring)."""
 
