@@ -11,7 +11,7 @@ types the module lacks runs through the JIT, and the process records them; when 
 detached process (:func:`build`) builds the module again for
 every type seen so far (numba.pycc, a C compiler: a few seconds of CPU, once), and writes it
 beside the generated source in the kernel cache with an index (JSON: kernel, argument types ->
-exported function). Where no C compiler, numba.pycc or a writable cache exists, the build fails
+exported function), both named for the source and for the CPU it is compiled for (:func:`host`). Where no C compiler, numba.pycc or a writable cache exists, the build fails
 quietly, the JIT stays, and the same build is not tried again for a day.
 ``GRSTREAM_KERNEL_AOT=0`` turns both the loading and the building off. The kernels are the
 JIT's own functions compiled by the same compiler for the same types, with the GIL released as
@@ -29,6 +29,10 @@ import time
 
 import numpy as np
 
+#: the fields of /proc/cpuinfo (its first CPU's) that fix the instructions the module is
+#: compiled for (:func:`host`)
+CPU_FIELDS = frozenset({"vendor_id", "cpu family", "model", "flags", "CPU implementer",
+                        "CPU architecture", "CPU variant", "CPU part", "Features"})
 #: a build in progress (its lock file) is taken as abandoned after this many seconds
 STALE_LOCK = 600
 #: a build that failed (no C compiler, no numba.pycc) is not tried again for the same types
@@ -56,13 +60,39 @@ def arg_code(a):
     return None
 
 
+def host():
+    """A tag of this machine's CPU. The module is compiled for the CPU that builds it
+    (``target_cpu="host"``), so its index, module, lock and marker names carry the tag: a cache
+    directory that machines of other CPUs share (a home directory over the network) keeps one
+    module per CPU, and no process loads one with instructions its CPU lacks."""
+    global _HOST
+    if _HOST is None:
+        text = [os.uname().machine]
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if not line.strip():
+                        break
+                    if line.partition(":")[0].strip() in CPU_FIELDS:
+                        text.append(line.strip())
+        except OSError:   # (no /proc: the machine's architecture alone)
+            pass
+        _HOST = hashlib.sha256("\n".join(text).encode()).hexdigest()[:8]
+    return _HOST
+
+
+_HOST = None
+
+
 class Extension:
-    """The extension module of one generated source (``digest``) in ``directory``, and the
-    argument types this process called its kernels with that the module lacks."""
+    """The extension module of one generated source (``digest``) for this machine's CPU in
+    ``directory``, and the argument types this process called its kernels with that the module
+    lacks."""
 
     def __init__(self, directory, digest, source_path):
-        self.directory, self.digest, self.source_path = directory, digest, source_path
-        self.index_path = os.path.join(directory, f"grstream_aot_{digest}.json")
+        self.directory, self.source_path = directory, source_path
+        self.digest = f"{digest}_{host()}"
+        self.index_path = os.path.join(directory, f"grstream_aot_{self.digest}.json")
         self.functions, self.module_name = {}, None
         if enabled():
             try:

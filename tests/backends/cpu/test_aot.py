@@ -1,6 +1,7 @@
 """The compiled kernels as an extension module (backends/cpu/aot.py): built for the types a
 process called them with, loaded by a later process without numba, giving the numpy passes'
 results; "auto" compiles whatever the store's size once the module exists."""
+import json
 import os
 import subprocess
 import sys
@@ -90,7 +91,7 @@ def test_one_process_takes_the_build_lock(tmp_path, monkeypatch):
     request = first.write_request()
     assert request is not None and os.path.exists(request)
     assert second.write_request() is None and second.missed   # (kept: asked for again later)
-    lock = tmp_path / "grstream_aot_d.lock"
+    lock = tmp_path / f"grstream_aot_{first.digest}.lock"
     os.utime(lock, (0, 0))
     assert second.write_request() is not None and not second.missed
 
@@ -110,3 +111,17 @@ def test_a_failed_build_is_not_tried_again(tmp_path, monkeypatch):
     assert len(left) == 1 and left[0].endswith(aot.FAILED)   # no lock, request or module
     again = aot.Extension(str(tmp_path), "d", str(source))
     assert again.function("total", (a,)) is None and again.write_request() is None
+
+
+def test_a_module_built_on_another_cpu_is_not_loaded(tmp_path, monkeypatch):
+    """The module is compiled for the CPU that builds it: a cache shared with a machine of
+    another CPU keeps an index per CPU, and this one's finds none."""
+    monkeypatch.setattr(aot, "_PENDING", {})
+    monkeypatch.setattr(aot, "_HOST", "othercpu")
+    other = aot.Extension(str(tmp_path), "d", str(tmp_path / "d.py"))
+    with open(other.index_path, "w") as f:
+        json.dump({"module": "m", "functions": {"k": {"<i8[]": "k_0"}}}, f)
+    assert aot.Extension(str(tmp_path), "d", str(tmp_path / "d.py")).available()
+    monkeypatch.setattr(aot, "_HOST", None)
+    mine = aot.Extension(str(tmp_path), "d", str(tmp_path / "d.py"))
+    assert aot.host() != "othercpu" and not mine.available()
