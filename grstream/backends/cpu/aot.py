@@ -11,7 +11,8 @@ types the module lacks runs through the JIT, and the process records them; when 
 detached process (:func:`build`) builds the module again for
 every type seen so far (numba.pycc, a C compiler: a few seconds of CPU, once), and writes it
 beside the generated source in the kernel cache with an index (JSON: kernel, argument types ->
-exported function), both named for the source and for the CPU it is compiled for (:func:`host`). Where no C compiler, numba.pycc or a writable cache exists, the build fails
+exported function), both named for the source and for the CPU it is compiled for
+(:func:`host`). Where no C compiler, numba.pycc or a writable cache exists, the build fails
 quietly, the JIT stays, and the same build is not tried again for a day.
 ``GRSTREAM_KERNEL_AOT=0`` turns both the loading and the building off. The kernels are the
 JIT's own functions compiled by the same compiler for the same types, with the GIL released as
