@@ -44,9 +44,12 @@ class Kernels:
         ``fresh``: compute messages from ``cur`` even when the plan hoisted them."""
         a, b = lo - piece.lo, hi - piece.lo
         ex = self.ex
-        if (rows is not None and self.row_sums is not None and ex.L is None
-                and ex.sources.ids is None and (ex.hoisted is None or fresh)):
-            return self._sum_rows(piece, rows - piece.lo)
+        # hoisted messages serve the compiled sum where they are the other end's (in-edges)
+        hoisted = None if fresh else ex.hoisted
+        if (self.row_sums is not None and ex.L is None and ex.sources.ids is None
+                and (hoisted is None or self.dirs == ("in",))):
+            return self._sum_rows(piece, np.arange(a, b) if rows is None else rows - piece.lo,
+                                  hoisted)
         if rows is not None and kind == "sweep":
             # most of the span is active: a sweep with the inactive results dropped beats
             # selecting edges; statistics still count only the active vertices' edges
@@ -55,13 +58,14 @@ class Kernels:
             return acc[local - a], self._edges_of(piece, local)
         return self._chunked(piece, a, b, None if rows is None else rows - piece.lo, fresh)
 
-    def _sum_rows(self, piece, local):
+    def _sum_rows(self, piece, local, hoisted=None):
         """(sums per row of ``local``, edges gathered over) through the compiled row sum: per
-        direction the field of the other end summed over the row's edges, directions added."""
+        direction the field of the other end (or its ``hoisted`` messages) summed over the
+        row's edges, directions added."""
         ex, acc, edges = self.ex, None, 0
         dtype = ex.spec.gather_dtype
         for d in self.dirs:
-            x = ex.cur[self.fields[d]]
+            x = ex.cur[self.fields[d]] if hoisted is None else hoisted
             part = np.zeros(len(local), dtype=x.dtype)
             edges += self.row_sums._run("sum_rows", (
                 piece.arrays[f"{d}/indptr"], piece.arrays[_IDS[d]], local, x, part))
