@@ -43,8 +43,11 @@ def _turns(level, first):
     unreached never run): level ``l`` in iteration ``l`` from ``first`` None, else in iteration
     ``first + 1 - l`` (the deepest level ``first`` first)."""
     level = np.asarray(level)
-    turn = level if first is None else first + 1 - level
-    return np.where(level > 0, turn, 0)
+    if first is None:   # (level 0, the source, and -1, unreached: 0)
+        return np.maximum(level, 0, dtype=np.int32)
+    turn = np.subtract(np.asarray(first) + 1, level, dtype=np.int32)
+    turn[level <= 0] = 0
+    return turn
 
 
 class BrandesForward(gr.GASProgram):

@@ -30,11 +30,14 @@ class Turns:
             self.ids, self.offsets = np.zeros(0, dtype=np.int64), np.zeros(2, dtype=np.int64)
             self.last = 0
             return
-        # a stable sort of small ints: numpy's radix sort for 16-bit keys, O(n)
-        turn = np.clip(key, 0, self.last).astype(np.int16 if self.last < 2**15 else np.int64)
+        # the vertices ever active (turn 0 never runs), by turn: a stable sort of small ints
+        # (numpy's radix sort for 16-bit keys, O(active))
+        active = np.flatnonzero(key > 0)
+        turn = key[active].astype(np.int16 if self.last < 2**15 else np.int64)
         sizes = np.bincount(turn, minlength=self.last + 1)
+        sizes[0] = 0
         self.offsets = np.concatenate(([0], np.cumsum(sizes)))
-        self.ids = np.argsort(turn, kind="stable")
+        self.ids = active[np.argsort(turn, kind="stable")]
 
     def bucket(self, t):
         """The sorted ids active in iteration ``t`` (empty past the last turn)."""
