@@ -12,8 +12,11 @@ def test_build_compares_both_stores(capsys):
     line = capsys.readouterr().out.strip()
     found = re.findall(RATIO, line)
     assert line.startswith("RMAT-8 build on 2 threads") and len(found) == 2   # wall and CPU
-    for plain, packed, ratio in found:
-        assert abs(float(packed) / float(plain) - float(ratio)) < 0.01 + 0.01 * float(ratio)
+    for plain, packed, ratio in found:   # each printed to 2 decimals: the ratio of the unrounded
+        plain, packed, ratio = float(plain), float(packed), float(ratio)   # values lies between
+        low = (packed - 0.005) / (plain + 0.005)                           # the rounded bounds'
+        high = (packed + 0.005) / max(plain - 0.005, 1e-9)
+        assert low - 0.005 <= ratio <= high + 0.005
     assert "load average" in line
 
 
