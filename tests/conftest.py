@@ -10,6 +10,11 @@ from grstream.nx.testing import register_without_install
 # README's NetworkX examples need the backend also in a checkout that was not pip-installed
 register_without_install()
 
+# the compiled kernels' ahead-of-time modules (grstream/backends/cpu/aot.py) stay off in the
+# tests, which then run the same JIT kernels whatever earlier runs built into the user's kernel
+# cache, and leave no build behind at exit; tests/backends/cpu/test_aot.py turns them on
+os.environ["GRSTREAM_KERNEL_AOT"] = "0"
+
 #: the real test graphs: ../shared/datasets beside the checkout, or $GRSTREAM_DATASETS where that
 #: does not exist (the GPU machine gets a copy)
 DATASETS = Path(os.environ.get("GRSTREAM_DATASETS")

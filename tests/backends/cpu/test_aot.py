@@ -3,8 +3,10 @@ process called them with, loaded by a later process without numba, giving the nu
 results; "auto" compiles whatever the store's size once the module exists."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 
 import numpy as np
 import pytest
@@ -17,6 +19,17 @@ from ...algorithms.conftest import build, random_edges
 
 numba = pytest.importorskip("numba")
 pytest.importorskip("numba.pycc")
+
+
+
+@pytest.fixture(autouse=True)
+def aot_on(monkeypatch):
+    """The modules on (tests/conftest.py turns them off for every other test)."""
+    monkeypatch.setenv("GRSTREAM_KERNEL_AOT", "1")
+
+
+#: the C compiler numba.pycc builds with (the interpreter's own, as distutils picks it)
+COMPILER = (sysconfig.get_config_var("CC") or "cc").split()[0]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -33,6 +46,7 @@ print(compiled.loaded(BFS.spec, ("in",)), "numba" in sys.modules, " ".join(map(s
 """
 
 
+@pytest.mark.skipif(shutil.which(COMPILER) is None, reason=f"no C compiler ({COMPILER})")
 def test_the_module_loads_without_numba_and_equals_numpy(tmp_path, monkeypatch):
     cache = tmp_path / "kernels"
     monkeypatch.setenv("GRSTREAM_KERNEL_CACHE", str(cache))
