@@ -78,7 +78,7 @@ def test_min_gather_keeps_nan_as_the_cpu(gpu, tmp_path, rng, lb):
 
 @pytest.mark.parametrize("every", [97, 7], ids=["few-seeds-marked", "many-seeds-activated"])
 def test_seeds_in_every_shard(gpu, tmp_path, rng, every):
-    from grstream.backends.cuda.executor import SEED_LIST
+    from grstream.backends.cuda.phases import SEED_LIST
     store = skewed_store(tmp_path, rng, shards=5)
     assert (store.num_vertices // every > SEED_LIST) == (every == 7)
     cpu = gr.run(MultiSourceBFS(every=every), store)
