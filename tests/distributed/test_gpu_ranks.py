@@ -79,20 +79,16 @@ def needs_gpus(k):
 
 @needs_mpi
 @pytest.mark.cuda
-def test_every_program_on_gpu_ranks_equals_one_gpu(tmp_path):
+@pytest.mark.parametrize("case, timeout, line", [
+    ((), 600, "gpu_ranks_check: 122 runs equal on 2 cuda ranks"),
+    (("lanes",), 300, "gpu_ranks_check: lanes equal in 50 runs on 2 cuda ranks")],
+    ids=["programs", "lanes"])
+def test_gpu_ranks_equal_one_gpu(tmp_path, case, timeout, line):
+    """Every program, and Session.run_lanes, on 2 GPU ranks equal to one GPU."""
     needs_gpus(2)
-    out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), timeout=600)
+    out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), *case, timeout=timeout)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "gpu_ranks_check: 122 runs equal on 2 cuda ranks" in out.stdout
-
-
-@needs_mpi
-@pytest.mark.cuda
-def test_lanes_on_gpu_ranks_equal_one_gpu(tmp_path):
-    needs_gpus(2)
-    out = mpirun(2, "tests.distributed.gpu_ranks_check", str(tmp_path), "lanes", timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "gpu_ranks_check: lanes equal in 50 runs on 2 cuda ranks" in out.stdout
+    assert line in out.stdout
 
 
 @needs_mpi
