@@ -10,7 +10,10 @@ def add_parser(sub):
                        description="Partition a graph into load-balanced CSR/CSC shards in one HDF5 store.")
     p.add_argument("input", help="edge list (.txt/.el/.gz, KONECT out.*, .mtx, .gr, .npy) or a shard store (.h5) "
                         "to re-shard; - (standard input) or a FIFO streams a text input once")
-    p.add_argument("-o", "--output", required=True, help="store to write, e.g. shards/NAME.h5")
+    p.add_argument("-o", "--output", required=True,
+                   help="store to write, e.g. shards/NAME.h5; under mpiexec a path holding "
+                        "{rank} writes one part file per rank instead, e.g. "
+                        "/local/NAME.part{rank}.h5 (docs/DISTRIBUTED.md)")
     p.add_argument("--format", help="input format (default: from the file name)")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--shards", type=int, metavar="N", help="number of shards")
@@ -59,6 +62,7 @@ def add_parser(sub):
 
 def main(args):
     from ..distributed import world_from_environment
+    from ..distributed.part_files import part_path
     from ..engine.entry import collectively
     from ..io.atomic import check_folder, check_output
     from ..partition import build_shards
@@ -70,7 +74,9 @@ def main(args):
             raise UsageError(f"--shards must be at least 1, got {args.shards}")
         if args.threads is not None and args.threads < 1:
             raise UsageError(f"--threads must be at least 1, got {args.threads}")
-        check_output(args.output, inputs=[args.input], what="-o")
+        # (part files: this rank's)
+        check_output(part_path(args.output, 0 if world is None else world.Get_rank()),
+                     inputs=[args.input], what="-o")
         if args.tmp_dir is not None:
             check_folder(args.tmp_dir, f"--tmp-dir {args.tmp_dir}")
     try:

@@ -1,34 +1,39 @@
 """The shard build under MPI ranks (``mpiexec -n N grstream shard ...``): each rank keeps its
 share of the input, the edges go to the ranks that own their intervals, each rank lays out the
-shards of its own run, and rank 0 writes the store: the store one process writes, every
-dataset and attribute alike but the build record's (its date, and the ranks that built it).
+shards of its own run, and rank 0 writes the store (or each rank its own part file:
+rank_output.py): the store one process writes with the same options, every dataset and
+attribute alike but the build record's (its date, and the ranks that built it).
 
 Every rank, in this order (each step collective):
 
-1. **read**: the input's chunks, cut as one process cuts them (build_plan.py ``raw_chunks``),
-   are dealt round robin, chunk ``i`` to rank ``i mod size``; each edge keeps its position in
-   the input, which the prepared edges (self-loops dropped, both ways of an undirected edge)
-   carry on. A rank reads only its own chunks where the input reads rows at random (``.npy``);
-   else every rank's reader goes through the input, and only the owner of a chunk prepares,
-   keys and sends its edges.
-2. **ids**: ``renumber=True`` maps the union of every rank's occurring input ids; the default
+1. **order** (``reorder``): rank 0 alone chooses the vertex order from the input (reorder.py)
+   and broadcasts it (the new ids and their labels); every rank reads the input through it.
+2. **read**: the input's chunks, cut as one process cuts them (build_plan.py ``raw_chunks``),
+   are dealt round robin, chunk ``i`` to rank ``i mod size``; each prepared edge (self-loops
+   dropped, both ways of an undirected edge) gets a key from its input edge's position
+   (:func:`edge_keys`), unique and in one process's order of the prepared edges. A rank reads
+   only its own chunks where the input reads rows at random (``.npy``); else every rank's
+   reader goes through the input, and only the owner of a chunk prepares, keys and sends its
+   edges.
+3. **ids**: ``renumber=True`` maps the union of every rank's occurring input ids; the default
    rule (sparse ids) looks at the union of the prepared ids, as one process does.
-3. **intervals**: the in- and out-degrees summed over ranks (an all-reduce of n counts each)
+4. **intervals**: the in- and out-degrees summed over ranks (an all-reduce of n counts each)
    give the intervals, planned on every rank alike (build_plan.py ``plan_intervals``); the
    shards are cut into ``size`` runs balanced by edges, as ranks.py cuts a store's.
-4. **exchange**: each edge goes to the rank owning its source's interval (its out-side) and to
+5. **exchange**: each edge goes to the rank owning its source's interval (its out-side) and to
    the one owning its destination's (its in-side): an all-to-all-v of ids, weights and
-   positions per side.
-5. **layout**: each rank puts its edges back in input order (their positions) and lays out its
+   keys per side.
+6. **layout**: each rank puts its edges back in input order (their keys) and lays out its
    vertex range (layout.py ``compress``: sorted by (primary, secondary), equal pairs in input
    order, repeated pairs dropped for ``duplicates=False``), the layout every build path writes.
-6. **write**: rank 0 writes the shards in order, receiving each other rank's from it, then the
-   vertex arrays and root attributes.
+   Edge ids (:func:`edge_ids`): each rank numbers its run of the global CSR order from the
+   sum of the runs before it and sends each out-edge's (key, position) to the rank holding its
+   in-side.
+7. **write**: rank_output.py.
 
 A rank holds its share of the input's edges and then its own intervals' (both sides), plus
-vertex arrays of n entries (degrees, the renumbering map). The build runs in memory: a memory
-limit, edge ids, a vertex reordering, an input read once (a pipe) and inputs with vertex names
-of their own are for a build in one process.
+vertex arrays of n entries (degrees, the renumbering map, a vertex order). An input read once
+(a pipe) and inputs with vertex names of their own are for a build in one process.
 """
 import numpy as np
 
@@ -41,33 +46,71 @@ from ..partition.edge_chunks import _both_ways, check_chunk, prepare_chunk
 from ..partition.in_memory import _concat, _slice
 from ..partition.layout import compress
 from ..partition.renumber import auto_applies, renumber_by_default
-from ..partition.shard_output import (Result, encoded_side, finish_shard, write_part,
-                                      write_vertex_data)
+from ..partition.shard_output import encoded_side
 from .exchange import MpiExchange
-from .ranks import abort, collectively, cut_runs
+from .part_files import part_path
+from .rank_output import RankedOutput, is_parts
+from .ranks import collectively, cut_runs
 
 
 def build_ranked(comm, started, make_plan, source, path, **options):
     """``build_shards(source, path, **options)`` as one rank of ``comm``; ``make_plan`` checks the
-    options and opens the input (build.py). Returns the store's path on every rank."""
+    options and opens the input (build.py). Returns the store's path on every rank (a part
+    file's path: this rank's part)."""
     from ..partition.build import report
     rank, overwrite = comm.Get_rank(), options.pop("overwrite")
+    mine = part_path(path, rank)   # (a path holding {rank}: this rank's part file)
     with collectively(comm):   # (an option or input one rank refuses: every rank raises)
-        refused = [k for k in ("memory_limit", "edge_ids", "reorder")
-                   if options[k] not in (None, False, "none")]
-        if refused:
-            raise UsageError(f"a build under ranks runs in memory, without {', '.join(refused)}: "
-                             f"build with {'it' if len(refused) == 1 else 'them'} in one process")
+        if options["memory_limit"] is not None:
+            raise UsageError("a build under ranks runs in memory, without memory_limit: build "
+                             "with it in one process")
         if isinstance(source, str) and is_stream(source):
             raise UsageError(f"{input_name(source)} is a pipe, which only one process can read: "
                              f"save it to a file for a build under ranks")
         options["progress"] = options["progress"] and rank == 0
-        path, plan = make_plan(source, path, **options)
-        if rank == 0 and not overwrite and path.exists():   # (before any rank reads: no abort)
-            raise OutputExistsError(f"{path} exists (pass overwrite=True to replace it)", path=path)
+        # a vertex order is chosen once, below, and shared
+        mine, plan = make_plan(source, mine, order_with=lambda plan, order: None, **options)
+        if (rank == 0 or is_parts(path)) and not overwrite and mine.exists():
+            # (before any rank reads: no abort)
+            raise OutputExistsError(f"{mine} exists (pass overwrite=True to replace it)",
+                                    path=mine)
         if plan.edges.labels is not None:
             raise UsageError(f"{plan.edges.name} names its vertices, which a build under ranks "
                              f"does not number: build it in one process")
+    if plan.reorder_requested:
+        plan.reorder = shared_order(comm, plan, plan.reorder_requested)
+    result = _build_in_memory(comm, plan, path, overwrite)
+    comm.Barrier()   # the store is complete when any rank returns
+    return report(mine, result, started, options["progress"]) if rank == 0 else mine
+
+
+def shared_order(comm, plan, order):
+    """The vertex ``order`` of the build, chosen by rank 0 alone (reorder.py: a pass over the
+    input, the adjacency for ``rcm``) and applied on every rank alike. Returns the order applied
+    (None: ``auto`` kept the input's)."""
+    from ..partition.reorder import Reordering, apply_order, choose_order
+    chosen = None
+    with collectively(comm):
+        if comm.Get_rank() == 0:
+            chosen = choose_order(plan, order)
+    head = None if chosen is None else (chosen.order, len(chosen.new_id), chosen.ids is not None,
+                                        0 if chosen.ids is None else len(chosen.ids))
+    head = comm.bcast(head, root=0)
+    if head is None:
+        return None
+    name, n, renumbered, distinct = head
+    if comm.Get_rank() != 0:
+        chosen = Reordering(name, np.empty(n, np.int64), np.empty(n, np.int64),
+                            np.empty(distinct, np.int64) if renumbered else None)
+    for array in (chosen.new_id, chosen.labels, chosen.ids):
+        if array is not None:
+            comm.Bcast(array, root=0)
+    return apply_order(plan, chosen)
+
+
+def _build_in_memory(comm, plan, path, overwrite):
+    """Every rank's share of the input in memory, its intervals laid out in memory."""
+    rank = comm.Get_rank()
     with collectively(comm):
         edges, top = _read(comm, plan)
     n = vertex_count(plan, top)
@@ -81,29 +124,60 @@ def build_ranked(comm, started, make_plan, source, path, **options):
     del in_degree, out_degree, per_vertex
     exchange = MpiExchange(comm, bounds)
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
-    layouts = {}
+    layouts, keys = {}, {}
     for side, (primary, secondary) in (("out", (0, 1)), ("in", (1, 0))):
-        got = _send_to_owners(exchange, edges, primary, plan.options.weighted)
+        got = _send_to_owners(exchange, edges, primary)
         order = np.argsort(got[3], kind="stable")   # input order
         layouts[side] = compress(got[primary][order], got[secondary][order],
                                  None if got[2] is None else got[2][order], lo, hi, n,
-                                 id_dtype, plan.dedup)
+                                 id_dtype, plan.dedup, plan.edge_ids)
+        if plan.edge_ids:   # the kept edges' keys
+            keys[side] = got[3][order][layouts[side][3]]
         del got, order
     del edges
-    try:   # (a rank that stops here leaves the others in a send or receive: abort them)
-        result = _write(comm, plan, path, overwrite, intervals, heavy, id_dtype,
-                        cut, layouts, lo)
-    except BaseException as exc:
-        abort(comm, exc)
-        raise
-    comm.Barrier()   # the store is complete when any rank returns
-    return report(path, result, started, options["progress"]) if rank == 0 else path
+    eid = edge_ids(exchange, layouts["out"][1], keys["out"], keys["in"]) \
+        if plan.edge_ids else None
+    del keys
+    owners = np.repeat(np.arange(comm.Get_size()), np.diff(cut))
+    with RankedOutput(comm, plan, path, overwrite, intervals, heavy, id_dtype, owners) as output:
+        def sides(i):   # this rank's out- and in-side of shard i (encoded where compressed)
+            a, b = int(intervals[i]) - lo, int(intervals[i + 1]) - lo
+            into = layouts["in"][0]
+            return {"out": encoded_side(plan, n, _slice(layouts["out"], a, b)),
+                    "in": encoded_side(plan, n, _slice(layouts["in"], a, b)),
+                    "eid": None if eid is None else eid[int(into[a]):int(into[b])]}
+        mine = range(int(cut[rank]), int(cut[rank + 1]))
+        output.stored({i: sum(int(layouts[s][0][int(intervals[i + 1]) - lo]
+                                  - layouts[s][0][int(intervals[i]) - lo]) for s in layouts)
+                       for i in mine})
+        output.deliver(sides)
+        return output.commit()
+
+
+def edge_ids(exchange, out_ids, out_keys, in_keys):
+    """The global CSR position of each of this rank's in-edges (``in_keys``: their keys, in its
+    in-layout's order), from its out-layout (``out_ids``: the targets of its run of the global
+    CSR order, ``out_keys`` their keys): each rank numbers its run from the sum of the runs
+    before it and sends each (key, position) to the rank owning the edge's target, which finds
+    its in-edges' keys among those it received."""
+    comm, rank = exchange.comm, exchange.rank
+    runs = comm.allgather(len(out_ids))
+    positions = np.arange(len(out_ids), dtype=np.int64) + sum(runs[:rank])
+    owner = np.searchsorted(exchange.bounds, out_ids, side="right") - 1
+    order = np.argsort(owner, kind="stable")
+    send = np.bincount(owner, minlength=exchange.size).astype(np.int64)
+    recv = np.asarray(comm.alltoall(send.tolist()), dtype=np.int64)
+    got_keys = exchange.alltoallv(np.ascontiguousarray(out_keys[order]), send, recv)
+    got_positions = exchange.alltoallv(positions[order], send, recv)
+    del owner, order, positions
+    known = np.argsort(got_keys, kind="stable")
+    return got_positions[known][np.searchsorted(got_keys[known], in_keys)]
 
 
 def _read(comm, plan):
-    """This rank's share of the prepared edges, ``[src, dst, weight or None, position]``
-    (positions: the index of each edge's input edge), and the largest id + 1 of every rank's,
-    after renumbering where it applies."""
+    """This rank's share of the prepared edges, ``[src, dst, weight or None, key]``, and the
+    largest id + 1 of every rank's, after renumbering where it applies. An edge's key is
+    unique and orders the prepared edges as one process prepares them (:func:`edge_keys`)."""
     rank, size = comm.Get_rank(), comm.Get_size()
     raw = []
     with plan.bar("reading") as bar:
@@ -116,16 +190,8 @@ def _read(comm, plan):
         options.original_ids, plan.renumber = _union(comm, mine), True
     parts = []
     for src, dst, w, start in raw:
-        pos = np.arange(start, start + len(src), dtype=np.int64)
-        if not options.self_loops:   # the positions follow prepare_chunk's edges
-            keep = src != dst
-            src_kept, dst_kept, pos = src[keep], dst[keep], pos[keep]
-        else:
-            src_kept, dst_kept = src, dst
-        if options.undirected and not options.both_ways_in_input:
-            pos = _both_ways(src_kept, dst_kept, pos)[2]
         s, d, weight = prepare_chunk(src, dst, w, options, plan.edges.name)
-        parts.append((s, d, weight, pos))
+        parts.append((s, d, weight, edge_keys(src, dst, start, options)))
     del raw
     edges = [None if k == 2 and not options.weighted else _concat([p[k] for p in parts], dtype)
              for k, dtype in enumerate((np.int64, np.int64, options.weight_dtype, np.int64))]
@@ -139,6 +205,21 @@ def _read(comm, plan):
             edges[0], edges[1] = np.searchsorted(ids, edges[0]), np.searchsorted(ids, edges[1])
             top = len(ids)
     return edges, top
+
+
+def edge_keys(src, dst, start, options):
+    """The keys of a raw chunk's prepared edges (prepare_chunk), the chunk's first edge being
+    the input's ``start``-th: twice the input position of each edge's input edge, one more for
+    the reverse of an undirected edge stored both ways. Unique, and in the order of one
+    process's prepared edges (an edge, then its reverse)."""
+    key = np.arange(2 * start, 2 * (start + len(src)), 2, dtype=np.int64)
+    if not options.self_loops:   # the keys follow prepare_chunk's edges
+        keep = src != dst
+        src, dst, key = src[keep], dst[keep], key[keep]
+    if options.undirected and not options.both_ways_in_input:
+        key = _both_ways(src, dst, key)[2]
+        key[1:] += key[1:] == key[:-1]   # (a self-loop is stored once)
+    return key
 
 
 def _share(plan, rank, size):
@@ -176,49 +257,15 @@ def _degrees(comm, edges, n):
     return degrees[0], degrees[1]
 
 
-def _send_to_owners(exchange, edges, primary, weighted):
+def _send_to_owners(exchange, edges, primary):
     """Every rank's edges whose ``primary`` end (0: source, 1: destination) lies in this rank's
-    vertex range: ``[src, dst, weight or None, position]``, in rank order."""
+    vertex range: ``[src, dst, weight or None, key]``, in rank order."""
     owner = np.searchsorted(exchange.bounds, edges[primary], side="right") - 1
     order = np.argsort(owner, kind="stable")
     send = np.bincount(owner, minlength=exchange.size).astype(np.int64)
     recv = np.asarray(exchange.comm.alltoall(send.tolist()), dtype=np.int64)
     return [None if a is None else exchange.alltoallv(np.ascontiguousarray(a[order]), send, recv)
             for a in edges]
-
-
-def _write(comm, plan, path, overwrite, intervals, heavy, id_dtype, cut, layouts, lo):
-    """Rank 0 writes the store, each shard from the rank that laid it out; the others send
-    theirs. Returns rank 0's build Result (None elsewhere)."""
-    from ..partition.build import root_attrs
-    from ..partition.writer import StoreWriter
-    rank, size = comm.Get_rank(), comm.Get_size()
-    owners = np.repeat(np.arange(size), np.diff(cut))
-    n = int(intervals[-1])
-
-    def piece(i):   # this rank's out- and in-side of shard i (encoded where compressed)
-        a, b = int(intervals[i]) - lo, int(intervals[i + 1]) - lo
-        return [encoded_side(plan, n, _slice(layouts[side], a, b)) for side in ("out", "in")]
-    if rank != 0:
-        for i in np.flatnonzero(owners == rank):
-            comm.send(piece(int(i)), dest=0, tag=int(i))
-        return None
-    result = Result(n, intervals, heavy, id_dtype)
-    result.mode = "in-memory"
-    with StoreWriter(path, overwrite=overwrite, compress=plan.compress) as writer, \
-            plan.bar("writing", total=len(owners), unit="shards") as bar:
-        for i, owner in enumerate(owners.tolist()):
-            out, into = piece(i) if owner == 0 else comm.recv(source=owner, tag=i)
-            a, b = int(intervals[i]), int(intervals[i + 1])
-            nbytes = write_part(writer, result, plan, i, a, b, "out", out)
-            nbytes += write_part(writer, result, plan, i, a, b, "in", into)
-            finish_shard(writer, result, i, a, b, nbytes)
-            bar.update(1)
-        write_vertex_data(writer, result, plan)
-        attrs = root_attrs(plan, result)
-        attrs["build"]["ranks"] = size
-        writer.commit(attrs)
-    return result
 
 
 def _max():

@@ -136,8 +136,10 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     comm : mpi4py communicator, optional
         Build as one rank of ``comm`` (``grstream shard`` under ``mpiexec``): each rank reads its
         share of the input and builds the shards of its own run of intervals, rank 0 writes the
-        store, the same store one process writes (grstream/distributed/rank_build.py; in memory:
-        no ``memory_limit``, ``edge_ids`` or ``reorder``, and no input with vertex names).
+        store, the same store one process writes (grstream/distributed/rank_build.py; no input
+        with vertex names, no pipe). A ``path`` holding ``{rank}`` makes each rank write its own
+        part file instead (the file ``grstream split`` writes for that rank; the path of this
+        rank's is returned).
     compress : bool
         Store the id datasets (``in/src``, ``out/dst``) compressed in blocks of 32 edges
         (format version 3, docs/FORMAT.md "Compressed ids": about 2.5 bytes an id on a
@@ -159,6 +161,10 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
     3
     """
     started = time.perf_counter()
+    if isinstance(path, (str, os.PathLike)) and "{rank}" in os.fspath(path) and (
+            comm is None or comm.Get_size() == 1):
+        raise UsageError(f"{os.fspath(path)} names one part file per rank ({{rank}}): build it "
+                         "under mpiexec with several ranks, or split a store (grstream split)")
     if comm is not None and comm.Get_size() > 1:   # ranks: each builds its own intervals
         from ..distributed.rank_build import build_ranked
         return build_ranked(comm, started, _make_plan, source, path, num_shards=num_shards,
@@ -192,8 +198,10 @@ def report(path, result, started, progress):
 
 def _make_plan(source, path, num_shards, shard_size, memory_limit, undirected, weighted,
                self_loops, duplicates, renumber, weight_dtype, format, progress, tmp_dir,
-               edge_ids, threads, reorder, compress=False):
-    """build_shards' arguments checked, its input opened: ``(path, Plan)``."""
+               edge_ids, threads, reorder, compress=False, order_with=None):
+    """build_shards' arguments checked, its input opened: ``(path, Plan)``. ``order_with(plan,
+    order)`` applies a vertex order (default :func:`.reorder.reorder_plan`; a build under ranks
+    chooses it once and shares it)."""
     if not isinstance(path, (str, os.PathLike)):
         raise UsageError(f"path must be the store's file name (str or os.PathLike), not "
                          f"{type(path).__name__}")
@@ -235,7 +243,7 @@ def _make_plan(source, path, num_shards, shard_size, memory_limit, undirected, w
     plan.reorder_requested = reorder
     plan.compress = bool(compress)
     if reorder:
-        plan.reorder = reordering.reorder_plan(plan, reorder)
+        plan.reorder = (order_with or reordering.reorder_plan)(plan, reorder)
     return path, plan
 
 

@@ -76,6 +76,24 @@ def reorder_plan(plan, order):
     (it renumbers no further). ``plan.renumbered_input`` says whether the ids were renumbered.
     Returns the order applied: ``order``, or for ``auto`` the degree order or None (the input
     stays as it is)."""
+    return apply_order(plan, choose_order(plan, order))
+
+
+@dataclasses.dataclass
+class Reordering:
+    """A chosen vertex order: ``new_id[v]`` is the new id of the build's vertex ``v`` (its id
+    after renumbering by ``ids`` where those are given), ``labels[k]`` the label of new id
+    ``k``."""
+
+    order: str
+    new_id: np.ndarray
+    labels: np.ndarray
+    ids: "np.ndarray | None"
+
+
+def choose_order(plan, order):
+    """The :class:`Reordering` of the plan's input in ``order`` (a pass over the input; one more
+    where the build renumbers), or None where ``auto`` keeps the input's order."""
     edges = plan.edges
     ids = _renumbered_ids(plan)
     counter, adjacency, gaps = _degrees(plan, ids, need_edges=order not in ("degree", "auto"),
@@ -99,8 +117,17 @@ def reorder_plan(plan, order):
     # int64: the chunks' ids come out of one gather in the dtype the build reads
     new_id = np.empty(n, dtype=np.int64)
     new_id[new_order] = np.arange(n, dtype=np.int64)
-    table = _labels(edges, ids, n)[new_order]
     log.info("%s: %d vertices in %s order", edges.name, n, order)
+    return Reordering(order, new_id, _labels(edges, ids, n)[new_order], ids)
+
+
+def apply_order(plan, chosen):
+    """Make the plan's input the reordered one of ``chosen`` (a :class:`Reordering`; None: the
+    input stays as it is). Returns the order applied, or None."""
+    if chosen is None:
+        return None
+    edges, ids, new_id, table = plan.edges, chosen.ids, chosen.new_id, chosen.labels
+    n = len(new_id)
     _hold(plan, new_id.nbytes + LABEL_BYTES * n)
 
     def chunks():
@@ -113,7 +140,7 @@ def reorder_plan(plan, order):
                                      labels=lambda: table, rows=None, make_pieces=None)
     plan.renumbered_input = ids is not None
     plan.renumber_requested = False
-    return order
+    return chosen.order
 
 
 def _hold(plan, nbytes):

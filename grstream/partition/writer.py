@@ -154,9 +154,9 @@ class StoreWriter:
             error, self._writeback_error = self._writeback_error, None
             raise error
 
-    def commit(self, attrs):
-        """Write the shard index, set the root attributes, flush, fsync and rename onto the
-        target path."""
+    def commit(self, attrs, index=True):
+        """Write the shard index (``index``: a part file has none, docs/FORMAT.md), set the
+        root attributes, flush, fsync and rename onto the target path."""
         self._join_writeback()
         if self.compress:
             attrs = dict(attrs, format_version=np.int64(fmt.COMPRESSED_VERSION))
@@ -168,7 +168,7 @@ class StoreWriter:
         names = fmt.shard_dataset_names(attrs.get("edge_props", {}), bool(attrs.get(fmt.EDGE_ID_ATTR)),
                                         compressed)
         table = index_table(self._layout, int(attrs.get("num_shards", 0)), names)
-        if table is not None and table.size:
+        if index and table is not None and table.size:
             self.dataset(fmt.SHARD_INDEX, table)
             self.file[fmt.SHARD_INDEX].attrs[fmt.INDEX_NAMES_ATTR] = json.dumps(names)
         self._stop_checksums()

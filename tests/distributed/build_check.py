@@ -12,6 +12,7 @@ import numpy as np
 from mpi4py import MPI
 
 import grstream as gr
+from grstream.distributed.part_files import part_of, part_path, write_part
 from grstream.io.base import EdgeSource
 from grstream.partition import build
 from grstream.store import encode
@@ -55,6 +56,38 @@ def cases():
     yield "text", {"num_shards": 40, "weighted": False, "duplicates": False}   # shards > ranks
     yield "npy", {"num_shards": 7, "compress": True}
     yield "chunks", {"num_shards": 9, "undirected": True, "compress": True}
+    for undirected, duplicates in itertools.product((False, True), repeat=2):
+        yield "chunks", {"num_shards": 6, "edge_ids": True, "undirected": undirected,
+                         "duplicates": duplicates, "self_loops": duplicates}
+    yield "sparse", {"num_shards": 5, "edge_ids": True, "compress": True}
+    yield "npy", {"num_shards": 5, "reorder": "degree"}
+    yield "sparse", {"num_shards": 4, "reorder": "rcm", "edge_ids": True, "undirected": True}
+    yield "text", {"num_shards": 3, "reorder": "auto", "duplicates": False}
+    yield "chunks", {"num_shards": 7, "reorder": "rcm", "compress": True}
+
+
+def parts_cases():
+    """Cases built as part files (a path holding {rank})."""
+    yield "npy", {"num_shards": 7}
+    yield "chunks", {"num_shards": 9, "duplicates": False, "edge_ids": True}   # a cut of its own
+    yield "text", {"num_shards": 1}   # a rank holding no shard
+    yield "sparse", {"num_shards": 6, "compress": True, "reorder": "degree"}
+
+
+def same_parts(whole, pattern, size):
+    """Whether the part files at ``pattern`` equal those ``grstream split`` writes from the store
+    ``whole`` (every dataset and attribute but the build record; and the part record's shards)."""
+    with gr.open(whole) as store:
+        for r in range(size):
+            split = Path(whole).with_name(f"split{r}.h5")
+            write_part(store, r, size, split)
+            mine = Path(part_path(pattern, r))
+            if store_contents(mine) != store_contents(split):
+                return False
+            with gr.open(mine) as a, gr.open(split) as b:
+                if part_of(a)["shards"] != part_of(b)["shards"] or part_of(a)["index"] != r:
+                    return False
+    return True
 
 
 def main():
@@ -79,8 +112,16 @@ def main():
             gr.build_shards(sources[name], one_path, progress=False, **options)
             if store_contents(ranks_path) != store_contents(one_path):
                 differ.append([name, options])
+    for j, (name, options) in enumerate(list(parts_cases())[::3 if sys.argv[2:] == ["few"] else 1]):
+        pattern, one_path = folder / f"part{j}-{{rank}}.h5", folder / f"whole{j}.h5"
+        got = gr.build_shards(sources[name], pattern, comm=comm, progress=False, **options)
+        assert Path(got) == Path(part_path(pattern, rank))
+        if rank == 0:
+            gr.build_shards(sources[name], one_path, progress=False, **options)
+            if not same_parts(one_path, pattern, comm.Get_size()):
+                differ.append([name, options, "parts"])
     if rank == 0:
-        print(json.dumps({"cases": k + 1, "differ": differ}))
+        print(json.dumps({"cases": k + j + 2, "differ": differ}))
 
 
 if __name__ == "__main__":
