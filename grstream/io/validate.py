@@ -23,7 +23,8 @@ def _first(mask):
 
 
 def _check_ids(ids, fail, base, limit):
-    """Check one id column and return it 0-based as int64."""
+    """Check one id column and return it 0-based as a new int64 array (one pass for the
+    smallest id and one for the largest; a conversion's result is not copied again)."""
     if ids.dtype.kind == "f":
         bad = ~np.isfinite(ids) | (ids != np.floor(ids))
         if bad.any():
@@ -32,27 +33,32 @@ def _check_ids(ids, fail, base, limit):
         if big.any():
             fail(_first(big), f"vertex id {ids[_first(big)]:.0f} is too large")
         ids = ids.astype(np.int64)
+        fresh = True
     elif ids.dtype.kind in "ui":
         if ids.dtype.kind == "u" and ids.size and ids.max() > MAX_VERTEX_ID:
             bad = _first(ids > MAX_VERTEX_ID)
             fail(bad, f"vertex id {int(ids[bad])} is too large: {_ID_LIMIT_NOTE}")
+        fresh = ids.dtype != np.dtype(np.int64)
         ids = ids.astype(np.int64, copy=False)
-        if ids.size and (ids.max() == _INT64_LIMITS[1] or ids.min() == _INT64_LIMITS[0]):
-            bad = (ids == _INT64_LIMITS[1]) | (ids == _INT64_LIMITS[0])
-            fail(_first(bad), f"vertex id is too large (2^63 - 1 or more): {_ID_LIMIT_NOTE}")
     else:
         fail(0, f"vertex ids must be integers, not {ids.dtype}")
     if ids.size == 0:
         return ids.astype(np.int64)
-    if ids.min() < base:
+    low, high = int(ids.min()), int(ids.max())
+    if high == _INT64_LIMITS[1] or low == _INT64_LIMITS[0]:
+        bad = (ids == _INT64_LIMITS[1]) | (ids == _INT64_LIMITS[0])
+        fail(_first(bad), f"vertex id is too large (2^63 - 1 or more): {_ID_LIMIT_NOTE}")
+    if low < base:
         bad = ids < base
         if base == 0:
             fail(_first(bad), f"negative vertex id {ids[_first(bad)]}")
         fail(_first(bad), f"vertex id {ids[_first(bad)]} is below {base} (ids are {base}-based)")
-    if limit is not None and ids.max() > limit - 1 + base:
+    if limit is not None and high > limit - 1 + base:
         bad = ids > limit - 1 + base
         fail(_first(bad), f"vertex id {ids[_first(bad)]} is beyond the declared size {limit}")
-    return ids - base if base else ids.copy()
+    if base:
+        return ids - base
+    return ids if fresh else ids.copy()
 
 
 def to_edges(src, dst, weight, fail, *, base=0, limits=(None, None)):

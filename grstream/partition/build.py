@@ -41,8 +41,10 @@ FILTER_CHUNK_BYTES = 32
 MAX_CHUNK_EDGES = 1 << 22
 MIN_CHUNK_EDGES = 1 << 12
 MAX_HEAVY_RECORDED = 1000
-#: chunks read at once by an external build (their buffers share its chunk memory)
-MAX_LIMITED_READERS = 2
+#: chunks read at once by an external build: one per this many threads, at least
+#: MIN_LIMITED_READERS (their buffers share its chunk memory)
+THREADS_PER_LIMITED_READER = 4
+MIN_LIMITED_READERS = 2
 #: memory of one process parsing a text input (its interpreter with numpy, about 30 MB, and
 #: the blocks in flight: their text and parsed edges; :mod:`grstream.io.parallel_text`)
 TEXT_WORKER_BYTES = 64 << 20
@@ -284,9 +286,13 @@ def _check_threads(threads):
 
 
 def reader_threads(threads, memory_limit):
-    """Chunks read at once: every thread in memory; within a memory limit at most
-    ``MAX_LIMITED_READERS``, the chunk size divided among them (:func:`_chunk_edges`)."""
-    return threads if memory_limit is None else min(threads, MAX_LIMITED_READERS)
+    """Chunks read at once: every thread in memory; within a memory limit one per
+    ``THREADS_PER_LIMITED_READER`` threads, at least ``MIN_LIMITED_READERS`` (the chunks' reads
+    and checks keep up with the threads sorting them), the chunk size divided among them
+    (:func:`_chunk_edges`)."""
+    if memory_limit is None:
+        return threads
+    return min(threads, max(MIN_LIMITED_READERS, threads // THREADS_PER_LIMITED_READER))
 
 
 def text_workers(threads, memory_limit):

@@ -1,7 +1,8 @@
 """The external build of edges without edge ids: sorted runs of packed keys on disk (with a
 weight file beside them for weighted edges), gathered back one shard at a time."""
 from collections import deque
-from threading import Condition
+from concurrent.futures import wait
+from threading import Condition, Lock
 
 import numpy as np
 
@@ -67,50 +68,125 @@ def sorting_chunks(threads):
 
 
 def _write_runs(plan, runs, counter):
-    """Prepare each raw chunk (renumbered, doubled, ...) and sort its two runs on the pool,
-    ``sorting_chunks`` chunks at once, and append the runs and count their degrees here, in
-    input order (the runs' order is the input's)."""
+    """Each raw chunk's whole work on the pool, ``sorting_chunks`` chunks at once: prepared
+    (renumbered, doubled, ...), its two runs sorted (the in-run on a second thread), their
+    degrees counted and the runs written. This thread only reads ahead and hands chunks out.
+
+    The runs take their places in the files in input order (:class:`.key_runs.KeyRuns`
+    reserves them one chunk after another, :class:`_Turns`); the writes themselves and the
+    counts (under a lock per direction) run at once on the chunks' threads. Errors are raised
+    in input order: the first chunk's in input order that failed.
+    """
     ahead = sorting_chunks(plan.threads)
     pending = deque()
+    turns = _Turns()
+    degrees = _LockedDegrees(counter)
 
-    def chunk(src, dst, w):
-        """Both runs of one raw chunk, the in-run sorted on a second thread, and the largest
-        id + 1 (0 without edges)."""
-        src, dst, w = plan.prepare(src, dst, w)
-        if not len(src):
-            return 0, None
-        top = int(max(src.max(), dst.max())) + 1
-        if top > KEY_ID_LIMIT:
-            return top, None
-        # narrower weights (:mod:`.run_weights`): fewer bytes to gather, write and read back
-        w = None if w is None else narrowest(w)
-        other = pool.submit(_counted_run, dst, src, w, top)
-        return top, (_counted_run(src, dst, w, top), other.result())
-
-    def finish():
-        top, sides = pending.popleft().result()
-        if not top:
-            return
-        renumbering.check_id_range(plan, VERTEX_BYTES, top)
-        if top > KEY_ID_LIMIT:
-            raise WideIds()
-        counter.grow(top)
-        for direction, degree, (key, weight, ids, counts) in zip(
-                ("out", "in"), (counter.out_degree, counter.in_degree), sides):
-            degree[ids] += counts
-            runs.append(direction, key, weight)
+    def chunk(k, src, dst, w):
+        sides, top = _sorted_sides(plan, pool, src, dst, w)
+        del src, dst, w
+        for direction, (key, weight, ids, counts) in zip(("out", "in"), sides):
+            degrees.add(direction, ids, counts, top)
+        # a failed chunk takes no turn: the later ones wait until its error stops the pass
+        places = turns.take(k, lambda: [runs.reserve(direction, key, weight)
+                                        for direction, (key, weight, _, _) in zip(("out", "in"), sides)])
+        for place, (key, _, _, _) in zip(places, sides):
+            runs.write(place, key)
 
     # a chunk's task waits for its second run: twice as many threads as chunks at once
     with plan.bar("reading + sorting runs") as bar, \
             executor(2 * ahead if plan.threads > 1 else 0) as pool:
-        for src, dst, w in read_ahead(plan.raw_chunks()):
-            bar.update(len(src))
-            while len(pending) >= ahead:
-                finish()
-            pending.append(pool.submit(chunk, src, dst, w))
-            del src, dst, w
-        while pending:
-            finish()
+        try:
+            for k, (src, dst, w) in enumerate(read_ahead(plan.raw_chunks())):
+                bar.update(len(src))
+                while len(pending) >= ahead:
+                    pending.popleft().result()
+                pending.append(pool.submit(chunk, k, src, dst, w))
+                del src, dst, w
+            while pending:
+                pending.popleft().result()
+            degrees.even()
+        finally:
+            if pending:     # an error: the chunks still running end before the runs go
+                turns.stop()
+                wait([future for future in pending if not future.cancel()])
+
+
+def _sorted_sides(plan, pool, src, dst, w):
+    """One raw chunk prepared, its out- and in-run sorted (the in-run on ``pool``) with their
+    distinct primaries and counts, and its largest id + 1: ``(sides, top)``; no sides for a
+    chunk left empty."""
+    src, dst, w = plan.prepare(src, dst, w)
+    if not len(src):
+        return (), 0
+    top = int(max(src.max(), dst.max())) + 1
+    renumbering.check_id_range(plan, VERTEX_BYTES, top)
+    if top > KEY_ID_LIMIT:
+        raise WideIds()
+    # narrower weights (:mod:`.run_weights`): fewer bytes to gather, write and read back
+    w = None if w is None else narrowest(w)
+    other = pool.submit(_counted_run, dst, src, w, top)
+    try:
+        out_side = _counted_run(src, dst, w, top)
+    finally:
+        in_side = other.result()
+    return (out_side, in_side), top
+
+
+class _Turns:
+    """Chunks reserve their runs' places one after another in input order: chunk ``k``'s
+    turn comes once chunk ``k - 1`` has had its own; :meth:`stop` ends every wait (the pass
+    failed: nothing more is placed)."""
+
+    def __init__(self):
+        self._next = 0
+        self._stopped = False
+        self._cond = Condition()
+
+    def take(self, k, reserve):
+        """``reserve()`` in chunk ``k``'s turn, its result; ``[]`` once stopped."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._next == k or self._stopped)
+            if self._stopped:
+                return []
+            try:
+                return reserve()
+            finally:
+                self._next = k + 1
+                self._cond.notify_all()
+
+    def stop(self):
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+
+class _LockedDegrees:
+    """A :class:`.edge_chunks.DegreeCounter` that chunks on several threads add to: each
+    direction under a lock of its own, grown to a chunk's largest id + 1 first."""
+
+    def __init__(self, counter):
+        self.counter = counter
+        self._locks = {"out": Lock(), "in": Lock()}
+
+    def add(self, direction, ids, counts, top):
+        """``degree[ids] += counts`` (``ids`` distinct)."""
+        with self._locks[direction]:
+            self._grow(direction, top)[ids] += counts
+
+    def _grow(self, direction, top):
+        name = f"{direction}_degree"
+        degree = getattr(self.counter, name)
+        if top > len(degree):
+            degree = np.concatenate((degree, np.zeros(top - len(degree), dtype=np.int64)))
+            setattr(self.counter, name, degree)
+        return degree
+
+    def even(self):
+        """Both directions grown to the longer one's length (after the pass)."""
+        top = max(len(self.counter.in_degree), len(self.counter.out_degree))
+        for direction in ("out", "in"):
+            self._grow(direction, top)
 
 
 def _counted_run(primary, secondary, weight, top):

@@ -1,7 +1,8 @@
 """Sorted runs of packed edge keys on disk, read back shard by shard through per-run cursors.
 
 An external build of unweighted edges sorts each chunk's keys ``primary << 32 | secondary``
-and appends them to one file per direction with a single sequential write. The runs need no
+and appends them to one file per direction: the runs are placed one after another in input
+order (:meth:`KeyRuns.reserve`) and written at their places on the chunks' own threads. The runs need no
 shard intervals while they are written, so degrees can be counted in the same pass. Shard
 ``i`` takes, from every run, the keys below its upper bound: each run's keys for shard ``i``
 directly follow those for shard ``i - 1``, so a cursor per run reads every key once (plus one
@@ -16,12 +17,13 @@ What a shard has read is punched out of the files (:func:`..io.release.release`)
 store's writes reuse those pages instead of fresh ones.
 """
 import contextlib
+import errno
 import os
 import shutil
 
 import numpy as np
 
-from ..io.atomic import make_bucket_dir, write_array
+from ..io.atomic import make_bucket_dir
 from ..io.release import PAGE as _PAGE, release
 from .run_weights import widest
 
@@ -29,6 +31,8 @@ from .run_weights import widest
 MAX_BLOCK_KEYS = 1 << 17
 MIN_BLOCK_KEYS = 1 << 10
 _KEY = np.dtype(np.uint64)
+#: bytes of one write call (a run is written in pieces of at most this)
+_WRITE_BLOCK = 64 << 20
 
 
 class KeyRuns:
@@ -53,18 +57,35 @@ class KeyRuns:
     def append(self, direction, keys, weights=None):
         """Append one sorted run of uint64 keys (and their weights, when weighted: in their own
         float dtype, which must hold them as ``weight_dtype`` would)."""
+        place = self.reserve(direction, keys, weights)
+        if place is not None:
+            self.write(place, keys)
+
+    def reserve(self, direction, keys, weights=None):
+        """The next run's place in the files (None for no keys), for :meth:`write`: runs are
+        placed one at a time in run order, and written at their places on any thread."""
         if len(keys) == 0:
-            return
-        write_array(self._files[direction], keys)
+            return None
+        weight_at = None
         if self.weight_dtype is not None:
             if weights.dtype.kind != "f" or weights.dtype.itemsize > self.weight_dtype.itemsize:
                 weights = weights.astype(self.weight_dtype)
-            write_array(self._weights[direction], weights)
-            self._weight_runs[direction].append((weights.dtype, self._weight_bytes[direction]))
+            weight_at = self._weight_bytes[direction]
+            self._weight_runs[direction].append((weights.dtype, weight_at))
             self._weight_bytes[direction] += weights.nbytes
         self._starts[direction].append(self._size[direction])
         self._size[direction] += len(keys)
         self._ends[direction].append(self._size[direction])
+        return direction, self._starts[direction][-1] * _KEY.itemsize, weights, weight_at
+
+    def write(self, place, keys):
+        """Write a run's ``keys`` (and the weights :meth:`reserve` kept) at its ``place``."""
+        if place is None:
+            return
+        direction, key_at, weights, weight_at = place
+        _pwrite(self._files[direction], keys, key_at)
+        if weights is not None:
+            _pwrite(self._weights[direction], weights, weight_at)
 
     def load(self, direction, bound, count):
         """The next ``count`` keys below ``bound`` over all runs, runs concatenated (each sorted).
@@ -153,6 +174,23 @@ class KeyRuns:
             with contextlib.suppress(OSError):  # a full disk fails the last flush: remove anyway
                 handle.close()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _pwrite(handle, array, position):
+    """Write ``array``'s bytes at byte ``position`` of the file ``handle`` (a full disk's
+    error names the file)."""
+    view = memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+    done = 0
+    try:
+        while done < len(view):
+            wrote = os.pwrite(handle.fileno(), view[done:done + _WRITE_BLOCK], position + done)
+            if wrote <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            done += wrote
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, handle.name) from exc
+        raise
 
 
 def _pread(fd, out, position):

@@ -91,8 +91,15 @@ def collect_ids(plan, chunks):
     mark_bytes = (1 << 32) if plan.memory_limit is None else plan.memory_limit // MAP_SHARE_OF_LIMIT
     with executor(threads if threads > 1 else 0) as pool, \
             plan.bar("renumbering") as bar:
-        return distinct_ids(((bar.update(len(s)) or s, d, w) for s, d, w in chunks),
-                            pool, ahead, mark_bytes)
+        return distinct_ids(counted_chunks(chunks, bar), pool, ahead, mark_bytes)
+
+
+def counted_chunks(chunks, bar):
+    """``chunks`` as they are, each one's edges counted on the progress bar (whose ``update``
+    returns whether it redrew: not a value to pass on)."""
+    for src, dst, w in chunks:
+        bar.update(len(src))
+        yield src, dst, w
 
 
 def store_labels(plan, num_vertices):

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import MemoryBudgetError, UsageError, plain
 from .edge_chunks import DegreeCounter, check_chunk, occurring_ids, split_chunks
-from .renumber import auto_applies
+from .renumber import auto_applies, counted_chunks
 from ..store.labels import is_sparse, label_table
 
 log = logging.getLogger("grstream.partition")
@@ -159,7 +159,7 @@ def _renumbered_ids(plan):
     if plan.renumber_requested is False or not (plan.renumber_requested or auto_applies(plan)):
         return None
     with plan.bar("renumbering") as bar:
-        ids = occurring_ids((bar.update(len(s)) or s, d, w) for s, d, w in _raw(plan))
+        ids = occurring_ids(counted_chunks(_raw(plan), bar))
     if plan.renumber_requested or is_sparse(int(ids[-1]) + 1 if len(ids) else 0, len(ids)):
         return ids
     return None

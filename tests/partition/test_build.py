@@ -1,14 +1,17 @@
+import functools
 import json
 import logging
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tqdm import tqdm
 
 import grstream as gr
 from grstream.errors import InputFormatError, UsageError
-from grstream.partition import build_shards
+from grstream.partition import build_plan, build_shards
 
 from .graphs import array_source, expected_edges, same_matrix, scipy_of, store_contents
 
@@ -237,6 +240,23 @@ def test_progress_and_summary_on_stderr(tmp_path, capsys):
     assert "3 vertices, 2 edges, 1 shards" in err and "writing" in err
     build_shards(array_source([0, 1], [1, 2]), tmp_path / "q.h5", progress=False)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("options", [{"memory_limit": 1 << 22, "renumber": True},
+                                     {"reorder": "degree"}])
+def test_progress_bars_of_the_renumbering_pass(tmp_path, capsys, options):
+    """The passes that find the ids that occur draw their bars (whose ``update`` returns
+    True when it redraws) and pass the chunks on as they are."""
+    src = np.arange(0, 4000, 2)
+    path = tmp_path / "g.npy"
+    np.save(path, np.column_stack([src, src[::-1]]))
+    # every update redraws (as one does after the bar's 0.1 s), so every update returns True
+    with mock.patch.object(build_plan, "tqdm", functools.partial(tqdm, mininterval=0, miniters=1)), \
+            mock.patch("grstream.partition.build.MAX_CHUNK_EDGES", 500):
+        out = build_shards(str(path), tmp_path / "p.h5", num_shards=3, progress=True, **options)
+    assert "renumbering" in capsys.readouterr().err
+    quiet = build_shards(str(path), tmp_path / "q.h5", num_shards=3, progress=False, **options)
+    assert store_contents(out) == store_contents(quiet)
 
 
 def test_build_record(tmp_path):

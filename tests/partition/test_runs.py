@@ -124,3 +124,44 @@ def test_external_store_starts_its_writeback_every_few_megabytes(tmp_path, monke
     assert 2 <= len(calls) < 10
     with gr.open(path, verify="always") as store:
         assert store.num_edges == 30_000
+
+
+@pytest.mark.parametrize("threads", [1, 8])
+def test_a_failing_chunk_stops_the_pass_with_the_first_error(tmp_path, threads):
+    """Chunks are prepared, sorted and written on the pool, several at once: the error raised
+    is the one of the first failing chunk in input order (as one thread raises it), the chunks
+    still running end (none waits for a failed chunk's turn) and the runs are removed."""
+    rng = np.random.default_rng(4)
+    src, dst = rng.integers(0, 500, 8000), rng.integers(0, 500, 8000)
+    w = np.ones(8000)
+    w[1500], w[2100], w[7000] = 70000.0, 1e6, 2e6     # beyond float16, in chunks 3, 4 and 14
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with pytest.raises(gr.errors.InputFormatError, match="weight 70000.0 is beyond"):
+        build_shards(array_source(src, dst, w, chunk=500), tmp_path / "g.h5", num_shards=4,
+                     memory_limit=1 << 22, weight_dtype="float16", threads=threads,
+                     tmp_dir=runs, progress=False)
+    assert not list(runs.iterdir()) and not (tmp_path / "g.h5").exists()
+
+
+def test_chunks_sort_and_write_their_runs_on_several_threads(tmp_path, monkeypatch):
+    """The runs are written by the chunks' threads, not by the one reading the input, and
+    land in input order: the store is the one-thread store."""
+    import threading
+    writers = set()
+    original = KeyRuns.write
+    monkeypatch.setattr(KeyRuns, "write",
+                        lambda self, *a: writers.add(threading.get_ident()) or original(self, *a))
+    rng = np.random.default_rng(6)
+    # many repeated pairs, whose weights the store keeps in input order
+    src, dst = rng.integers(0, 300, 40_000), rng.integers(0, 300, 40_000)
+    w = rng.integers(1, 50, 40_000) / 4
+    built = {}
+    for threads in (1, 8):
+        writers.clear()
+        built[threads] = store_contents(build_shards(
+            array_source(src, dst, w, chunk=1000), tmp_path / f"{threads}.h5", num_shards=6,
+            memory_limit=1 << 22, threads=threads, progress=False))
+        assert (threading.get_ident() in writers) == (threads == 1)
+    assert len(writers) > 1
+    assert built[8] == built[1]
