@@ -40,6 +40,35 @@ def test_every_step_runs_and_checks(ran):
     assert not list(work.glob("*.npy.*")) and not (work / "rmat9.npy").exists()
 
 
+def test_bfs_alone_against_scipy(bench, tmp_path):
+    """``--algos bfs --no-certificates``: the one check is scipy's levels,
+    made from a CSR of int32 indices without repeats; no other step's check runs."""
+    report = tmp_path / "out.json"
+    assert bench.main(["--scale", "8", "--shards", "3", "--device", "cpu", "--threads", "2",
+                       "--build", "memory", "--algos", "bfs", "--no-certificates",
+                       "--dir", str(tmp_path), "--json", str(report)]) == 0
+    checks = json.loads(report.read_text())["checks"]
+    assert checks["bfs_equal_scipy"] is True
+    assert set(checks) == {"bfs_levels", "bfs_reached", "unique_edges", "scipy_csr_s", "bfs_equal_scipy",
+                           "scipy_bfs_s", "check_s"}
+    with gr.open(tmp_path / "rmat8.h5") as store, ThreadPoolExecutor(2) as pool:
+        mat = bench.scipy_csr(store, pool)
+        assert mat.indices.dtype == np.int32 and mat.indptr.dtype == np.int32
+        n = store.num_vertices
+        pairs = []
+        for i in range(store.num_shards):
+            info, local = store.shard_info(i), store.read(i, "out/indptr")
+            src = np.repeat(np.arange(info.lo, info.hi), np.diff(local))
+            pairs.append(src * n + store.read(i, "out/dst").astype(np.int64))
+        want = np.unique(np.concatenate(pairs))
+        assert 0 < len(want) < store.num_edges       # RMAT repeats some edges
+        got = np.repeat(np.arange(n), np.diff(mat.indptr)) * n + mat.indices
+        np.testing.assert_array_equal(got, want)
+        level = bench.values_of(tmp_path / "bfs.npy").astype(np.int64)
+        level = np.where(level >= gr.algorithms.bfs.UNREACHED, -1, level)
+        np.testing.assert_array_equal(bench.scipy_levels(mat, store.default_source()), level)
+
+
 def test_certificates_refuse_wrong_values(bench, ran):
     work, _ = ran
     with gr.open(work / "rmat9.h5") as store, ThreadPoolExecutor(2) as pool:

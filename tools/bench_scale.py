@@ -18,16 +18,18 @@ verified on ``--threads`` threads (every dataset's CRC32 and id range) against a
 the file's bytes on as many threads (the page cache's rate: the peer); then, with a child holding
 all but ``--gpu-free`` of the GPU (CuPy), ``grstream run bfs|cc|pagerank STORE --device cuda``
 as child processes (wall of the whole command, the iterations' seconds, GB over the link and
-the rates the run's ``--stats-json`` reports, bytes per memory tier). Checks, after the runs (so
-that the runs find the host memory free), on ``--threads`` threads: PageRank within L1 1e-6 of a
-float64 power iteration of the same number of iterations (one scipy product per shard's in-edges,
-repeats as counts); BFS levels certified (the source at 0, along every edge of a reached vertex
-u the target at most level[u] + 1, every other reached vertex with an in-edge from one level
-up: exactly the BFS levels) and the components certified (labels constant along every edge,
-each the least vertex of its class); then, unless ``--no-scipy`` and while before the deadline,
-scipy's csgraph on the out-edges without repeats (the same levels and components, and below
-2^31 entries): ``connected_components`` (the same classes) and ``breadth_first_order`` from the
-same source (the same levels). The store is built ``--renumber``ed (the ids that occur, as the
+the rates the run's ``--stats-json`` reports, bytes per memory tier). Checks of the algorithms
+that ran, after the runs (so that the runs find the host memory free), on ``--threads`` threads,
+in this order, each while before the deadline: unless ``--no-scipy``, scipy's csgraph on the
+out-edges without repeats (one CSR of int32 indices, so below 2^31 distinct edges; RMAT-27's are)
+``breadth_first_order`` from the same source (the same levels); unless ``--no-certificates``,
+BFS levels certified (the source at 0, along every edge of a reached vertex u the target at most
+level[u] + 1, every other reached vertex with an in-edge from one level up: exactly the BFS
+levels) and the components certified (labels constant along every edge, each the least vertex
+of its class); PageRank within L1 1e-6 of a float64 power iteration of the same number of
+iterations (one scipy product per shard's in-edges, repeats as counts); scipy's
+``connected_components`` (the same classes). ``--algos bfs --no-certificates`` checks BFS
+against scipy alone. The store is built ``--renumber``ed (the ids that occur, as the
 issue's runs were) unless ``--no-renumber``. ``--deadline S``: a step that would start after S
 seconds is skipped and recorded so, and a build still running then is stopped.
 ``--ranks R`` (R > 1): after the checks, each algorithm again as ``mpiexec -n R grstream run ...
@@ -336,18 +338,64 @@ def all_rows(store, direction, pool):
     return list(pool.map(lambda i: shard_rows(store, i, direction), range(store.num_shards)))
 
 
-def scipy_csr(store, rows):
-    """The out-edges (without repeats) as one scipy CSR matrix."""
+def scipy_csr(store, pool):
+    """The out-edges without repeats as one scipy CSR matrix, built for csgraph as cheaply as
+    it goes: each shard's rows merged on ``pool`` straight into one int32 index array (scipy's
+    own index type: csgraph converts any other, and the distinct edges of RMAT-27 are below
+    2^31), the float64 data csgraph converts to filled on the pool too (2^31 edges: 17 GB)."""
     import scipy.sparse as sp
     n = store.num_vertices
+    if store.num_edges >= 1 << 31:
+        # room for the distinct edges, as many as int32 holds at most: a graph of more
+        # distinct edges fails scipy's own check below
+        bound = (1 << 31) - 1
+    else:
+        bound = store.num_edges
+    ids = np.empty(bound, dtype=np.int32)
     indptr = np.zeros(n + 1, dtype=np.int64)
+
+    def distinct(i):
+        local, nbr = (store.read(i, f"out/{name}") for name in (fmt.INDPTR, fmt.ID_DATASET["out"]))
+        keep = np.ones(len(nbr), dtype=bool)
+        if len(nbr):
+            keep[1:] = nbr[1:] != nbr[:-1]
+            keep[local[:-1][local[:-1] < len(nbr)]] = True
+        kept = np.zeros(len(nbr) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        return kept[local], nbr[keep]
+
     base = 0
-    for i, (local, ids, _) in enumerate(rows):
+    rows = [pool.submit(distinct, i) for i in range(store.num_shards)]
+    copies = []
+    for i, row in enumerate(rows):
+        local, nbr = row.result()
+        rows[i] = None
         info = store.shard_info(i)
+        if base + len(nbr) > bound:
+            raise ValueError(f"more than {bound} distinct edges: beyond scipy's int32 indices")
         indptr[info.lo + 1:info.hi + 1] = local[1:] + base
-        base += len(ids)
-    ids = np.concatenate([r[1] for r in rows])
-    return sp.csr_matrix((np.ones(len(ids)), ids, indptr), shape=(n, n))
+        copies.append(pool.submit(np.copyto, ids[base:base + len(nbr)], nbr, casting="unsafe"))
+        base += len(nbr)
+    for copy in copies:
+        copy.result()
+    data = np.empty(base, dtype=np.float64)
+    step = 1 << 26
+    list(pool.map(lambda at: data[at:at + step].fill(1.0), range(0, base, step)))
+    return sp.csr_matrix((data, ids[:base], indptr.astype(np.int32)), shape=(n, n), copy=False)
+
+
+def scipy_levels(mat, source):
+    """BFS levels (-1: unreached) from scipy's ``breadth_first_order`` and its predecessors."""
+    from scipy.sparse import csgraph
+    order, pred = csgraph.breadth_first_order(mat, source, directed=True, return_predecessors=True)
+    ref = np.full(mat.shape[0], -1, dtype=np.int64)
+    ref[source] = 0
+    rest = order[1:]
+    while True:      # BFS order puts every predecessor first: settled within depth passes
+        new = ref[pred[rest]] + 1
+        if np.array_equal(new, ref[rest]):
+            return ref
+        ref[rest] = new
 
 
 def certify_bfs(store, level, source, pool):
@@ -390,57 +438,70 @@ def certify_cc(store, label, pool):
     return all(pool.map(shard, range(store.num_shards)))
 
 
-def check(store, results, threads, workdir, scipy_checks=True, deadline=None, report=None):
-    """The runs' values against independent computations (see the module's docstring);
-    ``report(out)`` is called with the certificates' results before scipy's run."""
+def check(store, results, threads, workdir, scipy_checks=True, deadline=None, report=None,
+          certificates=True):
+    """The runs' values against independent computations (see the module's docstring), BFS
+    first: scipy's levels, then the certificates (unless ``certificates`` is False), then
+    PageRank's float64 reference and scipy's components; ``report(out)`` is called with what
+    is known after each of them (a check cut short by ``deadline`` leaves the earlier ones)."""
     from scipy.sparse import csgraph
     n = store.num_vertices
     out = {}
     t0 = time.perf_counter()
     ok = {a: a in results and results[a].get("exit") == 0 for a in ("bfs", "cc", "pagerank")}
+
+    def before_deadline():
+        return deadline is None or time.perf_counter() < deadline
+
+    def done(step, began):
+        out[f"{step}_s"] = round(time.perf_counter() - began, 1)
+        if report is not None:
+            report(out)
+
+    source = store.default_source()
+    level = label = mat = None
+    if ok["bfs"]:
+        level = values_of(os.path.join(workdir, "bfs.npy")).astype(np.int64)
+        level = np.where(level >= gr.algorithms.bfs.UNREACHED, -1, level)
+        out["bfs_levels"] = int(level.max()) + 1
+        out["bfs_reached"] = int((level >= 0).sum())
+    if ok["cc"]:
+        label = values_of(os.path.join(workdir, "cc.npy"))
+        # -o writes a component's name as a vertex label: back to internal ids
+        label = store.to_internal(label) if store.has_labels else label.astype(np.int64)
     with ThreadPoolExecutor(threads) as pool:
-        if ok["pagerank"]:
+        if scipy_checks and (ok["bfs"] or ok["cc"]) and before_deadline():
+            began = time.perf_counter()
+            mat = scipy_csr(store, pool)
+            out["unique_edges"] = int(mat.nnz)
+            done("scipy_csr", began)
+        if mat is not None and ok["bfs"] and before_deadline():
+            began = time.perf_counter()
+            out["bfs_equal_scipy"] = bool(np.array_equal(level, scipy_levels(mat, source)))
+            done("scipy_bfs", began)
+        if certificates and before_deadline():
+            began = time.perf_counter()
+            if ok["bfs"]:
+                out["bfs_certified"] = bool(certify_bfs(store, level, source, pool))
+            if ok["cc"]:
+                out["cc_certified"] = bool(certify_cc(store, label, pool))
+                out["cc_components"] = int(np.count_nonzero(label == np.arange(n)))
+            done("certify", began)
+        if ok["pagerank"] and before_deadline():
+            began = time.perf_counter()
             got = values_of(os.path.join(workdir, "pagerank.npy")).astype(np.float64)
             ref = pagerank_reference(store, results["pagerank"]["iterations"], all_rows(store, "in", pool), pool)
             out["pagerank_l1"] = float(np.abs(got - ref).sum())
             out["pagerank_ok"] = out["pagerank_l1"] <= 1e-6
             del ref
-        source = store.default_source()
-        level = label = None
-        if ok["bfs"]:
-            level = values_of(os.path.join(workdir, "bfs.npy")).astype(np.int64)
-            level = np.where(level >= gr.algorithms.bfs.UNREACHED, -1, level)
-            out["bfs_certified"] = bool(certify_bfs(store, level, source, pool))
-            out["bfs_levels"] = int(level.max()) + 1
-            out["bfs_reached"] = int((level >= 0).sum())
-        if ok["cc"]:
-            label = values_of(os.path.join(workdir, "cc.npy"))
-            # -o writes a component's name as a vertex label: back to internal ids
-            label = store.to_internal(label) if store.has_labels else label.astype(np.int64)
-            out["cc_certified"] = bool(certify_cc(store, label, pool))
-            out["cc_components"] = int(np.count_nonzero(label == np.arange(n)))
-        out["certify_s"] = round(time.perf_counter() - t0, 1)
-        if report is not None:
-            report(out)
-        if scipy_checks and (ok["bfs"] or ok["cc"]) and (deadline is None or time.perf_counter() < deadline):
-            mat = scipy_csr(store, all_rows(store, "out", pool))
-            out["unique_edges"] = int(mat.nnz)
-            if ok["cc"] and (deadline is None or time.perf_counter() < deadline):
-                count, labels = csgraph.connected_components(mat, directed=True, connection="weak")
-                pairs = len(np.unique(label * np.int64(count) + labels)) if n else 0
-                out["cc_components_scipy"] = int(count)
-                out["cc_equal_scipy"] = bool(pairs == count == out["cc_components"])
-            if ok["bfs"] and (deadline is None or time.perf_counter() < deadline):
-                order, pred = csgraph.breadth_first_order(mat, source, directed=True, return_predecessors=True)
-                ref = np.full(n, -1, dtype=np.int64)
-                ref[source] = 0
-                rest = order[1:]
-                while True:      # BFS order puts every predecessor first: settled within depth passes
-                    new = ref[pred[rest]] + 1
-                    if np.array_equal(new, ref[rest]):
-                        break
-                    ref[rest] = new
-                out["bfs_equal_scipy"] = bool(np.array_equal(level, ref))
+            done("pagerank_reference", began)
+        if mat is not None and ok["cc"] and before_deadline():
+            began = time.perf_counter()
+            count, labels = csgraph.connected_components(mat, directed=True, connection="weak")
+            pairs = len(np.unique(label * np.int64(count) + labels)) if n else 0
+            out["cc_components_scipy"] = int(count)
+            out["cc_equal_scipy"] = bool(pairs == count == int(np.count_nonzero(label == np.arange(n))))
+            done("scipy_cc", began)
     out["check_s"] = round(time.perf_counter() - t0, 1)
     return out
 
@@ -529,6 +590,8 @@ def main(argv=None):
                     help="run each algorithm on a small store first (the kernels' compiles)")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-scipy", action="store_true", help="only the certificate checks")
+    ap.add_argument("--no-certificates", action="store_true",
+                    help="no certificates: with --algos bfs, the one check is scipy's levels")
     ap.add_argument("--no-renumber", action="store_true",
                     help="keep RMAT's ids (default: renumbered, as the issue's runs were)")
     ap.add_argument("--deadline", type=float, default=None, help="seconds after which no step starts")
@@ -628,10 +691,11 @@ def main(argv=None):
         with gr.open(store) as st:
             def report(partial):
                 out["checks"] = partial
-                log(f"certificates: {partial}")
+                log(f"checks so far: {partial}")
                 save()
             out["checks"] = check(st, results, args.threads, args.dir, not args.no_scipy,
-                                  None if args.deadline is None else started + args.deadline, report)
+                                  None if args.deadline is None else started + args.deadline, report,
+                                  certificates=not args.no_certificates)
         log(f"checks: {out['checks']}")
         save()
     if args.ranks > 1:
