@@ -19,7 +19,8 @@ def add_parser(sub):
     size.add_argument("--shards", type=int, metavar="N", help="number of shards")
     size.add_argument("--shard-size", metavar="BYTES", help="target bytes per shard (default 64M)")
     p.add_argument("--memory-limit", metavar="BYTES",
-                   help="build in passes with external buckets, within about this much memory")
+                   help="build in passes with external buckets, within about this much memory "
+                        "(under mpiexec: each rank's)")
     p.add_argument("--tmp-dir", help="directory for bucket files (default: next to the output)")
     p.add_argument("--undirected", action="store_true", help="store every edge in both directions; a symmetric input (.mtx symmetric, "
                         "KONECT sym, an undirected store) is undirected without it")

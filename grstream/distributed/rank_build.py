@@ -61,9 +61,6 @@ def build_ranked(comm, started, make_plan, source, path, **options):
     rank, overwrite = comm.Get_rank(), options.pop("overwrite")
     mine = part_path(path, rank)   # (a path holding {rank}: this rank's part file)
     with collectively(comm):   # (an option or input one rank refuses: every rank raises)
-        if options["memory_limit"] is not None:
-            raise UsageError("a build under ranks runs in memory, without memory_limit: build "
-                             "with it in one process")
         if isinstance(source, str) and is_stream(source):
             raise UsageError(f"{input_name(source)} is a pipe, which only one process can read: "
                              f"save it to a file for a build under ranks")
@@ -79,7 +76,11 @@ def build_ranked(comm, started, make_plan, source, path, **options):
                              f"does not number: build it in one process")
     if plan.reorder_requested:
         plan.reorder = shared_order(comm, plan, plan.reorder_requested)
-    result = _build_in_memory(comm, plan, path, overwrite)
+    if plan.memory_limit is not None:   # each rank's intervals built externally
+        from .rank_external import build_external
+        result = build_external(comm, plan, path, overwrite)
+    else:
+        result = _build_in_memory(comm, plan, path, overwrite)
     comm.Barrier()   # the store is complete when any rank returns
     return report(mine, result, started, options["progress"]) if rank == 0 else mine
 

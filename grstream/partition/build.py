@@ -137,11 +137,12 @@ def build_shards(source: Any, path: Union[str, "os.PathLike[str]"], *,
         ids (the store keeps them as labels); :mod:`grstream.partition.reorder`.
     comm : mpi4py communicator, optional
         Build as one rank of ``comm`` (``grstream shard`` under ``mpiexec``): each rank reads its
-        share of the input and builds the shards of its own run of intervals, rank 0 writes the
-        store, the same store one process writes (grstream/distributed/rank_build.py; no input
-        with vertex names, no pipe). A ``path`` holding ``{rank}`` makes each rank write its own
-        part file instead (the file ``grstream split`` writes for that rank; the path of this
-        rank's is returned).
+        share of the input and builds the shards of its own run of intervals (within
+        ``memory_limit`` each: grstream/distributed/rank_external.py), rank 0 writes the store,
+        the same store one process writes with the same options
+        (grstream/distributed/rank_build.py; no input with vertex names, no pipe). A ``path``
+        holding ``{rank}`` makes each rank write its own part file instead (the file
+        ``grstream split`` writes for that rank; the path of this rank's is returned).
     compress : bool
         Store the id datasets (``in/src``, ``out/dst``) compressed in blocks of 32 edges
         (format version 3, docs/FORMAT.md "Compressed ids": about 2.5 bytes an id on a

@@ -258,24 +258,8 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
 
     def cut(direction, i):
         lo, hi = int(intervals[i]), int(intervals[i + 1])
-        keys = load(direction, i, lo, hi)
-        if runs.weight_dtype is None:
-            return compress_keys(keys, lo, hi, result.id_dtype, plan.dedup) + (None,)
-        keys, weights = keys
-        if plan.dedup:
-            # numpy's minimum of 0.0 and -0.0 picks a different one in float16 than in float64:
-            # the minimum of a repeated pair is taken in the store's dtype, as in memory
-            weights = weights.astype(plan.options.weight_dtype, copy=False)
-        parts = compress_weighted_keys(keys, weights, lo, hi, result.id_dtype, plan.dedup,
-                                       result.num_vertices)
-        if parts is None:
-            # too wide for the block sort: the general path over the decoded ids
-            primary = np.right_shift(keys, np.uint64(32)).view(np.int64)
-            secondary = (keys & np.uint64(0xFFFFFFFF)).view(np.int64)
-            parts = compress(primary, secondary, weights, lo, hi, result.num_vertices,
-                             result.id_dtype, plan.dedup)
-        # the runs' narrower weights convert back exactly
-        return parts[:2] + (parts[2].astype(plan.options.weight_dtype, copy=False),)
+        return keyed_side(plan, load(direction, i, lo, hi), runs.weight_dtype is not None,
+                          lo, hi, result.id_dtype, result.num_vertices)
 
     def submit(i):
         if i < num_shards:
@@ -297,3 +281,25 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
             del in_parts
             unsynced = finish_shard_writing_back(writer, result, i, lo, hi, nbytes, unsynced)
             bar.update(1)
+
+
+def keyed_side(plan, loaded, weighted, lo, hi, id_dtype, num_vertices):
+    """One shard side ``(indptr, ids, weights or None)`` from the keys of its vertices
+    ``[lo, hi)`` loaded from key runs (:meth:`.KeyRuns.load`: the keys, or ``(keys, weights)``
+    where ``weighted``)."""
+    if not weighted:
+        return compress_keys(loaded, lo, hi, id_dtype, plan.dedup) + (None,)
+    keys, weights = loaded
+    if plan.dedup:
+        # numpy's minimum of 0.0 and -0.0 picks a different one in float16 than in float64:
+        # the minimum of a repeated pair is taken in the store's dtype, as in memory
+        weights = weights.astype(plan.options.weight_dtype, copy=False)
+    parts = compress_weighted_keys(keys, weights, lo, hi, id_dtype, plan.dedup, num_vertices)
+    if parts is None:
+        # too wide for the block sort: the general path over the decoded ids
+        primary = np.right_shift(keys, np.uint64(32)).view(np.int64)
+        secondary = (keys & np.uint64(0xFFFFFFFF)).view(np.int64)
+        parts = compress(primary, secondary, weights, lo, hi, num_vertices, id_dtype,
+                         plan.dedup)
+    # the runs' narrower weights convert back exactly
+    return parts[:2] + (parts[2].astype(plan.options.weight_dtype, copy=False),)

@@ -82,14 +82,21 @@ def sort_seconds(keys, repeats=3):
     return best
 
 
+def run_fits(count, top):
+    """Whether :func:`sorted_run` sorts ``count`` edges of ids below ``top`` (their packed ids
+    and index fit one key, or the block sort)."""
+    bits, ibits = _bits(top), _bits(count)
+    return 2 * bits + ibits <= layout._KEY_BITS or _block_bits(bits, bits, ibits) is not None
+
+
 def sorted_run(primary, secondary, weight, top):
     """One chunk's keys ``primary << 32 | secondary`` sorted stably, with the weights in their
     order (equal keys keep input order), or None when the chunk's (primary, secondary,
     index) is too wide for the block sort. ``top``: one more than the largest id."""
+    if not run_fits(len(primary), top):
+        return None
     bits, ibits = _bits(top), _bits(len(primary))
     inline = 2 * bits + ibits <= layout._KEY_BITS
-    if not inline and _block_bits(bits, bits, ibits) is None:
-        return None
     # narrow keys leave the index room; widened to the runs' 32-bit halves after the sort
     if inline:
         key = _packed(primary, secondary, bits, ibits)

@@ -14,11 +14,13 @@ from mpi4py import MPI
 import grstream as gr
 from grstream.distributed.part_files import part_of, part_path, write_part
 from grstream.io.base import EdgeSource
-from grstream.partition import build
+from grstream.partition import build, layout
 from grstream.store import encode
 from grstream.store.decode import COMPILED_IDS
 
 from tests.partition.graphs import store_contents
+
+KEY_BITS = layout._KEY_BITS
 
 
 def inputs(folder):
@@ -64,6 +66,18 @@ def cases():
     yield "sparse", {"num_shards": 4, "reorder": "rcm", "edge_ids": True, "undirected": True}
     yield "text", {"num_shards": 3, "reorder": "auto", "duplicates": False}
     yield "chunks", {"num_shards": 7, "reorder": "rcm", "compress": True}
+    # within a memory limit (the shards sized by it): key runs, edge records, renumbering
+    yield "npy", {"num_shards": 2, "memory_limit": 100_000}
+    yield "chunks", {"memory_limit": 200_000, "undirected": True, "duplicates": False}
+    yield "text", {"num_shards": 3, "memory_limit": 150_000, "edge_ids": True}
+    yield "chunks", {"memory_limit": 150_000, "edge_ids": True, "undirected": True,
+                     "duplicates": False, "self_loops": False}
+    yield "sparse", {"num_shards": 3, "memory_limit": 100_000}   # ids beyond the vertex arrays
+    yield "sparse", {"num_shards": 5, "memory_limit": 20_000_000}
+    yield "npy", {"memory_limit": 120_000, "renumber": True, "self_loops": False}
+    yield "npy", {"memory_limit": 100_000, "reorder": "degree", "compress": True}
+    yield "text", {"memory_limit": 100_000, "weight_dtype": "float32", "duplicates": False}
+    yield "text", {"memory_limit": 100_000, "key_bits": 17}
 
 
 def parts_cases():
@@ -72,6 +86,9 @@ def parts_cases():
     yield "chunks", {"num_shards": 9, "duplicates": False, "edge_ids": True}   # a cut of its own
     yield "text", {"num_shards": 1}   # a rank holding no shard
     yield "sparse", {"num_shards": 6, "compress": True, "reorder": "degree"}
+    yield "npy", {"memory_limit": 100_000}
+    yield "chunks", {"memory_limit": 100_000, "duplicates": False}   # laid out before written
+    yield "text", {"memory_limit": 150_000, "duplicates": False, "edge_ids": True}
 
 
 def same_parts(whole, pattern, size):
@@ -105,6 +122,8 @@ def main():
         # compressed: the ranks encode with the compiled encoder (where installed), one process
         # with the numpy reference (sides this small): the same words
         encode.COMPILED_IDS = 1
+        # key_bits: keys narrowed, so weighted chunks do not fit a key run (edge records then)
+        layout._KEY_BITS = options.pop("key_bits", KEY_BITS)
         got = gr.build_shards(sources[name], ranks_path, comm=comm, progress=False, **options)
         encode.COMPILED_IDS = COMPILED_IDS
         assert Path(got) == ranks_path
@@ -112,6 +131,7 @@ def main():
             gr.build_shards(sources[name], one_path, progress=False, **options)
             if store_contents(ranks_path) != store_contents(one_path):
                 differ.append([name, options])
+        layout._KEY_BITS = KEY_BITS
     for j, (name, options) in enumerate(list(parts_cases())[::3 if sys.argv[2:] == ["few"] else 1]):
         pattern, one_path = folder / f"part{j}-{{rank}}.h5", folder / f"whole{j}.h5"
         got = gr.build_shards(sources[name], pattern, comm=comm, progress=False, **options)

@@ -84,3 +84,45 @@ def test_grstream_shard_writes_part_files_under_mpiexec(tmp_path):
     assert out.returncode == 2 and "rank 1 of 3 failed: OutputExistsError" in out.stderr
     assert not (tmp_path / "local0" / "g.h5").exists()
     assert (tmp_path / "local1" / "g.h5").read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["keys", "records", "weighted"])
+def test_each_rank_builds_within_the_memory_limit(tmp_path, kind):
+    """--memory-limit under ranks: each rank's external build of its own intervals stays within
+    the limit (plus the allocator's and HDF5's slack, as one process's: tests/partition/
+    test_memory.py), on key runs, edge records (edge ids) and weighted key runs."""
+    from tests.partition.test_memory import SLACK
+    rng = np.random.default_rng(0)
+    m, n = 1_500_000, 100_000
+    edges = tmp_path / "e.npy"
+    np.save(edges, rng.integers(0, n, (m, 2)))
+    limit = 8 * 2 ** 20   # under a third of the 24 MB input
+    out = mpirun(2, "tests.distributed.build_memory_check", str(edges), str(tmp_path / "g.h5"),
+                 str(limit), kind, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.splitlines()[-1])
+    assert report["mode"] == "external" and report["edges"] == m
+    assert max(report["grown"]) <= limit + SLACK, report
+
+
+def test_bad_input_under_ranks_within_a_memory_limit(tmp_path):
+    """Errors of a build within a limit end every rank with the error, naming the rank that
+    found it, without a hang or an abort."""
+    edges = np.random.default_rng(4).integers(0, 1000, (10000, 2))
+    edges[5000] = (-1, 3)   # in the second chunk of 4096 edges: rank 1's
+    np.save(tmp_path / "bad.npy", edges)
+    out = mpirun(2, "grstream", "shard", str(tmp_path / "bad.npy"), "-o", str(tmp_path / "g.h5"),
+                 "--memory-limit", "1M", "--quiet", timeout=60)
+    assert out.returncode == 2 and "MPI_Abort" not in out.stderr, out.stderr[-2000:]
+    assert "rank 1 of 2 failed: InputFormatError" in out.stderr and "negative vertex id" in out.stderr
+    np.save(tmp_path / "good.npy", np.abs(edges))
+    out = mpirun(2, "grstream", "shard", str(tmp_path / "good.npy"), "-o", str(tmp_path / "g.h5"),
+                 "--memory-limit", "2K", "--quiet", timeout=60)   # below the vertex arrays
+    assert out.returncode == 2 and out.stderr.count("MemoryBudgetError") + out.stderr.count(
+        "memory limit") >= 2, out.stderr[-2000:]
+    # rcm holds the adjacency, beyond this limit: rank 0 finds it choosing the order
+    out = mpirun(2, "grstream", "shard", str(tmp_path / "good.npy"), "-o", str(tmp_path / "g.h5"),
+                 "--memory-limit", "100K", "--reorder", "rcm", "--quiet", timeout=60)
+    assert out.returncode == 2 and "use the degree order" in out.stderr, out.stderr[-2000:]
+    assert "rank 0 of 2 failed: MemoryBudgetError" in out.stderr
+    assert not (tmp_path / "g.h5").exists()
