@@ -11,6 +11,7 @@ import logging
 
 import numpy as np
 
+from ..readahead import read_ahead
 from ..store.labels import SPARSE_FACTOR, is_sparse, label_table
 from .edge_chunks import occurring_ids
 from .id_map import IdMap, distinct_ids
@@ -91,7 +92,8 @@ def collect_ids(plan, chunks):
     mark_bytes = (1 << 32) if plan.memory_limit is None else plan.memory_limit // MAP_SHARE_OF_LIMIT
     with executor(threads if threads > 1 else 0) as pool, \
             plan.bar("renumbering") as bar:
-        return distinct_ids(counted_chunks(chunks, bar), pool, ahead, mark_bytes)
+        # read and checked on a thread of their own: this one only marks
+        return distinct_ids(read_ahead(counted_chunks(chunks, bar)), pool, ahead, mark_bytes)
 
 
 def counted_chunks(chunks, bar):
