@@ -41,13 +41,15 @@ def test_every_step_runs_and_checks(ran):
 
 
 def test_bfs_alone_against_scipy(bench, tmp_path):
-    """``--algos bfs --no-certificates``: the one check is scipy's levels,
+    """``--algos bfs --no-certificates --no-read``: the one check is scipy's levels,
     made from a CSR of int32 indices without repeats; no other step's check runs."""
     report = tmp_path / "out.json"
     assert bench.main(["--scale", "8", "--shards", "3", "--device", "cpu", "--threads", "2",
-                       "--build", "memory", "--algos", "bfs", "--no-certificates",
+                       "--build", "memory", "--algos", "bfs", "--no-certificates", "--no-read",
                        "--dir", str(tmp_path), "--json", str(report)]) == 0
-    checks = json.loads(report.read_text())["checks"]
+    out = json.loads(report.read_text())
+    assert out["open"] == out["read"] == "skipped: --no-read"
+    checks = out["checks"]
     assert checks["bfs_equal_scipy"] is True
     assert set(checks) == {"bfs_levels", "bfs_reached", "unique_edges", "scipy_csr_s", "bfs_equal_scipy",
                            "scipy_bfs_s", "check_s"}

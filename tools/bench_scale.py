@@ -541,9 +541,9 @@ def table(out):
             rows.append((key, f"{r['wall_s']} s wall, {r['cpu_s']} s CPU ({r['cpu_over_wall']}x), "
                               f"peak RSS {r['peak_rss_gb']} GB" + (f", {r['edges_per_s'] / 1e6:.1f} M edges/s"
                                                                    if "edges_per_s" in r else "")))
-    if "open" in out:
+    if isinstance(out.get("open"), dict):
         rows.append(("open", f"{out['open']['open_ms']} ms (from the objects: {out['open']['open_from_objects_ms']} ms)"))
-    if "read" in out:
+    if isinstance(out.get("read"), dict):
         r = out["read"]
         rows.append(("read + verify", f"{r['read_verify_gbps']} GB/s (no verify {r['read_no_verify_gbps']}, "
                                       f"plain file read {r['plain_read_gbps']}) of {r['store_gb']} GB"))
@@ -589,6 +589,7 @@ def main(argv=None):
     ap.add_argument("--warm", action="store_true",
                     help="run each algorithm on a small store first (the kernels' compiles)")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--no-read", action="store_true", help="no open and read timings of the store")
     ap.add_argument("--no-scipy", action="store_true", help="only the certificate checks")
     ap.add_argument("--no-certificates", action="store_true",
                     help="no certificates: with --algos bfs, the one check is scipy's levels")
@@ -655,9 +656,12 @@ def main(argv=None):
           limit if args.build == "limited" else renumber)
     if args.build != "both" and not args.keep_npy:
         os.remove(npy)      # the disk holds the store and, in a limited build, its buckets
-    out["open"] = open_times(store)
-    log(f"open: {out['open']}")
-    if due("read"):
+    if args.no_read:
+        out["open"] = out["read"] = "skipped: --no-read"
+    else:
+        out["open"] = open_times(store)
+        log(f"open: {out['open']}")
+    if not args.no_read and due("read"):
         out["read"] = read_rates(store, args.threads)
         log(f"read: {out['read']}")
     save()

@@ -97,9 +97,10 @@ class Plan:
                 bar.update(len(src))
             yield self.prepare(src, dst, w)
 
-    def prepare(self, src, dst, w):
-        """One raw chunk as the store holds it (:func:`.edge_chunks.prepare_chunk`)."""
-        src, dst, w = prepare_chunk(src, dst, w, self.options, self.edges.name)
+    def prepare(self, src, dst, w, pool=None):
+        """One raw chunk as the store holds it (:func:`.edge_chunks.prepare_chunk`; ``pool``
+        shares its lookups)."""
+        src, dst, w = prepare_chunk(src, dst, w, self.options, self.edges.name, pool)
         if len(src) and not auto_applies(self) and not self.renumber_from_keys:
             # before any array of one entry per vertex grows to the largest id (the
             # default rule looks at sparse ids first: it may renumber them)

@@ -54,9 +54,11 @@ def check_chunk(src, dst, w, name, weighted):
             raise InputFormatError("NaN or infinite edge weight", path=name)
 
 
-def prepare_chunk(src, dst, w, options, name=None):
+def prepare_chunk(src, dst, w, options, name=None, pool=None):
     """Apply renumbering, self-loop removal and undirected doubling to one chunk; its weights
-    become the store's dtype (:func:`stored_weights`; ``name`` is the input, for errors)."""
+    become the store's dtype (:func:`stored_weights`; ``name`` is the input, for errors).
+    ``pool``: an executor that looks the targets' new ids up while this thread looks up the
+    sources'."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     w = stored_weights(w, options.weight_dtype, name) if options.weighted else None
@@ -67,8 +69,9 @@ def prepare_chunk(src, dst, w, options, name=None):
             src, dst = src[keep], dst[keep]
             w = None if w is None else w[keep]
     if options.id_map is not None:
+        later = None if pool is None else pool.submit(options.id_map.positions, dst)
         src = options.id_map.positions(src)
-        dst = options.id_map.positions(dst)
+        dst = options.id_map.positions(dst) if later is None else later.result()
     if options.undirected and not options.both_ways_in_input:
         src, dst, w = _both_ways(src, dst, w)
     return src, dst, w

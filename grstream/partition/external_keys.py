@@ -113,10 +113,10 @@ def _write_runs(plan, runs, counter):
 
 
 def _sorted_sides(plan, pool, src, dst, w):
-    """One raw chunk prepared, its out- and in-run sorted (the in-run on ``pool``) with their
-    distinct primaries and counts, and its largest id + 1: ``(sides, top)``; no sides for a
-    chunk left empty."""
-    src, dst, w = plan.prepare(src, dst, w)
+    """One raw chunk prepared (the targets' lookups on ``pool``), its out- and in-run sorted
+    (the in-run on ``pool``) with their distinct primaries and counts, and its largest id + 1:
+    ``(sides, top)``; no sides for a chunk left empty."""
+    src, dst, w = plan.prepare(src, dst, w, pool)
     if not len(src):
         return (), 0
     top = int(max(src.max(), dst.max())) + 1
@@ -243,14 +243,20 @@ def _write_keyed(plan, writer, result, runs, counts, bar):
     turns = Condition()
 
     def load(direction, i, lo, hi):
+        # the buffer's page faults before the turn, the read stretches' releases after it:
+        # a direction's loads in turn only read
+        count = int(counts[direction][i])
+        buffer, punches = runs.buffer(count), []
         with turns:
             turns.wait_for(lambda: turn[direction] == i)
         try:
-            return runs.load(direction, hi << 32, int(counts[direction][i]))
+            keys = runs.load(direction, hi << 32, count, buffer, punches)
         finally:
             with turns:
                 turn[direction] += 1
                 turns.notify_all()
+        runs.punch(punches)
+        return keys
 
     def side(direction, i):
         # the keys are let go before the ids are encoded: an encoded side never beside them

@@ -87,13 +87,24 @@ class KeyRuns:
         if weights is not None:
             _pwrite(self._weights[direction], weights, weight_at)
 
-    def load(self, direction, bound, count):
+    @staticmethod
+    def buffer(count):
+        """A buffer for :meth:`load` of ``count`` keys, its pages touched: a caller that makes
+        it before its turn to load leaves the page faults out of the loads in turn."""
+        buffer = np.empty(count + MAX_BLOCK_KEYS, dtype=_KEY)
+        buffer.view(np.uint8)[::_PAGE] = 0
+        return buffer
+
+    def load(self, direction, bound, count, buffer=None, punches=None):
         """The next ``count`` keys below ``bound`` over all runs, runs concatenated (each sorted).
 
         ``count`` must be exactly how many keys below ``bound`` are left (the shard's degree
         sum); the cursors then stand at the first key of the next shard in every run. Weighted
         runs return ``(keys, weights)``, the weights in the keys' order and in the widest dtype
-        of the runs they came from (at most ``weight_dtype``).
+        of the runs they came from (at most ``weight_dtype``). ``buffer``: one of
+        :meth:`buffer` for the keys. ``punches``: a list that takes the read stretches'
+        releases instead of their being made here; :meth:`punch` makes them later (none lies
+        in what later loads read, so a caller may do so while the next load runs).
         """
         handle = self._files[direction]
         if direction not in self._cursor:
@@ -102,7 +113,8 @@ class KeyRuns:
         cursor = self._cursor[direction]
         ends = np.array(self._ends[direction], dtype=np.int64)
         left_total = int((ends - cursor).sum())
-        buffer = np.empty(count + MAX_BLOCK_KEYS, dtype=_KEY)
+        if buffer is None:
+            buffer = np.empty(count + MAX_BLOCK_KEYS, dtype=_KEY)
         bound = np.uint64(bound)
         fill = 0
         fd = handle.fileno()
@@ -125,7 +137,7 @@ class KeyRuns:
                     break
             # everything of the run before its cursor has been read
             self._release("keys", direction, k, fd, self._starts[direction][k] * _KEY.itemsize,
-                          int(cursor[k]) * _KEY.itemsize)
+                          int(cursor[k]) * _KEY.itemsize, punches)
         if fill != count:
             raise RuntimeError(f"run files hold {fill} keys below the bound, degrees say {count}")
         if self.weight_dtype is None:
@@ -134,9 +146,9 @@ class KeyRuns:
         stops = [t[2] for t in taken_from[1:]] + [fill]
         parts = [(k, position, start, stop) for (k, position, start), stop
                  in zip(taken_from, stops) if stop > start]
-        return buffer[:count], self._load_weights(direction, parts, count)
+        return buffer[:count], self._load_weights(direction, parts, count, punches)
 
-    def _load_weights(self, direction, parts, count):
+    def _load_weights(self, direction, parts, count, punches=None):
         """The weights of ``parts`` (run, its first key, buffer start, stop), in one array."""
         runs = self._weight_runs[direction]
         starts = self._starts[direction]
@@ -157,17 +169,26 @@ class KeyRuns:
                 _pread(fd, narrow, offset)
                 weights[start:stop] = narrow
             self._release("weights", direction, k, fd, first,
-                          offset + (stop - start) * run_dtype.itemsize)
+                          offset + (stop - start) * run_dtype.itemsize, punches)
         return weights
 
-    def _release(self, kind, direction, k, fd, first, stop):
+    def _release(self, kind, direction, k, fd, first, stop, punches=None):
         """Give back the pages of run ``k`` from its first byte ``first`` up to ``stop``,
         starting where the last call for that run left off (punching a hole again costs a
-        walk over it)."""
+        walk over it); into ``punches`` when given, for :meth:`punch`."""
         start = max(first, self._released.get((kind, direction, k), first))
-        release(fd, start, stop)
+        if punches is None:
+            release(fd, start, stop)
+        else:
+            punches.append((fd, start, stop))
         # the page holding ``stop`` is still partly unread: it goes with the next shard
         self._released[(kind, direction, k)] = stop // _PAGE * _PAGE
+
+    @staticmethod
+    def punch(punches):
+        """Make the releases a :meth:`load` left in ``punches``."""
+        for fd, start, stop in punches:
+            release(fd, start, stop)
 
     def cleanup(self):
         for handle in list(self._files.values()) + list(self._weights.values()):

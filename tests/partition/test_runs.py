@@ -74,10 +74,12 @@ def test_wide_ids_fall_back_to_edge_records(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.h5", "w.h5"]
 
 
+@pytest.mark.parametrize("deferred", [False, True])
 @pytest.mark.parametrize("weight_dtype", [None, np.float64])
-def test_key_runs_give_their_read_pages_back(tmp_path, weight_dtype):
+def test_key_runs_give_their_read_pages_back(tmp_path, weight_dtype, deferred):
     # runs of many pages, read in three shards: every key and weight as written, and the
-    # files hold (almost) no blocks once every shard has been read
+    # files hold (almost) no blocks once every shard has been read; ``deferred``: each
+    # shard's releases made after the next shard's load, into buffers touched beforehand
     rng = np.random.default_rng(5)
     store = KeyRuns(tmp_path, "t", weight_dtype)
     written = []
@@ -91,13 +93,23 @@ def test_key_runs_give_their_read_pages_back(tmp_path, weight_dtype):
         lo = 0
         for hi in (1000, 2000, 3000):
             want = [(k[(k >= lo) & (k < hi)], w[(k >= lo) & (k < hi)]) for k, w in written]
-            got = store.load("out", hi, sum(len(k) for k, _ in want))
+            count = sum(len(k) for k, _ in want)
+            if deferred:
+                punches = []
+                got = store.load("out", hi, count, KeyRuns.buffer(count), punches)
+                if lo:
+                    KeyRuns.punch(earlier)
+                earlier = punches
+            else:
+                got = store.load("out", hi, count)
             keys, weights = got if weight_dtype else (got, None)
             np.testing.assert_array_equal(keys, np.concatenate([k for k, _ in want]))
             if weight_dtype:
                 assert weights.dtype == np.float64
                 np.testing.assert_array_equal(weights, np.concatenate([w for _, w in want]))
             lo = hi
+        if deferred:
+            KeyRuns.punch(earlier)
         left = sum(os.stat(p).st_blocks for p in store.directory.iterdir())
         probe = tmp_path / "probe.bin"
         probe.write_bytes(bytes(1 << 16))
