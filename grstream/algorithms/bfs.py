@@ -14,6 +14,8 @@ from .params import declare, max_iter_param, source_param
 
 #: level of an unreached vertex inside the program; far from int64 overflow when 1 is added
 UNREACHED = 1 << 62
+#: vertices whose levels finish maps at once (temporaries of this many stay in cache)
+FINISH_BLOCK = 1 << 16
 
 
 class BFS(gr.GASProgram):
@@ -42,9 +44,13 @@ class BFS(gr.GASProgram):
     def finish(self, values):
         # the iterations need unreached far above any level (a minimum); the result shows -1.
         # The arrays are the Result's own (executors hand out copies): mapped in place, with
-        # no second array of n levels
+        # no second array of n levels, without a branch per vertex (reached and unreached
+        # vertices interleave: a masked write mispredicts about every other vertex). A level
+        # is UNREACHED = 2**62 or below 2**62, so ``level >> 62`` is 1 exactly where unreached
         level = values["level"]
-        np.putmask(level, level >= UNREACHED, -1)
+        for lo in range(0, len(level), FINISH_BLOCK):
+            part = level[lo:lo + FINISH_BLOCK]
+            part -= (part >> 62) * (UNREACHED + 1)
         return values
 
 

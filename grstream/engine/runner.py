@@ -97,8 +97,84 @@ def run(program: "GASProgram", store: Union["ShardStore", str, "os.PathLike[str]
         program, max_iter = entry.program(program), entry.count("max_iter", max_iter)
         progress, callback = entry.flag("progress", progress), entry.callback(callback)
         Checkpoints.of(checkpoint, checkpoint_every, resume)
-    with Session(store, device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
-                 direction=direction, push_threshold=push_threshold,
-                 queue_fraction=queue_fraction, comm=comm, **entry.options(backend_options)) as session:
-        return session.run(program, max_iter=max_iter, progress=progress, callback=callback,
-                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
+    args = dict(device=device, memory_budget=memory_budget, pinned_budget=pinned_budget,
+                direction=direction, push_threshold=push_threshold, queue_fraction=queue_fraction,
+                comm=comm, **entry.options(backend_options))
+    cls = type(program)
+    session = _reuse(store, args, cls) or Session(store, **args)
+    try:
+        result = session.run(program, max_iter=max_iter, progress=progress, callback=callback,
+                             checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
+    except BaseException:
+        session.close()
+        raise
+    if order_free(cls.spec):
+        _keep(store, args, session)
+    else:
+        session.close()
+    return result
+
+
+def order_free(spec):
+    """Whether a program's values are the same whichever units its gathers are grouped in (none,
+    or an idempotent monoid: min, max, or, and), so that its one-shot runs may reuse a session
+    whose shards are loaded already (whose first iteration groups them otherwise than a fresh
+    one's, which changes the order of a sum's additions)."""
+    return not spec.has_gather or spec.gather_reduce.idempotent
+
+
+#: grstream.run's entry in ``ShardStore.kept``
+KEPT = "run"
+
+
+class _Kept:
+    """A Session kept with a store, and the arguments it was made with."""
+
+    __slots__ = ("args", "session")
+
+    def __init__(self, args, session):
+        self.args, self.session = args, session
+
+    def close(self):
+        self.session.close()
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except Exception:   # (arguments whose == is not one bool: never the same)
+        return False
+
+
+def _reuse(store, args, cls):
+    """The Session an earlier run on the open ``store`` kept, where it was made with the same
+    ``args`` and ``cls`` is :func:`order_free`, holding only program class ``cls``'s executors;
+    else None (a kept session is closed then, so that the run's memory adds to no other's). It
+    is taken from the store for the run: a run made meanwhile (another thread, a callback) makes
+    its own."""
+    kept = getattr(store, "kept", None)
+    held = None if kept is None or args["comm"] is not None else kept.pop(KEPT, None)
+    if held is None:
+        return None
+    session = held.session
+    if session.closed or not order_free(cls.spec) or not _same(held.args, args):
+        session.close()
+        return None
+    session.keep_only(cls)
+    return session
+
+
+def _keep(store, args, session):
+    """Keep ``session`` with the open ``store`` for the next run with the same arguments: its
+    executors, plans' facts and resident shards are set up once, and the next one-shot call
+    costs what a Session's run does (CPU sessions of one process; the store's close, or a run
+    with other arguments, closes it). Else close it."""
+    from ..store import ShardStore
+    if (not isinstance(store, ShardStore) or args["comm"] is not None or store.closed
+            or session.cls.name != "cpu"):
+        session.close()
+        return
+    old = store.kept.pop(KEPT, None)
+    store.kept[KEPT] = _Kept(args, session)
+    if old is not None:
+        old.close()

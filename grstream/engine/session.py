@@ -3,8 +3,9 @@
 ``gr.Session(store, device=..., memory_budget=..., pinned_budget=...)`` keeps one executor per
 program class, and the resident shard data those executors share, for as long as it is open;
 ``session.run(program)`` runs one program instance (any parameters) on them. ``gr.run`` is a
-Session used once. With a ``memory_budget`` the executors of a session fit in it together, or
-the older ones are closed (and their shard data dropped) to make room for the new one.
+Session used once (kept with an open store for its next run: engine/runner.py). With a
+``memory_budget`` the executors of a session fit in it together, or the older ones are closed
+(and their shard data dropped) to make room for the new one.
 """
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
@@ -192,6 +193,12 @@ class Session:
             planner.sizes = self.ranks.local(planner.sizes)
         prep = self._prepared[key] = _Prepared(executor, planner, model, ledger)
         return prep
+
+    def keep_only(self, cls):
+        """Close the executors of program classes other than ``cls`` and the shard data they
+        share, so that a session kept between runs (grstream.run's) holds one program's arrays."""
+        if any(key[0] is not cls for key in self._prepared):
+            self._evict()
 
     def _evict(self):
         """Close every executor and drop the shard data they share."""

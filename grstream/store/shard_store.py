@@ -40,6 +40,9 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
                              f"{type(path).__name__}")
         self.path = Path(path)
         self.verify = verify
+        #: what the engine keeps with the open store and closes with it (``close()`` on each):
+        #: grstream.run's one-shot Session (grstream/engine/runner.py)
+        self.kept = {}
         self._lock = threading.RLock()
         self._verified = set()
         self._offsets_checked = set()
@@ -343,7 +346,10 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
     # ---- lifetime ---------------------------------------------------------------------------
 
     def close(self):
-        """Close the file; later reads fail."""
+        """Close the file (and what the engine kept with it); later reads fail."""
+        kept, self.kept = self.kept, {}
+        for value in kept.values():
+            value.close()
         with self._lock:
             if self._fd is not None:
                 os.close(self._fd)

@@ -144,3 +144,31 @@ def test_stats_are_complete_and_serialisable(tmp_path, rng):
     assert doc["iterations"] == r.iterations == len(doc["per_iteration"])
     assert doc["totals"]["bytes_read"] == sum(s.bytes_read for s in r.stats)
 
+
+
+def test_one_shot_runs_on_an_open_store_reuse_its_session(tmp_path, rng):
+    # grstream.run keeps its Session with the open store: the next run of a program whose values
+    # do not depend on how units group (an idempotent monoid) with the same arguments reads no
+    # shard again and gives the same values as a fresh store's run
+    from grstream.algorithms.bfs import BFS
+    src, dst, _ = random_edges(rng, 40, 160)
+    store = build(tmp_path, 40, src, dst, num_shards=4)
+    first = run(BFS(source=0), store)
+    kept = store.kept["run"].session
+    again = run(BFS(source=3), store)
+    assert store.kept["run"].session is kept
+    assert again.totals()["bytes_read"] == 0 < first.totals()["bytes_read"]
+    with gr.open(store.path) as fresh:
+        np.testing.assert_array_equal(again.value, run(BFS(source=3), fresh).value)
+    np.testing.assert_array_equal(first.value, run(BFS(source=0), store).value)
+    # other arguments: a new session, the kept one closed
+    run(BFS(source=0), store, direction="pull")
+    assert kept.closed and store.kept["run"].session is not kept
+    # a sum's order depends on the grouping: its run neither reuses nor keeps a session
+    kept = store.kept["run"].session
+    run(InDegreeSum(), store)
+    assert kept.closed and "run" not in store.kept
+    run(BFS(source=0), store)
+    kept = store.kept["run"].session
+    store.close()
+    assert kept.closed and not store.kept
