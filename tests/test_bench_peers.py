@@ -22,6 +22,9 @@ def test_peers_agree(bench, tmp_path, capsys):
                                                  "betweenness, 4 sources"]
     assert "scipy" in text
     assert "SSSP peak memory: grstream" in text and "MiB" in text
+    first = [line.split(" | ") for line in text.split("first call on a freshly opened store")[1]
+             .split("\n\n")[1].splitlines() if line.startswith("| RMAT")]
+    assert [r[1] for r in first] == ["bfs", "sssp", "cc", "pagerank"]
     # CPU seconds beside the wall seconds, and the CLI's engine seconds against scipy's
     assert "| RMAT-9 | bfs |" in cpu
     cli = [line.split(" | ") for line in text.splitlines() if "`grstream run" in line]

@@ -317,6 +317,12 @@ class Executor:
         """Executor facts for Result.info (device name, threads, ...); "backend" = name."""
         return {"backend": self.name}
 
+    def outdated(self) -> bool:
+        """Whether an executor made now would run this program otherwise (a session's next run
+        then makes a new one): the CPU's ``kernels`` "auto" compiles once a process's runs reach
+        its threshold (backends/cpu/strategy_compiled.py). Asked once per run of a kept one."""
+        return False
+
     def close(self) -> None:
         """Free everything taken from the ledger except ``shared`` entries."""
 

@@ -196,8 +196,10 @@ class Session:
 
     def keep_only(self, cls):
         """Close the executors of program classes other than ``cls`` and the shard data they
-        share, so that a session kept between runs (grstream.run's) holds one program's arrays."""
-        if any(key[0] is not cls for key in self._prepared):
+        share, so that a session kept between runs (grstream.run's) holds one program's arrays;
+        all of them where one is outdated (Executor.outdated)."""
+        if any(key[0] is not cls or prep.executor.outdated()
+               for key, prep in self._prepared.items()):
             self._evict()
 
     def _evict(self):

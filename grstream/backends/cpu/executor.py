@@ -18,7 +18,7 @@ from .facts import CpuFacts
 from .strategy import Frontier, Tally
 from .strategy_lanes import Lanes
 from .strategy_pull import Pull
-from .strategy_compiled import push_class
+from .strategy_compiled import CompiledPush, push_class
 from ...program.views import VertexView, as_length
 
 
@@ -86,7 +86,8 @@ class CpuExecutor(CpuFacts, Executor):
             self._use_lanes(L)
         self.push = None
         pushes = "push/acc" in memory.static
-        cls, compiled = push_class(self, setup.options.kernels, pushes)   # (where it qualifies)
+        self._kernels = setup.options.kernels
+        cls, compiled = push_class(self, self._kernels, pushes)   # (where it qualifies)
         if pushes:
             self.push = cls(self, ledger) if compiled is None else cls(self, ledger, compiled)
         self.pull = Pull(self)
@@ -358,6 +359,13 @@ class CpuExecutor(CpuFacts, Executor):
 
     def info(self):
         return {"backend": self.name, "threads": self.threads}
+
+    def outdated(self):
+        """A numpy push that ``kernels`` "auto" now compiles (this run's edges counted, as an
+        executor made for the run counts them)."""
+        if self.push is None or self._kernels == "numpy" or isinstance(self.push, CompiledPush):
+            return False
+        return push_class(self, self._kernels)[1] is not None
 
     def close(self):
         self.runs = self.slots = None
