@@ -82,6 +82,23 @@ def shard_dataset_names(edge_props, edge_ids=False, compressed=False):
     return names
 
 
+#: elements a block of :func:`extremes` takes at once (its min and max read it from cache)
+EXTREMES_BLOCK = 1 << 17
+
+
+def extremes(array):
+    """``(min, max)`` of a non-empty array as ints, in one pass over its memory: each block's
+    min and max are taken while the block is in cache (two whole-array reductions would read a
+    large array from memory twice)."""
+    flat = array.reshape(-1)
+    lows, highs = [], []
+    for lo in range(0, flat.size, EXTREMES_BLOCK):
+        block = flat[lo:lo + EXTREMES_BLOCK]
+        lows.append(block.min())
+        highs.append(block.max())
+    return int(min(lows)), int(max(highs))
+
+
 def crc32(array):
     """``zlib.crc32`` of an array's raw bytes, without copying it when it is contiguous
     (computed by ISA-L when installed: the same value)."""

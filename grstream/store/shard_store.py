@@ -218,7 +218,7 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
         if self.verify == "always" or (self.verify == "first" and key not in self._verified):
             self._check_crc(desc, target, shard=i)
             if desc.upper is not None and desc.size:
-                low, high = int(target.min()), int(target.max())
+                low, high = fmt.extremes(target)
                 if low < 0 or high >= desc.upper:
                     what = "edge id" if name.endswith(fmt.EDGE_ID) else "vertex id"
                     self._fail(f"{what} {low if low < 0 else high} out of range "

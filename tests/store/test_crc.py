@@ -35,3 +35,16 @@ def test_isal_is_used_when_installed():
     isal_zlib = pytest.importorskip("isal.isal_zlib")
     assert fmt._crc32 is isal_zlib.crc32
 
+
+
+@pytest.mark.parametrize("size", [1, 5, 1 << 17, (1 << 18) + 3])
+def test_extremes_are_min_and_max(size):
+    # the id range check's one pass: the same values as min() and max(), whichever block holds
+    # them (the last block short)
+    data = np.random.default_rng(size).integers(-50, 2 ** 31 - 1, size, dtype=np.int64)
+    for at in {0, size // 2, size - 1}:
+        probe = data.copy()
+        probe[at] = -99
+        assert fmt.extremes(probe) == (-99, int(probe.max()))
+        probe[at] = 2 ** 40
+        assert fmt.extremes(probe.astype(np.int64)) == (int(probe.min()), 2 ** 40)

@@ -34,7 +34,6 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 
 import numpy as np
 
@@ -355,9 +354,11 @@ def cache_dir():
     """The first writable of ``$GRSTREAM_KERNEL_CACHE``, ``~/.cache/grstream/kernels`` and a
     per-user directory under the system's temporary one."""
     candidates = [os.environ.get("GRSTREAM_KERNEL_CACHE"),
-                  os.path.join(os.path.expanduser("~"), ".cache", "grstream", "kernels"),
-                  os.path.join(tempfile.gettempdir(), f"grstream-kernels-{os.getuid()}")]
+                  os.path.join(os.path.expanduser("~"), ".cache", "grstream", "kernels"), _TEMP]
     for path in candidates:
+        if path is _TEMP:   # (tempfile imported only here: it imports shutil, bz2, lzma, random)
+            import tempfile
+            path = os.path.join(tempfile.gettempdir(), f"grstream-kernels-{os.getuid()}")
         if not path:
             continue
         try:
@@ -370,6 +371,7 @@ def cache_dir():
 
 
 _MODULES = {}
+_TEMP = object()   # cache_dir's last candidate
 
 
 def write_module(source):
