@@ -78,6 +78,7 @@ def cases():
     yield "npy", {"memory_limit": 100_000, "reorder": "degree", "compress": True}
     yield "text", {"memory_limit": 100_000, "weight_dtype": "float32", "duplicates": False}
     yield "text", {"memory_limit": 100_000, "key_bits": 17}
+    yield "npy", {"num_shards": 1, "memory_limit": 20_000_000, "edge_ids": True}   # idle ranks
 
 
 def parts_cases():
@@ -89,6 +90,7 @@ def parts_cases():
     yield "npy", {"memory_limit": 100_000}
     yield "chunks", {"memory_limit": 100_000, "duplicates": False}   # laid out before written
     yield "text", {"memory_limit": 150_000, "duplicates": False, "edge_ids": True}
+    yield "chunks", {"num_shards": 1, "memory_limit": 20_000_000, "duplicates": False}
 
 
 def same_parts(whole, pattern, size):
