@@ -39,6 +39,7 @@ def default_output(store):
 def main(args):
     from ..distributed import world_from_environment
     from ..distributed.part_files import RANK, part_path, write_part
+    from ..distributed.ranks import collectively
     from ..io.atomic import check_output
     from ..store import open as open_store
     if args.parts < 1:
@@ -49,13 +50,17 @@ def main(args):
     world = world_from_environment()
     rank, size = (0, 1) if world is None else (world.Get_rank(), world.Get_size())
     mine = range(rank, args.parts, size)   # under mpiexec: every rank its own parts
-    for index in mine:
-        check_output(part_path(output, index), inputs=[args.store], what="-o")
+    with collectively(world):   # (a part one rank cannot write: every rank stops)
+        for index in mine:
+            check_output(part_path(output, index), inputs=[args.store], what="-o")
     t0 = time.perf_counter()
+    if world is not None:   # (ranks on several hosts may share the parts' folder)
+        from ..distributed.rank_output import tidy_first
+        tidy_first(world, [part_path(output, index) for index in mine])
     with open_store(args.store) as store:
         for index in mine:
             path = part_path(output, index)
-            first, end = write_part(store, index, args.parts, path)
+            first, end = write_part(store, index, args.parts, path, tidy=world is None)
             if not args.quiet:
                 print(f"{path}: part {index} of {args.parts}, shards {first}..{end - 1} of "
                       f"{store.num_shards} ({os.path.getsize(path) / 2**20:.1f} MiB)", file=sys.stderr)

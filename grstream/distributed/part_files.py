@@ -42,9 +42,10 @@ def part_of(store):
     return (store.build or {}).get("part")
 
 
-def write_part(store, index, parts, path, overwrite=True):
+def write_part(store, index, parts, path, overwrite=True, tidy=True):
     """Write part ``index`` of ``parts`` of the open ``store`` to ``path`` (atomically: a
-    temporary file renamed when complete). Returns the part's shard run ``(first, end)``."""
+    temporary file renamed when complete; ``tidy``: as StoreWriter's). Returns the part's shard
+    run ``(first, end)``."""
     from ..partition.writer import StoreWriter
     if not 0 <= index < parts:
         raise UsageError(f"part {index} of {parts}: parts are numbered 0..{parts - 1}")
@@ -52,7 +53,7 @@ def write_part(store, index, parts, path, overwrite=True):
         raise UsageError(f"{store.path} is itself a part file: split the whole store")
     cut = partition(store, parts)
     first, end = int(cut[index]), int(cut[index + 1])
-    with h5py.File(store.path, "r") as src, StoreWriter(path, overwrite=overwrite) as out:
+    with h5py.File(store.path, "r") as src, StoreWriter(path, overwrite=overwrite, tidy=tidy) as out:
         for name in src:   # the intervals and vertex datasets, as they are
             if name not in ("shards", fmt.SHARD_INDEX):
                 src.copy(src[name], out.file, name)

@@ -16,6 +16,7 @@ written (each rank's shard attributes, offsets and dataset shapes: one all-gathe
 no shard index: the file ``write_part`` of part_files.py copies from the whole store.
 """
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,17 @@ from .ranks import abort, cut_runs
 def is_parts(path):
     """Whether ``path`` names one part file per rank (holds ``{rank}``)."""
     return RANK in os.fspath(path)
+
+
+def tidy_first(comm, paths):
+    """Remove the dead writers' temporaries beside ``paths`` on every rank, then wait for every
+    rank (collective): a rank then starts its own temporaries only once no rank removes any, so
+    where ranks on several hosts share a folder none takes another host's live writer's for a
+    dead one."""
+    from ..io.atomic import remove_stale_temporaries
+    for folder in {Path(p).parent for p in paths}:
+        remove_stale_temporaries(folder)
+    comm.Barrier()
 
 
 class RankedOutput:
@@ -88,8 +100,11 @@ class RankedOutput:
 
     def _open(self):
         from ..partition.writer import StoreWriter
-        self.writer = StoreWriter(part_path(self.path, self.rank), overwrite=self.overwrite,
-                                  compress=self.plan.compress)
+        mine = part_path(self.path, self.rank)
+        if self.parts:
+            tidy_first(self.comm, [mine])
+        self.writer = StoreWriter(mine, overwrite=self.overwrite, compress=self.plan.compress,
+                                  tidy=not self.parts)
 
     def _put(self, i, sides):
         lo, hi = int(self.result.intervals[i]), int(self.result.intervals[i + 1])

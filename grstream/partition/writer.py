@@ -26,10 +26,13 @@ class StoreWriter:
     Used as a context manager: leaving the block by an exception removes the temporary file,
     so a failed build never leaves anything under the target name (a SIGKILL leaves only the
     temporary, which the next build in that directory removes). A full disk raises
-    :class:`~grstream.errors.OutputError` naming the target.
+    :class:`~grstream.errors.OutputError` naming the target. ``tidy=False`` leaves the dead
+    writers' temporaries to the caller: ranks on several hosts writing into one shared folder
+    remove them before any of them starts its own (a process on one host cannot tell whether
+    another host's writer is alive).
     """
 
-    def __init__(self, path, overwrite=True, compress=False):
+    def __init__(self, path, overwrite=True, compress=False, tidy=True):
         self.path = Path(path)
         #: whether the id datasets are written compressed (docs/FORMAT.md, "Compressed ids")
         self.compress = bool(compress)
@@ -39,7 +42,8 @@ class StoreWriter:
             raise OutputExistsError(f"{self.path} exists (pass overwrite=True to replace it)",
                                     path=self.path)
         check_output(self.path, what="store")
-        remove_stale_temporaries(self.path.parent)
+        if tidy:
+            remove_stale_temporaries(self.path.parent)
         self.tmp_path = temporary_path(self.path)
         try:
             self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)

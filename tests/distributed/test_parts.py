@@ -89,3 +89,23 @@ def test_ranks_run_their_part_files(store_path, tmp_path):
     assert out.returncode == 2 and out.stderr.count("rank 0: ") == 2 and "is part 1 of 2" in out.stderr
     out = mpirun(3, "grstream", "run", "bfs", str(tmp_path / "local{rank}" / "g.h5"), "--quiet", timeout=120)
     assert out.returncode == 2 and "rank 2 of 3 failed: StoreNotFoundError" in out.stderr
+
+
+def test_ranks_writing_into_one_folder_remove_dead_temporaries_only_before_any_starts(
+        store_path, tmp_path):
+    """A process cannot tell whether another host's writer is alive: a temporary whose process
+    is not running here may be a live rank's elsewhere. Ranks writing part files into a shared
+    folder remove the dead writers' temporaries before any of them starts its own
+    (rank_output.py tidy_first), and their writers leave the folder's temporaries alone."""
+    from grstream.partition.writer import StoreWriter
+    from tests.io.test_atomic import dead_pid
+    elsewhere = tmp_path / f"g.part1.h5.tmp-{dead_pid()}"   # (as another host's live writer's)
+    elsewhere.write_bytes(b"partial")
+    with StoreWriter(tmp_path / "g.part0.h5", tidy=False) as writer:
+        writer.abort()
+    assert elsewhere.exists()
+    write_part(gr.open(store_path), 0, 2, tmp_path / "p0.h5", tidy=False)
+    assert elsewhere.exists()
+    with StoreWriter(tmp_path / "g.part0.h5") as writer:   # one process: a dead writer's
+        writer.abort()
+    assert not elsewhere.exists()
