@@ -75,8 +75,9 @@ def build_external(comm, plan, path, overwrite):
     cut = cut_runs(sums["in"] + sums["out"], size)
     owners = np.repeat(np.arange(size), np.diff(cut))
     mine = range(int(cut[rank]), int(cut[rank + 1]))
-    home = Path(plan.tmp_dir if plan.tmp_dir is not None else
-                Path(part_path(path, rank)).parent) / f"{Path(part_path(path, rank)).name}.rank{rank}"
+    written = Path(part_path(path, rank))   # (this rank's files: a folder of its own)
+    home = Path(plan.tmp_dir if plan.tmp_dir is not None else written.parent) / \
+        f"{written.name}.rank{rank}"
     files = []
     try:
         with collectively(comm):
