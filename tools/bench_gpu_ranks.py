@@ -57,8 +57,9 @@ PHASES = {}
 
 
 def _timed(cls, name, key):
-    """Wrap ``cls.name`` to add its host seconds (with what it waits for) to PHASES[key]."""
-    fn = cls.__dict__.get(name)
+    """Wrap ``cls.name`` (a class's or a module's) to add its host seconds (with what it waits
+    for) to PHASES[key]."""
+    fn = vars(cls).get(name)
     if fn is None:
         return
 
@@ -71,13 +72,31 @@ def _timed(cls, name, key):
     setattr(cls, name, wrapper)
 
 
+def _stamped(cls, name, key):
+    """Record in PHASES[key] the wall clock (seconds) when ``cls.name`` is called."""
+    fn = cls.__dict__[name]
+
+    def wrapper(*args, **kwargs):
+        PHASES[key] = time.time()
+        return fn(*args, **kwargs)
+    setattr(cls, name, wrapper)
+
+
 def profile_hooks():
     """Time the executor's and the exchange's steps on the host, and the garbage collector's
     pauses (``--profile``): each iteration's seconds per step, beside its stats."""
     import gc
 
     from grstream.backends.cuda.executor import CudaExecutor
-    from grstream.distributed import exchange, gpu_rank, nccl
+    from grstream.distributed import exchange, gpu_rank, nccl, ranks
+    from grstream.engine import planner, session
+    # a run's host work before its start (init, the push check), and when each rank began the
+    # run (after the run's first collective) and its start (wall clock: the ranks share a host)
+    _timed(session, "initial_state", "init")
+    _timed(ranks.Ranks, "initial_state", "init")   # (ranks: with the seed's gather)
+    _timed(planner.Planner, "allow_push", "allow_push")
+    for name, key in (("_guarded", "entered_at"), ("_start", "start_at")):
+        _stamped(session.Session, name, key)
     for name in ("begin", "publish", "read_back", "set_frontier", "load_state"):
         _timed(CudaExecutor, name, "cuda." + name)
         _timed(gpu_rank.CudaRankExecutor, name, "rank." + name)
@@ -148,7 +167,21 @@ def run_case(path, case, source, repeat, pr_iters, comm=None, device="cuda", pro
         out.update(ms_ready=float(np.median(world)) * 1e3, ms_ready_all=[round(t * 1e3, 2) for t in world])
     if profile:   # every rank's (rank 0 gathers them; one GPU: its own)
         out["profile"] = profiles if comm is None else comm.gather(profiles, root=0)
+        if comm is not None and comm.Get_rank() == 0:
+            out["starts"] = starts(out["profile"])
     return out, last.values[FIELDS[case["algo"]]]
+
+
+def starts(profile):
+    """Per run (the warm one first), each rank's host ms of init and of the push check, and when
+    it reached its start, in ms after the first rank entered the run (``--profile``)."""
+    out = []
+    for k in range(len(profile[0])):
+        first = [p[k]["iterations"][0] if p[k]["iterations"] else {} for p in profile]
+        t0 = min((f["entered_at"] for f in first if "entered_at" in f), default=0.0)
+        out.append([{"init": f.get("init"), "allow_push": f.get("allow_push"),
+                     "start_at": round(f["start_at"] - t0, 3) if "start_at" in f else None} for f in first])
+    return out
 
 
 def worker(spec_path):
@@ -167,6 +200,9 @@ def worker(spec_path):
         if comm.Get_rank() == 0:
             log(f"  ranks {case['label']}: {res['ms']:.1f} ms, iteration {res['iteration_median_ms']:.2f} ms; "
                 f"from the last rank's start {res['ms_ready']:.1f} ms")
+            for k, run in enumerate(res.get("starts", [])):   # (--profile)
+                log(f"    run {k}: " + "; ".join(f"rank {r} init {x['init']} ms, push check {x['allow_push']} ms, "
+                                                 f"start at +{x['start_at']} ms" for r, x in enumerate(run)))
     if comm.Get_rank() == 0:
         np.savez(spec["values"], **values)
         with open(spec["out"], "w") as fh:

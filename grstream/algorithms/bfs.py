@@ -27,10 +27,12 @@ class BFS(gr.GASProgram):
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
+    local_init = True   # (ranks run init over their own vertices)
 
     def init(self, v):
-        v.level = np.where(v.id == self.source, 0, UNREACHED)
-        return v.id == self.source
+        is_source = v.id == self.source
+        v.level = np.where(is_source, 0, UNREACHED)
+        return is_source
 
     def gather_map(self, src, dst, edge):
         return src.level + 1

@@ -22,6 +22,7 @@ class ConnectedComponents(gr.GASProgram):
     gather_edges = "all"
     gather_reduce = gr.monoid.min
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
+    local_init = True   # (ranks run init over their own vertices)
 
     def init(self, v):
         v.label = v.id

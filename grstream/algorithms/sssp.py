@@ -24,10 +24,12 @@ class SSSP(gr.GASProgram):
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
+    local_init = True   # (ranks run init over their own vertices)
 
     def init(self, v):
-        v.dist = np.where(v.id == self.source, 0.0, np.inf)
-        return v.id == self.source
+        is_source = v.id == self.source
+        v.dist = np.where(is_source, 0.0, np.inf)
+        return is_source
 
     def gather_map(self, src, dst, edge):
         return src.dist + edge.weight

@@ -107,9 +107,25 @@ class CudaRankExecutor(RankMixin):
         self._nxt_stale = False   # nxt may differ from cur (a plan published the rank's span only)
         self._pushed = False   # the last plan applied every rank's push messages on every rank
 
+    def state_span(self):
+        return self.ranks.state_span
+
     def load_state(self, state, edge_state):
-        super().load_state(state, edge_state)   # (nxt takes cur on the device)
+        """The backend's (nxt takes cur on the device); where init ran over this rank's vertices
+        only (``Ranks.state_span``: its span uploaded), every owner's slice of every field is
+        broadcast in place after the upload, on the compute stream, and nxt takes cur again."""
+        super().load_state(state, edge_state)
         self._nxt_stale = False
+        dev, n = self.dev, self.dev.n
+        if self.ranks.state_span is None or not n:
+            return
+        dev.wait_state()   # (the compute stream after the upload)
+        self._bind()
+        fields = self.spec.vertex_fields
+        self.ranks.exchange.state({f: self._array(dev.cur[f], n, dt) for f, dt in fields.items()}, None,
+                                  np.zeros(self.ranks.size, dtype=np.int64), dense=True)
+        for f, dt in fields.items():
+            dev.cuda.memcpy_dtod_async(dev.nxt[f], dev.cur[f], n * np.dtype(dt).itemsize, dev.ex.compute)
 
     def _array(self, mem, length, dtype):
         return device_array(self.ranks.exchange.collectives().xp, mem, length, dtype)

@@ -22,6 +22,8 @@ cannot wait for).
 """
 from dataclasses import replace
 
+import numpy as np
+
 
 class RankMixin:
     """What a rank's executor changes of any backend's (CPU ranks' :class:`RankExecutor`, GPU
@@ -45,6 +47,11 @@ class RankMixin:
         super().begin(plan)
         self._moved, self._exchange_s = self.ranks.exchange.bytes, self.ranks.exchange.seconds
 
+    def restore_run(self, saved):
+        """The backend's: a checkpoint's fields are whole on every rank."""
+        self.ranks.state_span = None
+        super().restore_run(saved)
+
     def count_exchange(self, stats):
         """Add the exchange's bytes and seconds since ``begin`` to the iteration's ``stats``."""
         ex = self.ranks.exchange
@@ -67,6 +74,13 @@ class RankMixin:
 
 class RankExecutor(RankMixin):
     """Mixin placed before the backend's executor class (Ranks.executor_class)."""
+
+    def load_state(self, state, edge_state):
+        """The backend's; where init ran over this rank's vertices only (``Ranks.state_span``),
+        the other ranks' entries first come from their owners (a dense exchange, in place)."""
+        if self.ranks.state_span is not None:
+            self.ranks.exchange.state(state, None, np.zeros(self.ranks.size, dtype=np.int64), dense=True)
+        super().load_state(state, edge_state)
 
     def publish(self, plan):
         ex, spec, n = self.ranks.exchange, self.spec, int(self.ranks.bounds[-1])

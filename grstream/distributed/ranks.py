@@ -82,6 +82,7 @@ class Ranks:
         problems = [f"rank {r}: {p}" for r, (_, p) in enumerate(seen) if p]
         if problems:
             raise UsageError("; ".join(problems))
+        self.state_span = None   # (the vertices whose initial state this rank's init wrote: initial_state)
         self.owned = np.zeros(len(intervals) - 1, dtype=np.int64)
         self.owned[self.shards[self.rank]:self.shards[self.rank + 1]] = 1
         self.span = (int(self.bounds[self.rank]), int(self.bounds[self.rank + 1]))
@@ -109,6 +110,30 @@ class Ranks:
             raise UsageError(f"ranks run on the CPU or CUDA executor, not {cls.name}")
         from .rank_executor import RankExecutor
         return type(f"Rank{cls.__name__}", (RankExecutor, cls), {"ranks": self})
+
+    def initial_state(self, program, store, lanes=None, alloc=None, ids=None):
+        """A run's initial state (engine/state.py ``initial_state``; collective). A program
+        whose init is ``local_init`` runs it over this rank's vertices only: the others' entries
+        come from their owners when the executor loads the state (``state_span``, a dense
+        exchange), and the seed is every rank's ids gathered into one mask of n. Other programs
+        (and lanes, and schedules, which the host reads whole) run init over every vertex."""
+        from ..engine.state import initial_state, local_init, seed_ids
+        spec = type(program).spec
+        self.state_span = None
+        if lanes is not None or spec.activate == "schedule" or not local_init(type(program)):
+            return initial_state(program, store, lanes=lanes, alloc=alloc, ids=ids)
+        lo = self.span[0]
+        state, seed = initial_state(program, store, alloc=alloc, ids=ids, span=self.span)
+        self.state_span = self.span
+        every = self.exchange.gather(None if seed is None else seed_ids(seed) + lo)
+        if all(part is None for part in every):
+            return state, None
+        if any(part is None for part in every):
+            from ..errors import ProgramError
+            raise ProgramError("init returned a seed on some ranks' vertices and None on others'", spec.name)
+        mask = np.zeros(int(store.num_vertices), dtype=bool)
+        mask[np.concatenate(every)] = True
+        return state, mask
 
     def agree_push(self, pushing):
         """Whether every rank's memory model holds push's arrays (``pushing``: this rank's;

@@ -151,10 +151,12 @@ class Executor:
         self.program = program
 
     def host_state(self, name: str, shape, dtype) -> np.ndarray:
-        """A zeroed host array for vertex field ``name`` of the initial state, which the engine's
-        init writes and ``load_state`` then takes. A GPU executor may return page-locked memory it
-        owns and reuses across runs (within ``memory.state_pinned``), so that the upload runs at
-        link speed; the engine never hands these arrays to the user."""
+        """A host array for vertex field ``name`` of the initial state, which the engine's init
+        writes whole (engine/state.py: the values init assigns, zeros elsewhere; its contents
+        before need not be zeros) and ``load_state`` then takes. An executor may return memory it
+        owns and reuses across runs (a GPU executor page-locked memory within
+        ``memory.state_pinned``, so that the upload runs at link speed); the engine never hands
+        these arrays to the user."""
         return np.zeros(shape, dtype=dtype)
 
     def load_state(self, state: Dict[str, np.ndarray], edge_state: Dict[str, np.ndarray]) -> None:

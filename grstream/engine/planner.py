@@ -209,11 +209,13 @@ class Planner(UnitGrouping):
         self.record, self._pull_next, self.changed_sum = "frontier", False, 0
         self.run_push, self.run_reason = self.push_ok, self.push_reason
 
-    def allow_push(self, program, state, seed):
+    def allow_push(self, program, state, seed, ranks=None):
         """Per run: push only where the vertices outside the seed send nothing that changes a
-        neighbour (program/push.py ``seed_is_silent``; unknown counts as yes, as documented)."""
+        neighbour (program/push.py ``seed_is_silent``; unknown counts as yes, as documented).
+        ``ranks``: each MPI rank checks its own vertices and the ranks agree (collective)."""
         self.run_push, self.run_reason = self.push_ok, self.push_reason
-        if self.push_ok and seed is not None and seed_is_silent(self.spec, program, state, seed) is False:
+        world = () if ranks is None else (ranks.span, ranks.exchange.gather)
+        if self.push_ok and seed is not None and seed_is_silent(self.spec, program, state, seed, *world) is False:
             self.run_push = False
             self.run_reason = ("vertices outside the seed hold values their messages would "
                                "change neighbours with: this run pulls")

@@ -25,7 +25,7 @@ from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .checkpoint import Checkpoints, Saving
-from .state import initial_edge_state, initial_state, seed_ids
+from .state import VertexIds, initial_edge_state, initial_state, seed_ids
 from .turns import schedule
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
@@ -121,6 +121,7 @@ class Session:
         self._facts, self._edge_init = {}, {}
         self._pool = None
         self.n = int(self.store.num_vertices)
+        self._ids = VertexIds(self.n)   # v.id of init: made once, on the first run that reads it
         self.sizes = np.diff(np.asarray(self.store.intervals, dtype=np.int64))
         self.ranks = None
         if comm is not None:
@@ -268,8 +269,9 @@ class Session:
             if resumed is not None:
                 resumed.restore_planner(planner)
             else:
-                state, seed = initial_state(program, store, lanes=lanes, alloc=ex.host_state)
-                planner.allow_push(program, state, seed)
+                init = initial_state if self.ranks is None else self.ranks.initial_state
+                state, seed = init(program, store, lanes=lanes, alloc=ex.host_state, ids=self._ids)
+                planner.allow_push(program, state, seed, self.ranks)
             if planner.run_push or planner.pull_room:   # else this run pulls: pull arrays needed
                 break
         ex.bind(program)
@@ -428,6 +430,7 @@ class Session:
         with self._serial("Session.close()"):
             self.closed = True
             self._evict()
+            self._ids = VertexIds(self.n)   # (the ids dropped)
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
                 self._pool = None

@@ -5,39 +5,109 @@ from ..errors import ProgramError
 from ..program.views import FieldValueError, VertexView
 
 
-def initial_state(program, store, lanes=None, alloc=None):
+def initial_state(program, store, lanes=None, alloc=None, ids=None, span=None):
     """Run the program's host-side init over every vertex: (state dict, seed mask or None).
     With ``lanes`` the state and the seed are (n, lanes) arrays. ``alloc(name, shape, dtype)``
-    gives the zeroed arrays the state is written into (an executor's ``host_state``)."""
+    gives the arrays the state is written into (an executor's ``host_state``: reused between
+    runs, their contents left from before); every entry is written here: the values init assigns,
+    zeros elsewhere (a field init reads is zeroed before it reads it). ``ids()``: the vertex ids
+    0..n-1 as a read-only int64 array kept between runs (a Session's), which ``v.id`` reads
+    instead of a new arange of n per run. ``span`` ``(lo, hi)``: init over those vertices only
+    (a program with ``local_init``, on an MPI rank): the arrays' other entries are left as they
+    were, and the seed is the span's (hi - lo entries)."""
     spec = type(program).spec
     n = int(store.num_vertices)
+    lo, hi = (0, n) if span is None else span
     shape = (n,) if lanes is None else (n, lanes)
     if alloc is None:
         state = {f: np.zeros(shape, dtype=dt) for f, dt in spec.vertex_fields.items()}
     else:
         state = {f: alloc(f, shape, dt) for f, dt in spec.vertex_fields.items()}
-    builtins = {}
+    builtins = _Builtins()
+    if ids is not None:
+        builtins["id"] = ids
     if "in_degree" in spec.vertex_reads:
         builtins["in_degree"] = store.in_degree()
     if "out_degree" in spec.vertex_reads:
         builtins["out_degree"] = store.out_degree()
-    v = VertexView(state, builtins, slice(0, n), n, writable=True, lanes=lanes)
+    fields = _ZeroedOnRead(state, lo, hi, zeroed=alloc is None)
+    v = VertexView(fields, builtins, slice(lo, hi), hi - lo, writable=True, lanes=lanes)
     seed = program.init(v)
-    per = f"{n} vertices" + ("" if lanes is None else f" x {lanes} lanes")
+    fields.reading = False   # (assigned() reads the fields' dtypes only)
+    per = f"{hi - lo} vertices" + ("" if lanes is None else f" x {lanes} lanes")
     try:
         assigned = v.assigned()
     except FieldValueError as exc:
         raise ProgramError(f"init: v.{exc.field} must be one value or one per vertex ({per}), "
                            f"not {_described(exc.value)}", spec.name) from None
-    for f, val in assigned.items():
-        state[f][...] = val
+    for f, arr in state.items():
+        if f in assigned:
+            arr[lo:hi] = assigned[f]
+        elif f not in fields.zeroed:
+            arr[lo:hi] = 0
     if seed is not None:
         try:
-            seed = np.broadcast_to(np.asarray(seed, dtype=bool), shape)
+            seed = np.broadcast_to(np.asarray(seed, dtype=bool), (hi - lo, *shape[1:]))
         except (ValueError, TypeError):
             raise ProgramError(f"init returned a seed of {_described(seed)}: it must be None or a "
                                f"bool mask of the {per}", spec.name) from None
     return state, seed
+
+
+def local_init(cls):
+    """Whether ranks may run ``cls``'s init over their own vertices: the class that defines
+    ``init`` declares ``local_init`` itself (a subclass's own init is not covered by its base's)."""
+    owner = next((c for c in cls.__mro__ if "init" in vars(c)), None)
+    return bool(owner is not None and vars(owner).get("local_init", False))
+
+
+class _ZeroedOnRead(dict):
+    """The state arrays as init sees them: a field's entries ``[lo, hi)`` are zeroed when init
+    first reads it (the arrays come with the last run's contents; a field init only assigns is
+    written once)."""
+
+    def __init__(self, state, lo, hi, zeroed=False):
+        super().__init__(state)
+        self.lo, self.hi = lo, hi
+        self.zeroed, self.reading = set(state) if zeroed else set(), True
+
+    def __getitem__(self, name):
+        arr = super().__getitem__(name)
+        if self.reading and name not in self.zeroed:
+            arr[self.lo:self.hi] = 0
+            self.zeroed.add(name)
+        return arr
+
+
+class _Builtins(dict):
+    """Vertex properties init may read; a callable value is made on the first read (the ids)."""
+
+    def __getitem__(self, name):
+        value = super().__getitem__(name)
+        if callable(value):
+            value = value()
+            self[name] = value
+        return value
+
+
+def vertex_ids(n):
+    """0..n-1 as a read-only int64 array (what ``v.id`` reads in init, kept by a Session)."""
+    ids = np.arange(n, dtype=np.int64)
+    ids.flags.writeable = False
+    return ids
+
+
+class VertexIds:
+    """A Session's :func:`vertex_ids`, made on the first call (the first run whose init reads
+    ``v.id``) and kept for its later runs."""
+
+    def __init__(self, n):
+        self.n, self.ids = n, None
+
+    def __call__(self):
+        if self.ids is None:
+            self.ids = vertex_ids(self.n)
+        return self.ids
 
 
 def _described(value):

@@ -225,6 +225,12 @@ class GASProgram:
                       reduced over all vertices after init and after every iteration and readable
                       as ``self.<name>`` in the next iteration and in ``converged``.
     ``output``        the field returned as the result (default: the first vertex field).
+    ``local_init``    False (default); True promises that ``init`` gives each vertex its values
+                      and seed from its own id, built-in properties and the program's parameters
+                      alone (no array of every vertex, no sum over vertices), so that MPI ranks
+                      each run it over their own vertices (docs/DISTRIBUTED.md). It holds for the
+                      class that defines it: a subclass with an ``init`` of its own declares it
+                      again.
 
     ``init(self, v)``                   host-side: set initial state; may return a bool mask of
                                         vertices considered changed (the seed of the frontier);
@@ -241,6 +247,7 @@ class GASProgram:
     """
 
     spec = None  # set for each subclass
+    local_init = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -273,7 +273,7 @@ def _same(a, b):
 SILENT_BLOCK = 1 << 16
 
 
-def seed_is_silent(spec, program, state, seed):
+def seed_is_silent(spec, program, state, seed, span=None, gather=None):
     """Whether the vertices outside a run's ``seed`` send messages that change nobody, the one
     assumption of push the source cannot show (module docstring): True, False, or None when it
     cannot be checked without the edges (a message reading the edge or the receiver). Checked
@@ -283,9 +283,11 @@ def seed_is_silent(spec, program, state, seed):
     One pass over the state in contiguous blocks of SILENT_BLOCK vertices: each block's fields
     are views (no id list of the vertices outside the seed, no gathered copies), its messages
     are tested and the seed's own vertices masked out, and the pass stops at the first block
-    that fails."""
+    that fails. MPI ranks (``span``: this rank's vertices ``[lo, hi)``, ``gather``: an
+    all-gather of one object per rank) each test their own vertices and agree: the receiver's
+    extreme value is the ranks' extremes combined, the answer False where any rank's is, so
+    every rank gives the answer of the whole pass after 1/size of it."""
     import numpy as np
-    from .views import VertexView
     field = getattr(spec, "push_field", None)
     if field is None or spec.gather_from != "all":
         return None
@@ -295,15 +297,27 @@ def seed_is_silent(spec, program, state, seed):
     values = state[field]
     seed = np.broadcast_to(np.asarray(seed, dtype=bool), values.shape)
     n = values.shape[0]
-    if not n:
-        return True
+    lo, hi = (0, n) if span is None else span
     monoid = spec.gather_reduce
-    extreme = values.max() if monoid.name in ("min", "and") else values.min()
+    top = monoid.name in ("min", "and")
+    extreme = (values[lo:hi].max() if top else values[lo:hi].min()) if hi > lo else None
+    if gather is not None:   # (the ranks' extremes, as one pass over every vertex finds it)
+        found = [x for x in gather(extreme) if x is not None]
+        extreme = (np.max(found) if top else np.min(found)) if found else None
+    silent = True if extreme is None else _silent_blocks(fns, program, state, seed, values, lo, hi,
+                                                         monoid, extreme)
+    return silent if gather is None else all(gather(silent))
+
+
+def _silent_blocks(fns, program, state, seed, values, lo, hi, monoid, extreme):
+    """seed_is_silent's pass over the vertices ``[lo, hi)``."""
+    import numpy as np
+    from .views import VertexView
     lanes = values.shape[1] if values.ndim > 1 else None
-    for lo in range(0, n, SILENT_BLOCK):
-        hi = min(n, lo + SILENT_BLOCK)
-        view = VertexView(state, {}, slice(lo, hi), hi - lo, lanes=lanes)
-        quiet = seed[lo:hi]
+    for start in range(lo, hi, SILENT_BLOCK):
+        stop = min(hi, start + SILENT_BLOCK)
+        view = VertexView(state, {}, slice(start, stop), stop - start, lanes=lanes)
+        quiet = seed[start:stop]
         for fn in fns:
             msg = np.asarray(fn(program, view))
             with np.errstate(invalid="ignore"):

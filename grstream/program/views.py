@@ -37,11 +37,11 @@ class VertexView:
         if name in self._fields:
             value = self._fields[name][idx]
         else:
-            if name == "id":
+            if name in self._builtins:   # (the ids too where the caller keeps them: engine/state.py)
+                value = self._builtins[name][idx]
+            elif name == "id":
                 value = (np.arange(idx.start, idx.stop, dtype=np.int64) if isinstance(idx, slice)
                          else idx.astype(np.int64, copy=False))
-            elif name in self._builtins:
-                value = self._builtins[name][idx]
             else:
                 raise AttributeError(f"vertex has no field or property {name!r}")
             if self._lanes is not None:

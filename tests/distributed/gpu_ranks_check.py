@@ -106,17 +106,22 @@ def check_lanes(path, gname):
         except gr.errors.MemoryBudgetError as e:
             least = e.minimum + COMM.Get_size() * len(make()) * (4 * ((n + 31) // 32) + 256) + 4096
         for budget in (None, least):
+            # to convergence (the dense lanes stop by their own rule): BFS and SSSP are
+            # asynchronous, so one GPU may gather values its earlier units wrote in the same
+            # iteration while ranks see each other's at the iteration's end; a run cut short
+            # (many-shards' SSSP takes 13-17 iterations) ends at different values
             with gr.Session(store, device="cuda") as s:
-                want = s.run_lanes(make(), max_iter=12)
+                want = s.run_lanes(make(), max_iter=60)
             with gr.Session(store, comm=COMM, device="cuda", memory_budget=budget) as s:
                 assert s.can_run_lanes(type(make()[0]))
-                got = s.run_lanes(make(), max_iter=12)
+                got = s.run_lanes(make(), max_iter=60)
             for k, (g, w) in enumerate(zip(got, want)):
                 assert g.info["backend"] == "cuda" and g.info["ranks"] == COMM.Get_size()
                 for field in w.values:
                     if not same(g.values[field], w.values[field], name == "dense"):
                         raise AssertionError(f"{gname}/lanes/{name}/{k}/{budget}: {field} differs")
-                assert g.iterations == w.iterations
+                assert g.iterations == w.iterations or name != "dense"
+                assert g.converged and w.converged
                 runs += 1
     store.close()
     return runs

@@ -206,6 +206,41 @@ def check_agree(root):
         print("ranks_check: push agreed")
 
 
+class SeenBFS(BFS):
+    """BFS recording how many vertices each init saw; its own init, not declared local."""
+    seen = []
+
+    def init(self, v):
+        SeenBFS.seen.append(len(v.id))
+        return super().init(v)
+
+
+class SeenLocalBFS(SeenBFS):
+    """The same init, declared local (by the class that defines it)."""
+    local_init = True
+
+    def init(self, v):
+        return super().init(v)
+
+
+def check_local(root):
+    """A local_init program's init runs over the rank's own vertices only, and the run equals
+    one process's; a subclass with an init of its own, not declared local, runs it over all."""
+    store = gr.open(graphs(root)[3][1])
+    n = int(store.num_vertices)
+    for cls, source in ((SeenLocalBFS, 0), (SeenLocalBFS, n - 1), (SeenBFS, 3)):
+        SeenBFS.seen = []
+        with gr.Session(store, comm=COMM) as s:
+            many = s.run(cls(source=source))
+            lo, hi = many.info["rank_stats"][COMM.Get_rank()]["vertices"]
+        assert SeenBFS.seen == [hi - lo if cls is SeenLocalBFS else n], (cls.__name__, SeenBFS.seen, lo, hi)
+        assert np.array_equal(many.value, gr.run(BFS(source=source), store).value)
+    for program in (ConnectedComponents(), SSSP(source=1)):
+        assert np.array_equal(gr.run(program, store, comm=COMM).value, gr.run(program, store).value)
+    if COMM.Get_rank() == 0:
+        print("ranks_check: local init equal")
+
+
 def main():
     root, case = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "all")
     try:
@@ -214,6 +249,8 @@ def main():
             gr.run(BFS(source=0), path, comm=COMM, callback=failing)
         elif case == "agree":
             check_agree(root)
+        elif case == "local":
+            check_local(root)
         else:
             check_all(root)
     except Exception as e:   # a failed check on one rank: say so and stop the others

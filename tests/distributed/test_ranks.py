@@ -126,3 +126,11 @@ def test_the_command_line_under_mpiexec(tmp_path):
     assert doc["ranks"] == 2
     stats = doc["runs"][0]["info"]["rank_stats"]
     assert [s["rank"] for s in stats] == [0, 1] and all(s["exchange_bytes"] > 0 for s in stats)
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_local_init_runs_over_each_ranks_own_vertices(tmp_path, ranks):
+    out = mpirun(ranks, "tests.distributed.ranks_check", str(tmp_path), "local")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "ranks_check: local init equal" in out.stdout

@@ -293,6 +293,37 @@ def test_seed_is_silent_blocks(other):
     assert seed_is_silent(BFS.spec, BFS(source=0), state, seed) is (other is None)
 
 
+@pytest.mark.parametrize("other", [None, 7, (1 << 16) + 5, (3 << 16) - 1])
+@pytest.mark.parametrize("ranks", [2, 3, 5])
+def test_seed_is_silent_over_ranks_gives_the_whole_pass(other, ranks):
+    """Ranks each test their own vertices (``span``) and agree through an all-gather: every
+    rank's answer is the whole pass's, wherever the loud vertex is (a rank without vertices
+    too)."""
+    import threading
+    from grstream.program.push import SILENT_BLOCK, seed_is_silent
+    n = 3 * SILENT_BLOCK
+    state, seed = _bfs_state(n, (2 << 16) + 9, other)
+    cuts = [0, *sorted(int(c) for c in np.linspace(0, n, ranks + 1)[1:-1]), n]
+    cuts[1] = 0   # (rank 0 owns no vertex)
+    barrier, box = threading.Barrier(ranks), [None] * ranks
+    got = [None] * ranks
+
+    def rank(r):
+        def gather(value):   # an all-gather of one object per rank, as MpiExchange.gather
+            box[r] = value
+            barrier.wait()
+            out = list(box)
+            barrier.wait()
+            return out
+        got[r] = seed_is_silent(BFS.spec, BFS(source=0), state, seed, (cuts[r], cuts[r + 1]), gather)
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(ranks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [other is None] * ranks
+
+
 def test_seed_is_silent_reads_views(monkeypatch):
     """The check reads the state by contiguous blocks (views, no id list of the vertices outside
     the seed) and compiles the sender maps once per program class, not once per run."""

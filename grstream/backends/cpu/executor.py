@@ -140,8 +140,7 @@ class CpuExecutor(CpuFacts, Executor):
         out = self.nxt.get(name)
         if out is None or out.shape != tuple(shape) or out.dtype != np.dtype(dtype):
             return np.zeros(shape, dtype=dtype)
-        out.fill(0)
-        return out
+        return out   # (the engine's init writes every entry: engine/state.py)
 
     def _renew(self):
         """New ``nxt`` arrays where state() handed the last ones to a Result."""

@@ -247,12 +247,14 @@ class DeviceState:
         return self.rb_host[at:at + self.S].astype(np.int64)
 
     # ------------------------------------------------------------------ state in and out
-    def load_state(self, state, edge_state, staged=None):
+    def load_state(self, state, edge_state, staged=None, span=None):
         """Upload the initial state; arrays of ``staged`` (page-locked, owned by the executor) go
         asynchronously at link speed on a stream of their own, others synchronously from
         pageable memory. Kernels that read the state must follow :meth:`wait_state`; the host
-        arrays may change again after :meth:`wait_upload`."""
+        arrays may change again after :meth:`wait_upload`. ``span`` ``(lo, hi)``: only those
+        vertices' entries are uploaded (an MPI rank's; the others come from their owners)."""
         cuda, n = self.cuda, self.n
+        lo, hi = (0, n) if span is None else span
         staged = staged or {}
         self.wait_upload()
         s = self.upload_stream
@@ -260,11 +262,12 @@ class DeviceState:
             host = np.ascontiguousarray(state[f], dtype=dt)
             if host.shape != (n,):
                 raise UsageError(f"initial state of {f!r} has shape {host.shape}, expected ({n},)")
-            if n:  # one upload; nxt takes it on the device
+            if hi > lo:  # one upload; nxt takes it on the device
+                part, at = host[lo:hi], int(self.cur[f]) + lo * host.itemsize
                 if staged.get(f) is host:
-                    cuda.memcpy_htod_async(self.cur[f], host, s)
+                    cuda.memcpy_htod_async(at, part, s)
                 else:
-                    cuda.memcpy_htod(self.cur[f], host)
+                    cuda.memcpy_htod(at, part)
                 cuda.memcpy_dtod_async(self.nxt[f], self.cur[f], host.nbytes, s)
         for p, dt in self.estate.items():
             host = np.ascontiguousarray(edge_state[p], dtype=dt)

@@ -102,8 +102,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
             self.ledger.take("pinned", f"vertex state {name}", int(np.prod(shape)) * dtype.itemsize)
             arr = self._host_state[name] = self.dev.cuda.pagelocked_empty(shape, dtype)
         self.dev.wait_upload()   # the last run's upload may still read it (an interrupted run)
-        arr.fill(0)
-        return arr
+        return arr   # (the engine's init writes every entry: engine/state.py)
 
     def load_state(self, state, edge_state):
         # no sync: a staged upload runs on a stream of its own while the engine finds the seed
@@ -116,10 +115,15 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
             self.lane_runs.upload_state(state)
             self.start_times = {"state_s": time.perf_counter() - t0}
             return
-        self.dev.load_state(state, edge_state, staged=self._host_state)
+        self.dev.load_state(state, edge_state, staged=self._host_state, span=self.state_span())
         if self.pushes.available:
             self.pushes.reset()
         self.start_times = {"state_s": time.perf_counter() - t0}
+
+    def state_span(self):
+        """The vertices whose initial state the host wrote: every vertex (None), or an MPI
+        rank's own where init ran over them alone (distributed/gpu_rank.py)."""
+        return None
 
     def set_frontier(self, mask, ids=None):
         t0 = time.perf_counter()
