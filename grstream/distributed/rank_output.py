@@ -89,14 +89,16 @@ class RankedOutput:
         compresses) and ``"eid"`` (the in-side's edge ids, or None). Collective."""
         if self.writer is None and (self.parts or self.rank == 0):
             self._open()
-        for i, (producer, consumer) in enumerate(zip(self.producers.tolist(),
-                                                     self.consumers.tolist())):
-            if self.rank == producer == consumer:
-                self._put(i, make(i))
-            elif self.rank == producer:
-                self.comm.send(make(i), dest=consumer, tag=i)
-            elif self.rank == consumer:
-                self._put(i, self.comm.recv(source=producer, tag=i))
+        with self.plan.bar("writing", total=len(self.producers), unit="shards") as bar:
+            for i, (producer, consumer) in enumerate(zip(self.producers.tolist(),
+                                                         self.consumers.tolist())):
+                if self.rank == producer == consumer:
+                    self._put(i, make(i))
+                elif self.rank == producer:
+                    self.comm.send(make(i), dest=consumer, tag=i)
+                elif self.rank == consumer:
+                    self._put(i, self.comm.recv(source=producer, tag=i))
+                bar.update(1)
 
     def _open(self):
         from ..partition.writer import StoreWriter
