@@ -20,6 +20,7 @@ pointers in the launch), and every edge walk reads its ids in one of three ways:
 Importable without PyCUDA.
 """
 from dataclasses import dataclass
+from string import Template
 
 from .kernelargs import VectorArg, _is_integer
 
@@ -145,6 +146,84 @@ LOOPS = {
 }
 
 
+#: the merge split (skeletons.MERGE_BODY's edge ranges: thread ``t`` of the launch owns edges
+#: ``[t per_thread, (t + 1) per_thread)``) over compressed ids, walked by warps: a warp's 32
+#: ranges are one run of ``32 per_thread`` edges that starts at an id block, so the warp decodes
+#: it block by block (``gr_warp_id``: lane ``k`` edge ``32 b + k``, every id read coalesced, one
+#: header a block) instead of 32 cursors each seeking into a block of its own. Lane ``k`` finds
+#: its edge's row among the next 32 row ends (``indptr``, one coalesced read a round, a search
+#: over the lanes by shuffles: the rows after ``base`` that end at or before the edge), the lanes
+#: combine their messages by row (a segmented shuffle scan) and the last lane of each row writes:
+#: a plain combine where the row lies inside the warp's run, the monoid's atomic where the run
+#: cuts it. A row that goes on into the next block of the run is carried there in registers.
+#: Slots: $BID, $GMAP (edge j's message: nid, v, j), $ATOMIC; it follows the block's row search
+#: (``s_rows``, skeletons.MERGE_ROWS: skeletons.merge_body).
+MERGE_WARP = Template(r"""
+  const int lane = threadIdx.x & 31;
+  const long long c0 = ((long long)($BID) * GR_BLOCK + (threadIdx.x & ~31)) * per_thread;
+  if (c0 >= ne) return;   // (the whole warp: c0 is the warp's)
+  const long long c1 = min(c0 + 32 * per_thread, ne);
+  long long base;         // a row starting at or before the current block's first edge
+  {
+    long long a = s_rows[0], b = s_rows[1];
+    while (a < b) { const long long mid = (a + b + 1) >> 1; if (indptr[mid] <= c0) a = mid; else b = mid - 1; }
+    base = a;
+  }
+  gr_msg_t carry = gr_identity_msg();
+  long long carry_row = -1;
+  for (long long j0 = c0; j0 < c1; j0 += 32) {
+    const long long j = j0 + lane;
+    const bool in = j < c1;
+    const long long nid = gr_warp_id(nbr, j0 >> 5, lane);
+    // edge j's row (past the run's end: the run's last edge's): base + the rows after base that
+    // end at or before it, counted among 32 row ends a round (ends as offsets from j0, in 0..64)
+    const int at = in ? lane : (int)(c1 - 1 - j0);
+    long long er = -1;
+    for (long long rb = base;; rb += 32) {
+      const long long ix = rb + 1 + lane;
+      const long long e = ix <= nv ? indptr[ix] : j0 + 64;
+      const int d = (int)max(min(e - j0, 64LL), 0LL);
+      if (__shfl_sync(GR_FULL, d, 0) > 31) {   // row rb holds the rest of the block (long rows)
+        if (er < 0) er = rb;
+        break;
+      }
+      int cnt = 0;
+#pragma unroll
+      for (int s = 16; s > 0; s >>= 1)
+        if (__shfl_sync(GR_FULL, d, cnt + s - 1) <= at) cnt += s;
+      const int d31 = __shfl_sync(GR_FULL, d, 31);
+      if (cnt == 31 && d31 <= at) cnt = 32;
+      if (er < 0 && cnt < 32) er = rb + cnt;
+      if (d31 > 31) break;   // the 32nd row ends past the block: every lane has its row
+    }
+    const long long v = lo + er;
+    gr_msg_t x = gr_identity_msg();
+    if (in && gr_active(frontier, v)) x = (gr_msg_t)($GMAP);
+    if (lane == 0 && er == carry_row) x = gr_combine_msg(carry, x);
+    // combine by row: rows ascend over the lanes, so a segment is a run of lanes
+    const long long r0 = __shfl_sync(GR_FULL, er, 0);
+    const int rel = (int)(er - r0);
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const gr_msg_t y = (gr_msg_t)__shfl_up_sync(GR_FULL, x, o);
+      const int ry = __shfl_up_sync(GR_FULL, rel, o);
+      if (lane >= o && ry == rel) x = gr_combine_msg(y, x);
+    }
+    const int next = __shfl_down_sync(GR_FULL, rel, 1);
+    // the last lane's row goes on in the run's next block: carried, written there
+    const long long last = __shfl_sync(GR_FULL, er, 31);
+    const bool goes_on = j0 + 32 < c1 && indptr[last + 1] > j0 + 32;
+    if ((lane == 31 ? !goes_on : next != rel) && gr_active(frontier, v)) {
+      if (indptr[er] >= c0 && indptr[er + 1] <= c1) acc[er] = gr_combine_msg(acc[er], x);  // the warp's own row
+      else $ATOMIC(&acc[er], x);
+    }
+    carry = (gr_msg_t)__shfl_sync(GR_FULL, x, 31);
+    carry_row = goes_on ? last : -1;
+    base = last;
+  }
+""")
+
+
 def loops(compressed):
     """The loop slots of :data:`LOOPS` for plain (False) or compressed (True) ids."""
     return LOOPS[bool(compressed)]
@@ -152,7 +231,6 @@ def loops(compressed):
 
 def prelude(id_bits):
     """The decoder's C source for ids of ``id_bits`` bits (grstream.store.codec.id_bits)."""
-    from string import Template
     if not 1 <= int(id_bits) <= 63:
         raise ValueError(f"compressed ids of {id_bits} bits")
     return Template(PRELUDE).substitute(ID_BITS=int(id_bits))

@@ -16,8 +16,8 @@ from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH
                            PUSH_HUBS, PUSH_HUBS_BLOCKS, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY,
                            SELECT_BITMAP, SELECT_QUEUE, SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
-                        MARK_BODY, MERGE_BODY, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
-                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, id_columns, tab_width, walk)
+                        MARK_BODY, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, id_columns, merge_body, tab_width, walk)
 
 I32, I64 = np.int32, np.int64
 #: element C types of the permute kernels, by element size
@@ -339,10 +339,12 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
             mod.add(f"gather_twc_multi_{d}", MULTI_BODY.substitute(LOCALS=_ACC_LOCAL,
                                                                   BODY=twc_walk.substitute(BID="bid", **twc), **multi))
             if merge_ok:
+                # compressed ids: the same edge ranges, each warp's decoded block by block
                 merge = dict(GMAP=gmap, ATOMIC=atomic, CURSOR=ids["CURSOR"], NID=ids["NID"])
-                mod.add(f"gather_merge_{d}", MERGE_BODY.substitute(BID="blockIdx.x", **merge), props)
+                body = merge_body(packed)
+                mod.add(f"gather_merge_{d}", body.substitute(BID="blockIdx.x", **merge), props)
                 mod.add(f"gather_merge_multi_{d}", MULTI_BODY.substitute(
-                    LOCALS=_ACC_LOCAL, BODY=MERGE_BODY.substitute(BID="bid", **merge), **multi))
+                    LOCALS=_ACC_LOCAL, BODY=body.substitute(BID="bid", **merge), **multi))
         if hoist:
             mod.add("hoist", HOIST_BODY)
     if spec.has_scatter:

@@ -170,15 +170,15 @@ class CudaFacts:
     @classmethod
     def policies(cls, setup):
         """Twc / merge per shard (:func:`.loadbalance.cuda_policy`, with the merge split where the
-        generated kernels have it), and the link measured once per process when the cost model
+        generated kernels have it; a compressed store's dense shards take it), and the link measured once per process when the cost model
         chooses transfers."""
         store = setup.store
+        packed = store is not None and id_bits(store) > 0
 
         def balance(facts, actives, spec, caps):
             merge_ok = loadbalance.merge_available(spec) if store is None else kernel_source(store, spec).merge_ok
-            return loadbalance.cuda_policy(facts, actives, spec, caps, merge_ok=merge_ok)
-        return Policies(balance=balance, calibration=transfer.calibration(
-            setup.options, compressed=store is not None and id_bits(store) > 0))
+            return loadbalance.cuda_policy(facts, actives, spec, caps, merge_ok=merge_ok, compressed=packed)
+        return Policies(balance=balance, calibration=transfer.calibration(setup.options, compressed=packed))
 
     @classmethod
     def release_shared(cls, shared):

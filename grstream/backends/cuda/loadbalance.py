@@ -68,7 +68,7 @@ def check_strategy(strategy, merge_ok):
                          "and message dtype; use 'twc' or 'auto'")
 
 
-def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=None):
+def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=None, compressed=False):
     """``"twc"`` or ``"merge"`` for one shard's gather.
 
     ``launch_edges`` is the edge count of the whole launch the shard's gather is part of (the
@@ -83,12 +83,18 @@ def choose(stats, active_fraction, strategy="auto", merge_ok=True, launch_edges=
     1/``TAIL_SHARE`` of them, and TWC otherwise: the merge split wins on shards with hub vertices
     everywhere, TWC on smaller graphs and on launches of many shards at once (docs/BENCHMARKS.md,
     "Measured constants"; the crowded rule: "GPU targets", run H).
+
+    ``compressed``: the shard's ids are compressed blocks, which the merge split's warps decode
+    a block at a time with coalesced reads (blockids.MERGE_WARP) while TWC's short rows decode
+    with a cursor per thread: every dense shard takes the merge split.
     """
     if strategy != "auto":
         return strategy
     edges = stats.edges if launch_edges is None else max(int(launch_edges), stats.edges)
     if not (merge_ok and active_fraction >= DENSE_FRACTION):
         return "twc"
+    if compressed and stats.edges:
+        return "merge"
     hub = (stats.max_degree >= BLOCK_MIN and stats.skew >= SKEW_RATIO
            and stats.max_degree * TAIL_SHARE > edges)
     crowded = (stats.block_edges >= max(CROWDED * stats.max_degree, CROWDED_MIN)
@@ -113,27 +119,28 @@ def merge_available(spec):
 _MEMO = {}
 
 
-def cuda_policy(facts, actives, spec, caps, merge_ok=None):
+def cuda_policy(facts, actives, spec, caps, merge_ok=None, compressed=False):
     """The CUDA executor's load-balance policy (its ``Policies.balance``, which the planner
     consults): one strategy per shard of a unit, :func:`choose` per gather direction over the
     shard's degree facts (a shard takes the merge split when any direction needs it and the
     monoid has an atomic); ``caps.forced.balance`` forces one (``deterministic`` forces
     ``"twc"``). ``merge_ok``: whether the generated kernels have the merge split (None: whether
-    the monoid has an atomic, :func:`merge_available`)."""
+    the monoid has an atomic, :func:`merge_available`); ``compressed``: the kernels decode
+    compressed ids (:func:`choose`)."""
     forced = caps.forced.balance
     if forced != "auto":
         return (forced,) * len(facts)
     if not (merge_available(spec) if merge_ok is None else merge_ok):
         return ("twc",) * len(facts)
-    key = (tuple(facts), tuple(int(a) for a in actives))
+    key = (tuple(facts), tuple(int(a) for a in actives), bool(compressed))
     if key not in _MEMO:
         if len(_MEMO) > 4096:
             _MEMO.clear()
-        _MEMO[key] = _auto(facts, actives)
+        _MEMO[key] = _auto(facts, actives, compressed)
     return _MEMO[key]
 
 
-def _auto(facts, actives):
+def _auto(facts, actives, compressed=False):
     """Per shard: merge when any gather direction of it needs the merge split."""
     launch = {}
     for f in facts:
@@ -146,7 +153,7 @@ def _auto(facts, actives):
         pick = "twc"
         for d, edges in f.edges:
             stats = DegreeStats(f.vertices, int(edges), int(tops.get(d, 0)), int(groups.get(d, 0)))
-            if choose(stats, frac, "auto", True, launch_edges=launch[d]) == "merge":
+            if choose(stats, frac, "auto", True, launch_edges=launch[d], compressed=compressed) == "merge":
                 pick = "merge"
         out.append(pick)
     return tuple(out)

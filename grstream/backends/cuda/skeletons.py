@@ -41,7 +41,7 @@ from string import Template
 
 import numpy as np
 
-from .blockids import LOOPS, PRELUDE as IDS_PRELUDE, IdsArg, loops
+from .blockids import LOOPS, MERGE_WARP, PRELUDE as IDS_PRELUDE, IdsArg, loops
 from .kernelargs import ctype
 
 BLOCK = 256          # threads per block of every kernel
@@ -270,11 +270,10 @@ COUNT_BODY = r"""
   }
 """
 
-MERGE_BODY = Template(r"""
+#: the merge split's first step: the rows of the block's first and last edge (``s_rows``), one
+#: search per block that narrows every thread's (or warp's) search to the block's rows
+MERGE_ROWS = r"""
   __shared__ long long s_rows[2];
-  const long long t = (long long)($BID) * GR_BLOCK + threadIdx.x;
-  const long long c0 = t * per_thread;
-  // One search per block narrows every thread's search to the block's rows.
   if (threadIdx.x < 2) {
     long long key = (long long)($BID) * GR_BLOCK * per_thread;
     if (threadIdx.x == 1) key = min(key + (long long)GR_BLOCK * per_thread, ne) - 1;
@@ -283,6 +282,11 @@ MERGE_BODY = Template(r"""
     s_rows[threadIdx.x] = a;
   }
   __syncthreads();
+"""
+
+MERGE_BODY = Template(MERGE_ROWS + r"""
+  const long long t = (long long)($BID) * GR_BLOCK + threadIdx.x;
+  const long long c0 = t * per_thread;
   if (c0 >= ne) return;
   const long long c1 = min(c0 + per_thread, ne);
   long long a = s_rows[0], b = s_rows[1];
@@ -304,6 +308,12 @@ MERGE_BODY = Template(r"""
     ++r;
   }
 """)
+
+def merge_body(compressed):
+    """The merge split's kernel body (slots $BID, $GMAP, $ATOMIC, $CURSOR, $NID): the threads'
+    walks of :data:`MERGE_BODY`, or over compressed ids the warps' (blockids.MERGE_WARP)."""
+    return Template(MERGE_ROWS + MERGE_WARP.template) if compressed else MERGE_BODY
+
 
 # Several resident shards in one launch: ``tab`` holds a row of tab_width(P, I) longs per shard
 # (indptr, the I columns of neighbour ids -- one array, or a compressed array's four parts --, P
@@ -398,7 +408,7 @@ def skeleton_hash():
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY, MARK_BODY,
               pk.PUSH_HUBS_BLOCKS):
         h.update(t.template.encode())
-    h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE)).encode())
+    h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE, MERGE_WARP.template)).encode())
     for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())

@@ -2,6 +2,7 @@
 against the reference decoder, the kernel arguments, the memory model of an executor that decodes
 (parts, compressed bytes, edge counts), the mover's delivery of the parts and the generated
 modules (nvcc, where present)."""
+import shutil
 import subprocess
 
 import numpy as np
@@ -183,3 +184,199 @@ def test_compressed_shards_take_every_transfer_mode(tmp_path):
         assert streamed and model.staging
         policy = TransferPolicy(sssp.SSSP.spec, model, caps)
         assert policy.allowed(Unit((streamed[0],), "copy", ("twc",), slot=0)) == ("copy", "compact", "zerocopy")
+
+
+def _kernel_text(source, kname):
+    """The text of kernel ``kname`` in a module's source (to the next kernel)."""
+    at = source.index(f"{kname}(")
+    end = source.find('extern "C"', at)
+    return source[at:end if end >= 0 else len(source)]
+
+
+@pytest.mark.parametrize("program", [cc.ConnectedComponents, pagerank.PageRank], ids=lambda p: p.__name__)
+def test_compressed_merge_split_decodes_by_warps(program):
+    """A compressed store's merge split (single shard and multi-shard table) walks its edge
+    ranges by warps, one id block at a time: no thread cursor; the plain store's keeps its
+    threads' walks over plain ids."""
+    packed = module_source(program.spec, np.int32, {}, id_bits=24)
+    plain = module_source(program.spec, np.int32, {})
+    for d in ("in", "out") if program is cc.ConnectedComponents else ("in",):
+        for phase in (f"gather_merge_{d}", f"gather_merge_multi_{d}"):
+            text = _kernel_text(packed.source, packed.kernels[phase])
+            assert "gr_warp_id(nbr, j0 >> 5, lane)" in text and "gr_at(" not in text
+            assert "__shfl_up_sync" in text   # (the segmented scan of the rows' messages)
+            assert "gr_warp_id" not in _kernel_text(plain.source, plain.kernels[phase])
+    # the same parameters as the plain merge split's but the ids (the launches do not change)
+    names = [a.name for a in packed.args["gather_merge_in"].args]
+    assert names == [a.name for a in plain.args["gather_merge_in"].args]
+
+
+def test_compressed_dense_shards_take_the_merge_split(tmp_path):
+    """On a compressed store a dense shard's gather takes the merge split (its warps decode
+    whole blocks), whatever its degrees; sparse frontiers, forced strategies, monoids without
+    an atomic and plain stores keep their rules."""
+    from grstream.backends.cuda import loadbalance
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.engine import balance
+    flat = loadbalance.degree_stats(np.full(10_000, 16))
+    assert loadbalance.choose(flat, 1.0) == "twc"
+    assert loadbalance.choose(flat, 1.0, compressed=True) == "merge"
+    assert loadbalance.choose(flat, 0.1, compressed=True) == "twc"          # sparse frontier
+    assert loadbalance.choose(flat, 1.0, "twc", compressed=True) == "twc"    # forced
+    assert loadbalance.choose(flat, 1.0, merge_ok=False, compressed=True) == "twc"
+    empty = loadbalance.degree_stats(np.zeros(100, np.int64))
+    assert loadbalance.choose(empty, 1.0, compressed=True) == "twc"          # no edges to walk
+    caps = CudaExecutor.capabilities(CudaExecutor.make_setup(options={}))
+    facts = [balance.ShardFacts(0, 10_000, (("in", 160_000),), (("in", 16),), (("in", 4096),))]
+    spec = pagerank.PageRank.spec
+    for compress, want in ((False, "twc"), (True, "merge")):
+        store = _store(tmp_path, compress)
+        policy = CudaExecutor.policies(CudaExecutor.make_setup(store=store)).balance
+        assert policy(facts, [10_000], spec, caps) == (want,)
+        assert policy(facts, [100], spec, caps) == ("twc",)
+    forced = CudaExecutor.capabilities(CudaExecutor.make_setup(options={"load_balance": "twc"}))
+    assert CudaExecutor.policies(CudaExecutor.make_setup(store=store)).balance(facts, [10_000], spec, forced) == ("twc",)
+
+
+#: the compressed merge split's kernel body on the host: a block of GR_BLOCK threads (two warps),
+#: one std::thread each, the shuffles exchanged through a warp's buffer between two barriers (so
+#: every lane must reach each shuffle, as on the GPU), a sum monoid with a message of the source
+#: and the row
+_MERGE_HOST = r"""
+#include <barrier>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+#include <algorithm>
+using std::max; using std::min;
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define GR_FULL 0xffffffffu
+#define GR_BLOCK 64
+typedef double gr_msg_t;
+struct gr_dim { unsigned x; };
+thread_local gr_dim threadIdx, blockIdx;
+struct gr_warp { std::barrier<> bar{32}; unsigned long long buf[32]; };
+thread_local gr_warp* t_warp;
+thread_local int t_lane;
+std::barrier<>* t_block;
+std::mutex t_mu;
+void __syncthreads() { t_block->arrive_and_wait(); }
+template <class T> T gr_xchg(T v, int src, bool own) {
+  unsigned long long raw = 0;
+  memcpy(&raw, &v, sizeof(T));
+  t_warp->buf[t_lane] = raw;
+  t_warp->bar.arrive_and_wait();
+  T out = v;
+  if (!own) memcpy(&out, &t_warp->buf[src], sizeof(T));
+  t_warp->bar.arrive_and_wait();
+  return out;
+}
+template <class T> T __shfl_sync(unsigned, T v, int src) { return gr_xchg(v, src & 31, false); }
+template <class T> T __shfl_up_sync(unsigned, T v, int o) { return gr_xchg(v, t_lane - o, t_lane - o < 0); }
+template <class T> T __shfl_down_sync(unsigned, T v, int o) { return gr_xchg(v, t_lane + o, t_lane + o > 31); }
+inline bool gr_active(const unsigned* f, long long v) { return f == 0 || ((f[v >> 5] >> (v & 31)) & 1u); }
+inline double gr_identity_msg() { return 0.0; }
+inline double gr_combine_msg(double a, double b) { return a + b; }
+inline void gr_atomic_add(double* p, double x) { std::lock_guard<std::mutex> g(t_mu); *p += x; }
+$PRELUDE
+void kernel(const long long* indptr, gr_ids_t nbr, const double* hmsg, long long lo, long long nv,
+            long long ne, const unsigned* frontier, double* acc, long long per_thread) {
+$BODY
+}
+template <class T> std::vector<T> take(FILE* f, long long n) {
+  std::vector<T> v(n + 1);
+  if (fread(v.data(), sizeof(T), n, f) != (size_t)n) exit(2);
+  return v;
+}
+int main(int argc, char** argv) {
+  FILE* f = fopen(argv[1], "rb");
+  long long h[7];   // nv, ne, blocks, words, n, lo, per_thread
+  if (fread(h, 8, 7, f) != 7) return 1;
+  const long long nv = h[0], ne = h[1], nb = h[2], nw = h[3], n = h[4], lo = h[5], per = h[6];
+  auto indptr = take<long long>(f, nv + 1);
+  auto off = take<unsigned>(f, nb + 1);
+  auto mask = take<unsigned>(f, nb);
+  auto wid = take<unsigned char>(f, nb);
+  auto words = take<unsigned>(f, nw);
+  auto hmsg = take<double>(f, n);
+  auto front = take<unsigned>(f, (lo + nv + 31) / 32);
+  const bool use_front = argc > 2;
+  gr_ids_t ids = {off.data(), mask.data(), wid.data(), words.data()};
+  std::vector<double> acc(nv + 1, 0.0);
+  const long long threads = (ne + per - 1) / per, blocks = (threads + GR_BLOCK - 1) / GR_BLOCK;
+  for (long long b = 0; b < blocks; ++b) {
+    std::barrier<> block(GR_BLOCK);
+    t_block = &block;
+    gr_warp warps[GR_BLOCK / 32];
+    std::vector<std::thread> ts;
+    for (int t = 0; t < GR_BLOCK; ++t)
+      ts.emplace_back([&, t] {
+        threadIdx.x = t; blockIdx.x = (unsigned)b; t_lane = t & 31; t_warp = &warps[t / 32];
+        kernel(indptr.data(), ids, hmsg.data(), lo, nv, ne, use_front ? front.data() : 0, acc.data(), per);
+      });
+    for (auto& t : ts) t.join();
+  }
+  for (long long r = 0; r < nv; ++r) printf("%.17g\n", acc[r]);
+  return 0;
+}
+"""
+
+
+def _merge_rows(rng, rows):
+    """Row degrees: empty rows (runs of them too), one-edge rows, short rows, rows of several
+    blocks and a hub."""
+    deg = rng.choice([0, 0, 1, 2, 5, 13, 31, 33, 70], rows)
+    deg[rng.integers(0, rows, 3)] = 0
+    deg[rows // 3: rows // 3 + 40] = 0          # a run of empty rows longer than a round of 32
+    deg[rows // 2] = 1500                       # a hub: many runs
+    return deg
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
+def test_merge_split_over_blocks_on_the_host(tmp_path):
+    """The compressed merge split's warps (skeletons.merge_body(True), the text the modules hold) run on
+    the host: every row's combined message equals the sum over its edges, for runs of 1, 3 and 8
+    edges a thread (rows cut by runs, carried across blocks, empty rows between and inside
+    blocks, the last block partial) and with a frontier (inactive rows keep the fill)."""
+    from grstream.backends.cuda.skeletons import merge_body
+    rng = np.random.default_rng(11)
+    n, rows, lo = 5000, 400, 1000
+    deg = _merge_rows(rng, rows)
+    indptr = np.concatenate(([0], np.cumsum(deg))).astype(np.int64)
+    ids = np.concatenate([np.sort(rng.integers(0, n, d)) for d in deg]).astype(np.int64)
+    hmsg = rng.integers(0, 1000, n).astype(np.float64)
+    body = merge_body(True).substitute(BID="blockIdx.x", GMAP="hmsg[nid] * (double)(1 + v % 5)",
+                                 ATOMIC="gr_atomic_add")
+    src = tmp_path / "merge.cpp"
+    src.write_text(_MERGE_HOST.replace("$PRELUDE", prelude(codec.id_bits(n))).replace("$BODY", body))
+    exe = tmp_path / "merge"
+    subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-o", str(exe), str(src)], check=True,
+                   capture_output=True)
+    parts = codec.encode(ids, n)
+    v = lo + np.repeat(np.arange(rows), deg)
+    front = rng.random(lo + rows + 32) < 0.6
+    bits = np.packbits(front[:(lo + rows + 31) // 32 * 32].reshape(-1, 8), axis=1, bitorder="little")
+    want = np.zeros(rows)
+    np.add.at(want, np.repeat(np.arange(rows), deg), hmsg[ids] * (1 + v % 5))
+    for per in (1, 3, 8):
+        data = tmp_path / f"in{per}.bin"
+        with open(data, "wb") as fh:
+            fh.write(np.array([rows, len(ids), len(parts["masks"]), len(parts["words"]), n, lo, per],
+                              np.int64).tobytes())
+            fh.write(indptr.tobytes())
+            for p in codec.PARTS:
+                fh.write(np.ascontiguousarray(parts[p]).tobytes())
+            fh.write(hmsg.tobytes())
+            fh.write(bits.tobytes())
+        for with_front in (False, True):
+            out = subprocess.run([str(exe), str(data)] + (["f"] * with_front), check=True,
+                                 capture_output=True, text=True, timeout=300).stdout
+            got = np.array(out.split(), dtype=np.float64)
+            expect = np.where(front[lo:lo + rows], want, 0.0) if with_front else want
+            np.testing.assert_array_equal(got, expect, err_msg=f"per_thread {per}, frontier {with_front}")
