@@ -65,6 +65,26 @@ __device__ __forceinline__ long long gr_warp_id(const gr_ids_t& ids, long long b
   const unsigned m = ids.mask[b];
   const int wd = ids.wid[b], r = GR_POPC(m), q = GR_POPC(m & ((1u << lane) - 1u));
   const bool reset = (m >> lane) & 1u;
+#if GR_ID_BITS <= 32
+  // 32-bit arithmetic throughout: a field lies within its block's stream (under 2048 bits), and
+  // ids, their differences and the sums of these fit 32 bits
+  const int bit = reset ? q * GR_ID_BITS : r * GR_ID_BITS + (lane - q) * wd, nb = reset ? GR_ID_BITS : wd;
+  unsigned v = 0u;
+  if (nb) {   // (no read for a 0-bit field: it may lie past the stream's last word)
+    const int s = bit & 31;
+    v = w[bit >> 5] >> s;
+    if (s + nb > 32) v |= w[(bit >> 5) + 1] << (32 - s);
+    if (nb < 32) v &= (1u << nb) - 1u;
+  }
+  unsigned sum = reset ? 0u : v;   // inclusive scan of the differences
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned y = __shfl_up_sync(0xffffffffu, sum, o);
+    if (lane >= o) sum += y;
+  }
+  const int s = GR_LAST(m & (0xffffffffu >> (31 - lane)));   // the last reset at or before lane
+  return (long long)(__shfl_sync(0xffffffffu, v, s) + (sum - __shfl_sync(0xffffffffu, sum, s)));
+#else
   const long long v = reset ? gr_whole(w, (long long)q * GR_ID_BITS)
                             : (long long)gr_bits(w, (long long)r * GR_ID_BITS + (long long)(lane - q) * wd, wd);
   gr_sum_t sum = reset ? (gr_sum_t)0 : (gr_sum_t)v;   // inclusive scan of the differences
@@ -77,6 +97,7 @@ __device__ __forceinline__ long long gr_warp_id(const gr_ids_t& ids, long long b
   const long long base = __shfl_sync(0xffffffffu, v, s);
   const gr_sum_t at = __shfl_sync(0xffffffffu, sum, s);
   return base + (long long)(gr_sum_t)(sum - at);
+#endif
 }
 // a thread's position in one id array: the id of edge j and its block's header
 struct gr_cursor { long long j, id; const unsigned* w; unsigned m; int wd, r; };
@@ -146,6 +167,10 @@ LOOPS = {
 }
 
 
+#: edges per thread of the compressed merge split (its warps' runs: 1024 edges), the default of
+#: the ``merge_items`` option over compressed ids (docs/BENCHMARKS.md, "Measured constants")
+MERGE_WARP_ITEMS = 32
+
 #: the merge split (skeletons.MERGE_BODY's edge ranges: thread ``t`` of the launch owns edges
 #: ``[t per_thread, (t + 1) per_thread)``) over compressed ids, walked by warps: a warp's 32
 #: ranges are one run of ``32 per_thread`` edges that starts at an id block, so the warp decodes
@@ -177,13 +202,13 @@ MERGE_WARP = Template(r"""
     const long long nid = gr_warp_id(nbr, j0 >> 5, lane);
     // edge j's row (past the run's end: the run's last edge's): base + the rows after base that
     // end at or before it, counted among 32 row ends a round (ends as offsets from j0, in 0..64)
-    const int at = in ? lane : (int)(c1 - 1 - j0);
+    const int top = (int)min(c1 - 1 - j0, 31LL), at = min(lane, top);   // (top: the last lane's)
     long long er = -1;
     for (long long rb = base;; rb += 32) {
       const long long ix = rb + 1 + lane;
       const long long e = ix <= nv ? indptr[ix] : j0 + 64;
       const int d = (int)max(min(e - j0, 64LL), 0LL);
-      if (__shfl_sync(GR_FULL, d, 0) > 31) {   // row rb holds the rest of the block (long rows)
+      if (__shfl_sync(GR_FULL, d, 0) > top) {   // row rb holds the rest of the block (long rows)
         if (er < 0) er = rb;
         break;
       }
@@ -194,7 +219,9 @@ MERGE_WARP = Template(r"""
       const int d31 = __shfl_sync(GR_FULL, d, 31);
       if (cnt == 31 && d31 <= at) cnt = 32;
       if (er < 0 && cnt < 32) er = rb + cnt;
-      if (d31 > 31) break;   // the 32nd row ends past the block: every lane has its row
+      // the 32nd row ends past the last lane's edge: every lane has its row (a partial last
+      // block stops there, not after the empty rows that may follow the shard's last edge)
+      if (d31 > top) break;
     }
     const long long v = lo + er;
     gr_msg_t x = gr_identity_msg();

@@ -20,12 +20,14 @@ from ...errors import InternalError
 from . import loadbalance, transfer
 from .compact import Packer
 from .device import DeviceState
+from .blockids import MERGE_WARP_ITEMS
 from .facts import CudaFacts
 from .phases import VertexPhases
 from .gathers import Gathers
 from .lane_runs import LaneRuns
 from .movement import Mover
 from .pushes import Pushes
+from .skeletons import MERGE_PER_THREAD
 from .zerocopy import ZeroCopyKernels
 
 class CudaExecutor(VertexPhases, CudaFacts, Executor):
@@ -45,6 +47,8 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         ks, static, scratch = self._buffers(store, spec, is_dense(spec), "push accumulator" in memory.static,
                                             setup.lanes)
         self.ks = ks
+        if merge_items is None:   # the warps of the compressed merge split walk runs of edges
+            merge_items = MERGE_WARP_ITEMS if ks.id_bits else MERGE_PER_THREAD
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
         self.dev = self.mover = self.packer = self.zc = None
         self.mode_times = transfer.ModeTimes()

@@ -11,7 +11,6 @@ from ...engine.contract import ExecutorOptions
 from ...errors import UsageError
 from .loadbalance import forced_strategy
 from .pushes import HUB_EDGES
-from .skeletons import MERGE_PER_THREAD
 from .transfer import TRANSFERS
 
 
@@ -44,7 +43,9 @@ class CudaOptions(ExecutorOptions):
     slots, slot_bytes
         Streaming slots and their target size (default: :meth:`CudaFacts.memory_options`).
     merge_items : int
-        Edges per thread of the merge-path gather.
+        Edges per thread of the merge-path gather (default None: ``skeletons.MERGE_PER_THREAD`` over
+        plain ids, ``blockids.MERGE_WARP_ITEMS`` over compressed ones, whose warps walk their
+        threads' edges as one run).
     transfer : {"auto", "copy", "compact", "zerocopy"}
         How streamed shards move (:mod:`.transfer`): the planner's cost model per shard and
         iteration, with shards a slot still holds from the iteration before reused in place
@@ -75,7 +76,7 @@ class CudaOptions(ExecutorOptions):
     streams: int = 4
     slots: Optional[int] = None
     slot_bytes: Optional[int] = None
-    merge_items: int = MERGE_PER_THREAD
+    merge_items: Optional[int] = None
     transfer: str = "auto"
     hold_slots: bool = True
     publish_unit: bool = True
@@ -91,7 +92,7 @@ class CudaOptions(ExecutorOptions):
         _integer("streams", self.streams, 1)
         _integer("slots", self.slots, 1, none_ok=True)
         _integer("slot_bytes", self.slot_bytes, 0, none_ok=True)
-        _integer("merge_items", self.merge_items, 1)
+        _integer("merge_items", self.merge_items, 1, none_ok=True)
         if isinstance(self.push_hub_edges, bool) or not isinstance(self.push_hub_edges, (int, np.integer)) \
                 or self.push_hub_edges < 0:
             raise UsageError(f"push_hub_edges must be an integer >= 0 (0: off), not {self.push_hub_edges!r}")

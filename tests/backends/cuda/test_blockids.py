@@ -241,7 +241,7 @@ def test_compressed_dense_shards_take_the_merge_split(tmp_path):
 #: the compressed merge split's kernel body on the host: a block of GR_BLOCK threads (two warps),
 #: one std::thread each, the shuffles exchanged through a warp's buffer between two barriers (so
 #: every lane must reach each shuffle, as on the GPU), a sum monoid with a message of the source
-#: and the row
+#: and the row; it counts the reads of ``indptr`` (printed to stderr)
 _MERGE_HOST = r"""
 #include <barrier>
 #include <cstdio>
@@ -251,6 +251,7 @@ _MERGE_HOST = r"""
 #include <thread>
 #include <vector>
 #include <algorithm>
+#include <atomic>
 using std::max; using std::min;
 #define __device__
 #define __host__
@@ -284,8 +285,13 @@ inline bool gr_active(const unsigned* f, long long v) { return f == 0 || ((f[v >
 inline double gr_identity_msg() { return 0.0; }
 inline double gr_combine_msg(double a, double b) { return a + b; }
 inline void gr_atomic_add(double* p, double x) { std::lock_guard<std::mutex> g(t_mu); *p += x; }
+std::atomic<long long> t_reads{0};
+struct gr_counted {
+  const long long* p;
+  long long operator[](long long i) const { t_reads.fetch_add(1, std::memory_order_relaxed); return p[i]; }
+};
 $PRELUDE
-void kernel(const long long* indptr, gr_ids_t nbr, const double* hmsg, long long lo, long long nv,
+void kernel(gr_counted indptr, gr_ids_t nbr, const double* hmsg, long long lo, long long nv,
             long long ne, const unsigned* frontier, double* acc, long long per_thread) {
 $BODY
 }
@@ -296,7 +302,7 @@ template <class T> std::vector<T> take(FILE* f, long long n) {
 }
 int main(int argc, char** argv) {
   FILE* f = fopen(argv[1], "rb");
-  long long h[7];   // nv, ne, blocks, words, n, lo, per_thread
+  long long h[7];   // nv, ne, blocks, words, messages, lo, per_thread
   if (fread(h, 8, 7, f) != 7) return 1;
   const long long nv = h[0], ne = h[1], nb = h[2], nw = h[3], n = h[4], lo = h[5], per = h[6];
   auto indptr = take<long long>(f, nv + 1);
@@ -318,11 +324,12 @@ int main(int argc, char** argv) {
     for (int t = 0; t < GR_BLOCK; ++t)
       ts.emplace_back([&, t] {
         threadIdx.x = t; blockIdx.x = (unsigned)b; t_lane = t & 31; t_warp = &warps[t / 32];
-        kernel(indptr.data(), ids, hmsg.data(), lo, nv, ne, use_front ? front.data() : 0, acc.data(), per);
+        kernel(gr_counted{indptr.data()}, ids, hmsg.data(), lo, nv, ne, use_front ? front.data() : 0, acc.data(), per);
       });
     for (auto& t : ts) t.join();
   }
   for (long long r = 0; r < nv; ++r) printf("%.17g\n", acc[r]);
+  fprintf(stderr, "%lld\n", t_reads.load());
   return 0;
 }
 """
@@ -339,44 +346,54 @@ def _merge_rows(rng, rows):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
-def test_merge_split_over_blocks_on_the_host(tmp_path):
+@pytest.mark.parametrize("n", [5000, 2 ** 31 - 1])
+def test_merge_split_over_blocks_on_the_host(tmp_path, n):
     """The compressed merge split's warps (skeletons.merge_body(True), the text the modules hold) run on
-    the host: every row's combined message equals the sum over its edges, for runs of 1, 3 and 8
+    the host, ids of 13 and 31 bits: every row's combined message equals the sum over its edges, for runs of 1, 3 and 8
     edges a thread (rows cut by runs, carried across blocks, empty rows between and inside
-    blocks, the last block partial) and with a frontier (inactive rows keep the fill)."""
+    blocks, the last block partial) and with a frontier (inactive rows keep the fill); empty rows
+    after the shard's last edge (a degree-ordered store's isolated vertices) cost no row reads
+    beyond a longer search."""
     from grstream.backends.cuda.skeletons import merge_body
     rng = np.random.default_rng(11)
-    n, rows, lo = 5000, 400, 1000
-    deg = _merge_rows(rng, rows)
-    indptr = np.concatenate(([0], np.cumsum(deg))).astype(np.int64)
+    lo, k = 1000, 1009   # messages hmsg[id % k]
+    deg = _merge_rows(rng, 400)
     ids = np.concatenate([np.sort(rng.integers(0, n, d)) for d in deg]).astype(np.int64)
-    hmsg = rng.integers(0, 1000, n).astype(np.float64)
-    body = merge_body(True).substitute(BID="blockIdx.x", GMAP="hmsg[nid] * (double)(1 + v % 5)",
-                                 ATOMIC="gr_atomic_add")
-    src = tmp_path / "merge.cpp"
+    hmsg = rng.integers(0, 1000, k).astype(np.float64)
+    body = merge_body(True).substitute(BID="blockIdx.x", GMAP="hmsg[nid % 1009] * (double)(1 + v % 5)",
+                                       ATOMIC="gr_atomic_add")
+    src = tmp_path / f"merge{n}.cpp"
     src.write_text(_MERGE_HOST.replace("$PRELUDE", prelude(codec.id_bits(n))).replace("$BODY", body))
-    exe = tmp_path / "merge"
+    exe = tmp_path / f"merge{n}"
     subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-o", str(exe), str(src)], check=True,
                    capture_output=True)
     parts = codec.encode(ids, n)
-    v = lo + np.repeat(np.arange(rows), deg)
-    front = rng.random(lo + rows + 32) < 0.6
-    bits = np.packbits(front[:(lo + rows + 31) // 32 * 32].reshape(-1, 8), axis=1, bitorder="little")
-    want = np.zeros(rows)
-    np.add.at(want, np.repeat(np.arange(rows), deg), hmsg[ids] * (1 + v % 5))
-    for per in (1, 3, 8):
-        data = tmp_path / f"in{per}.bin"
-        with open(data, "wb") as fh:
-            fh.write(np.array([rows, len(ids), len(parts["masks"]), len(parts["words"]), n, lo, per],
-                              np.int64).tobytes())
-            fh.write(indptr.tobytes())
-            for p in codec.PARTS:
-                fh.write(np.ascontiguousarray(parts[p]).tobytes())
-            fh.write(hmsg.tobytes())
-            fh.write(bits.tobytes())
-        for with_front in (False, True):
-            out = subprocess.run([str(exe), str(data)] + (["f"] * with_front), check=True,
-                                 capture_output=True, text=True, timeout=300).stdout
-            got = np.array(out.split(), dtype=np.float64)
-            expect = np.where(front[lo:lo + rows], want, 0.0) if with_front else want
-            np.testing.assert_array_equal(got, expect, err_msg=f"per_thread {per}, frontier {with_front}")
+    reads = {}
+    for tail in (0, 20_000):   # empty rows after the last edge
+        rows = len(deg) + tail
+        d = np.concatenate((deg, np.zeros(tail, deg.dtype)))
+        indptr = np.concatenate(([0], np.cumsum(d))).astype(np.int64)
+        v = lo + np.repeat(np.arange(rows), d)
+        front = rng.random(lo + rows + 32) < 0.6
+        bits = np.packbits(front[:(lo + rows + 31) // 32 * 32].reshape(-1, 8), axis=1, bitorder="little")
+        want = np.zeros(rows)
+        np.add.at(want, np.repeat(np.arange(rows), d), hmsg[ids % k] * (1 + v % 5))
+        for per in (1, 3, 8) if not tail else (8,):
+            data = tmp_path / f"in{per}-{tail}-{n}.bin"
+            with open(data, "wb") as fh:
+                fh.write(np.array([rows, len(ids), len(parts["masks"]), len(parts["words"]), k, lo, per],
+                                  np.int64).tobytes())
+                fh.write(indptr.tobytes())
+                for p in codec.PARTS:
+                    fh.write(np.ascontiguousarray(parts[p]).tobytes())
+                fh.write(hmsg.tobytes())
+                fh.write(bits.tobytes())
+            for with_front in (False, True):
+                run = subprocess.run([str(exe), str(data)] + (["f"] * with_front), check=True,
+                                     capture_output=True, text=True, timeout=300)
+                got = np.array(run.stdout.split(), dtype=np.float64)
+                expect = np.where(front[lo:lo + rows], want, 0.0) if with_front else want
+                np.testing.assert_array_equal(got, expect, err_msg=f"per_thread {per}, frontier {with_front}")
+                reads[tail, per, with_front] = int(run.stderr.split()[-1])
+    # (the binary searches over 20,400 rows take a few more steps than over 400)
+    assert reads[20_000, 8, False] < 1.5 * reads[0, 8, False]
