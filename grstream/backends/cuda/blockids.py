@@ -228,17 +228,21 @@ MERGE_WARP = Template(r"""
     if (in && gr_active(frontier, v)) x = (gr_msg_t)($GMAP);
     if (lane == 0 && er == carry_row) x = gr_combine_msg(carry, x);
     // combine by row: rows ascend over the lanes, so a segment is a run of lanes
-    const long long r0 = __shfl_sync(GR_FULL, er, 0);
-    const int rel = (int)(er - r0);
+    const long long r0 = __shfl_sync(GR_FULL, er, 0), last = __shfl_sync(GR_FULL, er, 31);
+    int rel = 0, next = 0;
+    if (r0 == last) {   // one row (long rows): a reduction, its result in every lane
+      x = (gr_msg_t)__shfl_sync(GR_FULL, gr_warp_reduce_msg(x), 0);
+    } else {
+      rel = (int)(er - r0);
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const gr_msg_t y = (gr_msg_t)__shfl_up_sync(GR_FULL, x, o);
-      const int ry = __shfl_up_sync(GR_FULL, rel, o);
-      if (lane >= o && ry == rel) x = gr_combine_msg(y, x);
+      for (int o = 1; o < 32; o <<= 1) {
+        const gr_msg_t y = (gr_msg_t)__shfl_up_sync(GR_FULL, x, o);
+        const int ry = __shfl_up_sync(GR_FULL, rel, o);
+        if (lane >= o && ry == rel) x = gr_combine_msg(y, x);
+      }
+      next = __shfl_down_sync(GR_FULL, rel, 1);
     }
-    const int next = __shfl_down_sync(GR_FULL, rel, 1);
     // the last lane's row goes on in the run's next block: carried, written there
-    const long long last = __shfl_sync(GR_FULL, er, 31);
     const bool goes_on = j0 + 32 < c1 && indptr[last + 1] > j0 + 32;
     if ((lane == 31 ? !goes_on : next != rel) && gr_active(frontier, v)) {
       if (indptr[er] >= c0 && indptr[er + 1] <= c1) acc[er] = gr_combine_msg(acc[er], x);  // the warp's own row

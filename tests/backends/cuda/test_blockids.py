@@ -284,6 +284,10 @@ template <class T> T __shfl_down_sync(unsigned, T v, int o) { return gr_xchg(v, 
 inline bool gr_active(const unsigned* f, long long v) { return f == 0 || ((f[v >> 5] >> (v & 31)) & 1u); }
 inline double gr_identity_msg() { return 0.0; }
 inline double gr_combine_msg(double a, double b) { return a + b; }
+inline double gr_warp_reduce_msg(double x) {
+  for (int o = 16; o > 0; o >>= 1) x = gr_combine_msg(x, __shfl_down_sync(GR_FULL, x, o));
+  return x;
+}
 inline void gr_atomic_add(double* p, double x) { std::lock_guard<std::mutex> g(t_mu); *p += x; }
 std::atomic<long long> t_reads{0};
 struct gr_counted {
