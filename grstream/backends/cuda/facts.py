@@ -170,8 +170,8 @@ class CudaFacts:
     @classmethod
     def policies(cls, setup):
         """Twc / merge per shard (:func:`.loadbalance.cuda_policy`, with the merge split where the
-        generated kernels have it; a compressed store's dense shards take it), and the link measured once per process when the cost model
-        chooses transfers."""
+        generated kernels have it; a compressed store's dense shards take it), and the link
+        measured once per process when the cost model chooses transfers."""
         store = setup.store
         packed = store is not None and id_bits(store) > 0
 
