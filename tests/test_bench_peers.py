@@ -37,3 +37,9 @@ def test_partition_check(bench):
     assert bench.same_partition([0, 0, 2], [5, 5, 1])
     assert not bench.same_partition([0, 0, 2], [5, 1, 1])
     assert not bench.same_partition([0, 1, 2], [5, 5, 1])
+
+
+def test_peers_asked_for(bench):
+    # --peers: only the peers named are built and timed, scipy always (the checks use it)
+    assert list(bench.peers_available(["igraph"])) in (["scipy", "igraph"], ["scipy"])
+    assert list(bench.peers_available(["scipy"])) == ["scipy"]
