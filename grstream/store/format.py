@@ -99,6 +99,11 @@ def extremes(array):
     return int(min(lows)), int(max(highs))
 
 
+def crc32_update(data, value):
+    """The CRC32 of the bytes before ``data`` (``value``) carried on over ``data`` (a buffer)."""
+    return _crc32(data, value) & 0xFFFFFFFF
+
+
 def crc32(array):
     """``zlib.crc32`` of an array's raw bytes, without copying it when it is contiguous
     (computed by ISA-L when installed: the same value)."""

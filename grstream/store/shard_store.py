@@ -20,6 +20,8 @@ from .parallel_reads import read_datasets
 from .parts import DatasetInfo, ShardInfo, assemble_scipy
 
 VERIFY_MODES = ("first", "always", "never")
+#: bytes a verified read takes at a time: read, checksummed and range-checked while in cache
+READ_BLOCK = 1 << 20
 
 
 class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
@@ -212,17 +214,17 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
             raise UsageError(f"{self.path}: shard {i} has no dataset {name!r} "
                              f"(has {', '.join(self._datasets[i])})")
         target = self._destination(desc, out)
-        self._read_into(desc, target, shard=i)
-        result = out if isinstance(out, np.ndarray) else target
         key = (i, name)
-        if self.verify == "always" or (self.verify == "first" and key not in self._verified):
-            self._check_crc(desc, target, shard=i)
-            if desc.upper is not None and desc.size:
-                low, high = fmt.extremes(target)
-                if low < 0 or high >= desc.upper:
-                    what = "edge id" if name.endswith(fmt.EDGE_ID) else "vertex id"
-                    self._fail(f"{what} {low if low < 0 else high} out of range "
-                               f"0..{desc.upper - 1}", shard=i, dataset=desc.name)
+        verify = self.verify == "always" or (self.verify == "first" and key not in self._verified)
+        sums = self._read_into(desc, target, shard=i, verify=verify)
+        result = out if isinstance(out, np.ndarray) else target
+        if verify:
+            crc, low, high = sums
+            self._check_crc(desc, None, shard=i, actual=crc)
+            if low is not None and (low < 0 or high >= desc.upper):
+                what = "edge id" if name.endswith(fmt.EDGE_ID) else "vertex id"
+                self._fail(f"{what} {low if low < 0 else high} out of range "
+                           f"0..{desc.upper - 1}", shard=i, dataset=desc.name)
             with self._lock:
                 self._verified.add(key)
         if name.endswith(fmt.INDPTR) and key not in self._offsets_checked:
@@ -262,24 +264,46 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
                              + (" (read-only)" if view.readonly else ""))
         return np.frombuffer(out, dtype=desc.dtype, count=desc.size)
 
-    def _read_into(self, desc, target, shard):
+    def _read_into(self, desc, target, shard, verify=False):
+        """Read ``desc`` into ``target``. ``verify``: returns ``(crc32, min, max)`` of what was
+        read (min and max None where the dataset has no id bound, or no elements), taken a
+        block of READ_BLOCK bytes at a time as it lands, while it is in cache: the data crosses
+        memory once, where a read, then a checksum pass and a range pass cross it three times."""
+        ranged = verify and desc.upper is not None and desc.size > 0
         if desc.size == 0:
-            return
+            return (0, None, None) if verify else None
         if desc.offset is None or self._fd is None:
             with self._lock:
                 self._h5[desc.name].read_direct(target)
-            return
+            if not verify:
+                return None
+            return (fmt.crc32(target), *(fmt.extremes(target) if ranged else (None, None)))
         view = memoryview(target).cast("B")
-        done = 0
+        flat, item = target.reshape(-1), desc.dtype.itemsize
+        crc, lows, highs, checked, done = 0, [], [], 0, 0
         while done < desc.nbytes:
-            got = os.preadv(self._fd, [view[done:]], desc.offset + done)
+            got = os.preadv(self._fd, [view[done:min(done + READ_BLOCK, desc.nbytes)]],
+                            desc.offset + done)
             if got == 0:
                 self._fail(f"file truncated: {desc.nbytes - done} of {desc.nbytes} bytes missing",
                            shard=shard, dataset=desc.name)
+            if verify:
+                crc = fmt.crc32_update(view[done:done + got], crc)
+                upto = (done + got) // item   # (the elements read whole so far)
+                if ranged and upto > checked:
+                    part = flat[checked:upto]
+                    lows.append(part.min())
+                    highs.append(part.max())
+                    checked = upto
             done += got
+        if not verify:
+            return None
+        return crc, (int(min(lows)) if ranged else None), (int(max(highs)) if ranged else None)
 
-    def _check_crc(self, desc, array, shard):
-        actual = fmt.crc32(array)
+    def _check_crc(self, desc, array, shard, actual=None):
+        """The CRC32 of ``array`` (or the ``actual`` one computed as it was read) is the
+        stored one."""
+        actual = fmt.crc32(array) if actual is None else actual
         if actual != desc.crc:
             self._fail(f"checksum mismatch (stored {desc.crc:#010x}, data {actual:#010x})",
                        shard=shard, dataset=desc.name, cls=ChecksumError)

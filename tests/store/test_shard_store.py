@@ -348,3 +348,29 @@ def test_close_and_context_manager(store_path):
     with store:
         store.read(0, "in/src")
     assert store._h5 is None and store._fd is None
+
+
+@pytest.mark.parametrize("block", [3, 12, 1 << 20])
+def test_verified_reads_in_blocks_check_every_element(either_path, monkeypatch, block):
+    # a verified read checksums and range-checks each block as it lands: blocks that end inside
+    # an element (3, 12 bytes against 4- and 8-byte ids) still check every element and byte once
+    from grstream.store import shard_store
+    monkeypatch.setattr(shard_store, "READ_BLOCK", block)
+    with gr.open(either_path, verify="never") as trusted:
+        want = {name: trusted.read(1, name) for name in trusted.dataset_names(1)}
+    with gr.open(either_path) as store:
+        for name, values in want.items():
+            np.testing.assert_array_equal(store.read(1, name), values)
+    ids = want["out/dst"]
+    for at in (0, len(ids) // 2, len(ids) - 1):
+        bad = ids.copy()
+        bad[at] = 60 + at
+        rewrite(either_path, "shards/1/out/dst", bad)
+        with gr.open(either_path) as store:
+            with pytest.raises(ShardStoreError, match=f"shards/1/out/dst: vertex id {60 + at}"):
+                store.read(1, "out/dst")
+    rewrite(either_path, "shards/1/out/dst", ids)
+    _flip_byte(either_path, "shards/1/out/dst", index=len(ids) * ids.itemsize - 1)
+    with gr.open(either_path) as store:
+        with pytest.raises(ChecksumError, match="shards/1/out/dst"):
+            store.read(1, "out/dst")
