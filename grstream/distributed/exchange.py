@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from ..engine.contract import union_ids
+from . import messages
 
 
 class Exchange:
@@ -98,7 +99,6 @@ class MpiExchange(Exchange):
         return out
 
     def state(self, fields, applied, lengths, bounds=None, dense=False):
-        from mpi4py import MPI
         t0 = time.perf_counter()
         bounds = self.bounds if bounds is None else np.asarray(bounds, dtype=np.int64)
         n = int(bounds[-1])
@@ -123,8 +123,8 @@ class MpiExchange(Exchange):
         sizes = np.diff(bounds)
         for a in fields.values():   # dense: every owned slice, in place
             k = _row_bytes(a)
-            buf = a.reshape(-1).view(np.uint8)
-            self.comm.Allgatherv(MPI.IN_PLACE, [buf, (sizes * k, bounds[:-1] * k), MPI.BYTE])
+            messages.allgatherv(self.comm, None, a.reshape(-1).view(np.uint8), sizes * k,
+                                bounds[:-1] * k)
         self._timed(t0, n * width)
         return "dense"
 
@@ -157,33 +157,34 @@ class MpiExchange(Exchange):
             return got + lo, mine.view(values.dtype)[got]
         # sparse: each owner's pairs to it, then combined there in rank order
         send, recv = sends[self.rank], sends[:, self.rank]
-        got = self.alltoallv(ids, send, recv)
-        vals = self.alltoallv(np.ascontiguousarray(values), send, recv)
+        got = self.alltoallv(ids, send, recv, sends)
+        vals = self.alltoallv(np.ascontiguousarray(values), send, recv, sends)
         out, where = np.unique(got, return_inverse=True)
         acc = np.full((len(out),) + values.shape[1:], monoid.identity(values.dtype), dtype=values.dtype)
         monoid.ufunc.at(acc, where, vals)
         self._timed(t0, got.nbytes + vals.nbytes)
         return out, acc
 
-    def alltoallv(self, mine, send, recv):
-        """Rows ``mine[cut[r]:cut[r+1]]`` to rank r (``send`` rows each); ``recv`` rows from each."""
-        from mpi4py import MPI
+    def alltoallv(self, mine, send, recv, every=None):
+        """Rows ``mine[cut[r]:cut[r+1]]`` to rank r (``send`` rows each); ``recv`` rows from each
+        (in rounds where the bytes pass what one MPI call takes: grstream.distributed.messages).
+        ``every``: every rank's ``send`` ([from, to] rows), where known (saves agreeing on the
+        rounds)."""
         k = _row_bytes(mine)
         out = np.empty((int(recv.sum()),) + mine.shape[1:], dtype=mine.dtype)
-        sdis, rdis = (np.concatenate([[0], np.cumsum(c)[:-1]]) for c in (send, recv))
-        self.comm.Alltoallv([mine.reshape(-1).view(np.uint8), (send * k, sdis * k), MPI.BYTE],
-                            [out.reshape(-1).view(np.uint8), (recv * k, rdis * k), MPI.BYTE])
+        messages.alltoallv(self.comm, np.ascontiguousarray(mine).reshape(-1).view(np.uint8),
+                           np.asarray(send, dtype=np.int64) * k, out.reshape(-1).view(np.uint8),
+                           np.asarray(recv, dtype=np.int64) * k,
+                           None if every is None else np.asarray(every, dtype=np.int64) * k)
         return out
 
     def allgatherv(self, mine, lengths):
         """Every rank's array ``mine`` (rows of one dtype and shape), concatenated in rank order;
         ``lengths``: every rank's ``len(mine)``."""
-        from mpi4py import MPI
         k = _row_bytes(mine)
-        out = np.empty((int(lengths.sum()),) + mine.shape[1:], dtype=mine.dtype)
-        displs = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        self.comm.Allgatherv([mine.reshape(-1).view(np.uint8), MPI.BYTE],
-                             [out.reshape(-1).view(np.uint8), (lengths * k, displs * k), MPI.BYTE])
+        out = np.empty((int(np.sum(lengths)),) + mine.shape[1:], dtype=mine.dtype)
+        messages.allgatherv(self.comm, np.ascontiguousarray(mine).reshape(-1).view(np.uint8),
+                            out.reshape(-1).view(np.uint8), np.asarray(lengths, dtype=np.int64) * k)
         return out
 
     def union(self, ids, n, lengths):

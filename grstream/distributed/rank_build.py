@@ -47,6 +47,7 @@ from ..partition.in_memory import _concat, _slice
 from ..partition.layout import compress
 from ..partition.renumber import auto_applies, renumber_by_default
 from ..partition.shard_output import encoded_side
+from . import messages
 from .exchange import MpiExchange
 from .part_files import part_path
 from .rank_output import RankedOutput, is_parts
@@ -248,7 +249,10 @@ def _share(plan, rank, size):
 def _union(comm, arrays):
     """The sorted union of every rank's sorted unique int64 ``arrays``."""
     mine = distinct(_concat(arrays, np.int64))
-    return distinct(_concat(comm.allgather(mine), np.int64))
+    lengths = np.asarray(comm.allgather(len(mine)), dtype=np.int64)
+    every = np.empty(int(lengths.sum()), np.int64)
+    messages.allgatherv(comm, np.ascontiguousarray(mine).view(np.uint8), every.view(np.uint8), lengths * 8)
+    return distinct(every)
 
 
 def distinct(ids):

@@ -54,6 +54,7 @@ from ..partition.shard_output import encoded_side
 from ..partition.weighted_keys import run_fits
 from ..store import format as fmt
 from ..store.labels import is_sparse
+from . import messages
 from .part_files import part_path
 from .rank_build import _share, _union, edge_keys
 from .rank_output import RankedOutput
@@ -226,15 +227,11 @@ def _owned_records(plan, chunk, bounds, record, size):
 
 def _scatter(comm, mine, sender, record):
     """``sender``'s records, each rank's its own (collective)."""
-    from mpi4py import MPI
     records, counts = mine
     counts = comm.bcast(counts if comm.Get_rank() == sender else None, root=sender)
     got = np.empty(int(counts[comm.Get_rank()]), record)
-    k = record.itemsize
-    displs = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    send = [records.view(np.uint8), (counts * k, displs * k), MPI.BYTE] \
-        if comm.Get_rank() == sender else None
-    comm.Scatterv(send, [got.view(np.uint8), MPI.BYTE], root=sender)
+    messages.scatterv(comm, records.view(np.uint8) if comm.Get_rank() == sender else None,
+                      counts * record.itemsize, got.view(np.uint8), sender)
     return got
 
 
@@ -318,7 +315,7 @@ def _gather_pairs(comm, pairs, owners, base):
     for i, owner in enumerate(owners.tolist()):
         mine = pairs.load("eid", i)
         mine["s"] += base
-        every = comm.gather(mine, root=owner)
+        every = messages.gather(comm, mine, owner, tag=i)
         if every is not None:
             joined = np.concatenate(every)
             got.append("eid", np.full(len(joined), i), joined["p"], joined["s"], None)

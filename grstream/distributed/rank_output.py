@@ -22,6 +22,7 @@ import numpy as np
 
 from ..store import format as fmt
 from ..partition.shard_output import Result, finish_shard, write_part, write_vertex_data
+from . import messages
 from .part_files import RANK, part_path
 from .ranks import abort, cut_runs
 
@@ -94,10 +95,10 @@ class RankedOutput:
                                                          self.consumers.tolist())):
                 if self.rank == producer == consumer:
                     self._put(i, make(i))
-                elif self.rank == producer:
-                    self.comm.send(make(i), dest=consumer, tag=i)
+                elif self.rank == producer:   # (arrays as raw bytes, in pieces)
+                    messages.send(self.comm, make(i), consumer, i)
                 elif self.rank == consumer:
-                    self._put(i, self.comm.recv(source=producer, tag=i))
+                    self._put(i, messages.recv(self.comm, producer, i))
                 bar.update(1)
 
     def _open(self):

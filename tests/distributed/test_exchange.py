@@ -59,3 +59,21 @@ def test_state_and_union(n, lanes, data):
     assert np.array_equal(field, before)   # (one rank: every value is already the owner's)
     assert ex.state({"x": field}, applied, np.array([len(applied)]), dense=True) == "dense"
     assert np.array_equal(ex.union(applied, n, np.array([len(applied)])), applied)
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_messages_in_rounds_equal_one_call(ranks):
+    """The host messages under limits of 1 byte to the default (rounds of pieces through
+    staging buffers, or one call) with uneven and zero counts (tests/distributed/messages_check.py)."""
+    from .test_ranks import mpirun
+    out = mpirun(ranks, "tests.distributed.messages_check", timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"messages equal on {ranks} ranks" in out.stdout
+
+
+def test_a_bad_message_limit_is_a_usage_error(monkeypatch):
+    from grstream.distributed import messages
+    for bad in ("0", "x", str(1 << 31)):
+        monkeypatch.setenv("GRSTREAM_MPI_LIMIT", bad)
+        with pytest.raises(gr.errors.UsageError, match="GRSTREAM_MPI_LIMIT"):
+            messages.limit()
