@@ -42,7 +42,7 @@ from ..io.pipes import input_name, is_stream
 from ..store import format as fmt
 from ..store.labels import is_sparse
 from ..partition.build_plan import plan_intervals, vertex_count
-from ..partition.edge_chunks import _both_ways, check_chunk, prepare_chunk, without_repeats
+from ..partition.edge_chunks import _both_ways, check_chunk, prepare_chunk, sorted_distinct
 from ..partition.in_memory import _concat, _slice
 from ..partition.layout import compress
 from ..partition.renumber import auto_applies, renumber_by_default
@@ -191,7 +191,7 @@ def _read(comm, plan):
             bar.update(len(src) * size)
     options = plan.options
     if plan.renumber_requested:   # the input's ids that occur, renumbered in increasing order
-        mine = [distinct(np.concatenate((s, d)).astype(np.int64)) for s, d, _, _ in raw]
+        mine = [sorted_distinct(np.concatenate((s, d)).astype(np.int64, copy=False)) for s, d, _, _ in raw]
         options.original_ids, plan.renumber = _union(comm, mine), True
     parts = []
     for src, dst, w, start in raw:
@@ -204,7 +204,7 @@ def _read(comm, plan):
     largest = int(max(edges[0].max(initial=-1), edges[1].max(initial=-1)))
     top = comm.allreduce(largest, op=_max()) + 1
     if auto_applies(plan) and comm.allreduce(len(edges[0])):
-        ids = _union(comm, [distinct(np.concatenate(edges[:2]))])
+        ids = _union(comm, [sorted_distinct(np.concatenate(edges[:2]))])
         if is_sparse(top, len(ids)):   # the default rule renumbers sparse ids
             renumber_by_default(plan, ids, top)
             edges[0], edges[1] = np.searchsorted(ids, edges[0]), np.searchsorted(ids, edges[1])
@@ -248,18 +248,11 @@ def _share(plan, rank, size):
 
 def _union(comm, arrays):
     """The sorted union of every rank's sorted unique int64 ``arrays``."""
-    mine = distinct(_concat(arrays, np.int64))
+    mine = sorted_distinct(_concat(arrays, np.int64))
     lengths = np.asarray(comm.allgather(len(mine)), dtype=np.int64)
     every = np.empty(int(lengths.sum()), np.int64)
     messages.allgatherv(comm, np.ascontiguousarray(mine).view(np.uint8), every.view(np.uint8), lengths * 8)
-    return distinct(every)
-
-
-def distinct(ids):
-    """The sorted distinct values of int64 ``ids`` (sorted in place: numpy's ``unique`` takes
-    a hash path for integers, many times slower on millions of ids)."""
-    ids.sort()
-    return without_repeats(ids)
+    return sorted_distinct(every)
 
 
 def _degrees(comm, edges, n):

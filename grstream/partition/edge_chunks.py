@@ -159,20 +159,20 @@ def occurring_ids(chunks):
     pending, pending_size = [], 0
     for src, dst, _ in chunks:
         if len(src):
-            part = _sorted_distinct(np.concatenate((src, dst)).astype(np.int64, copy=False))
+            part = sorted_distinct(np.concatenate((src, dst)).astype(np.int64, copy=False))
             pending.append(part)
             pending_size += len(part)
             if pending_size > len(seen):
-                seen = _sorted_distinct(np.concatenate([seen] + pending))
+                seen = sorted_distinct(np.concatenate([seen] + pending))
                 pending, pending_size = [], 0
     if pending:
-        seen = _sorted_distinct(np.concatenate([seen] + pending))
+        seen = sorted_distinct(np.concatenate([seen] + pending))
     return seen
 
 
-def _sorted_distinct(ids):
-    # sort in place and drop repeats: numpy's unique takes a hash path for integers that is
-    # many times slower on millions of ids
+def sorted_distinct(ids):
+    """The sorted distinct values of int64 ``ids`` (sorted in place: numpy's ``unique`` takes a
+    hash path for integers, many times slower on millions of ids)."""
     ids.sort()
     return without_repeats(ids)
 
