@@ -73,20 +73,22 @@ def _write_runs(plan, runs, counter):
     degrees counted and the runs written. This thread only reads ahead and hands chunks out.
 
     The runs take their places in the files in input order (:class:`.key_runs.KeyRuns`
-    reserves them one chunk after another, :class:`_Turns`); the writes themselves and the
-    counts (under a lock per direction) run at once on the chunks' threads. Errors are raised
-    in input order: the first chunk's in input order that failed.
+    reserves them one chunk after another, :class:`_Turns`); the writes themselves run at once
+    on the chunks' threads, the degree counts one chunk at a time (under a lock). Errors are
+    raised in input order: the first chunk's in input order that failed.
     """
     ahead = sorting_chunks(plan.threads)
     pending = deque()
     turns = _Turns()
-    degrees = _LockedDegrees(counter)
+    counting = Lock()
 
     def chunk(k, src, dst, w):
         sides, top = _sorted_sides(plan, pool, src, dst, w)
         del src, dst, w
-        for direction, (key, weight, ids, counts) in zip(("out", "in"), sides):
-            degrees.add(direction, ids, counts, top)
+        with counting:   # (the counter grown to the chunk's largest id + 1 first)
+            counter.grow(top)
+            for degree, (_, _, ids, counts) in zip((counter.out_degree, counter.in_degree), sides):
+                degree[ids] += counts
         # a failed chunk takes no turn: the later ones wait until its error stops the pass
         places = turns.take(k, lambda: [runs.reserve(direction, key, weight)
                                         for direction, (key, weight, _, _) in zip(("out", "in"), sides)])
@@ -105,7 +107,6 @@ def _write_runs(plan, runs, counter):
                 del src, dst, w
             while pending:
                 pending.popleft().result()
-            degrees.even()
         finally:
             if pending:     # an error: the chunks still running end before the runs go
                 turns.stop()
@@ -159,34 +160,6 @@ class _Turns:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
-
-
-class _LockedDegrees:
-    """A :class:`.edge_chunks.DegreeCounter` that chunks on several threads add to: each
-    direction under a lock of its own, grown to a chunk's largest id + 1 first."""
-
-    def __init__(self, counter):
-        self.counter = counter
-        self._locks = {"out": Lock(), "in": Lock()}
-
-    def add(self, direction, ids, counts, top):
-        """``degree[ids] += counts`` (``ids`` distinct)."""
-        with self._locks[direction]:
-            self._grow(direction, top)[ids] += counts
-
-    def _grow(self, direction, top):
-        name = f"{direction}_degree"
-        degree = getattr(self.counter, name)
-        if top > len(degree):
-            degree = np.concatenate((degree, np.zeros(top - len(degree), dtype=np.int64)))
-            setattr(self.counter, name, degree)
-        return degree
-
-    def even(self):
-        """Both directions grown to the longer one's length (after the pass)."""
-        top = max(len(self.counter.in_degree), len(self.counter.out_degree))
-        for direction in ("out", "in"):
-            self._grow(direction, top)
 
 
 def _counted_run(primary, secondary, weight, top):
