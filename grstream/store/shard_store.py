@@ -281,8 +281,9 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
         view = memoryview(target).cast("B")
         flat, item = target.reshape(-1), desc.dtype.itemsize
         crc, lows, highs, checked, done = 0, [], [], 0, 0
+        block = READ_BLOCK if verify else desc.nbytes   # (unverified: one read of the whole)
         while done < desc.nbytes:
-            got = os.preadv(self._fd, [view[done:min(done + READ_BLOCK, desc.nbytes)]],
+            got = os.preadv(self._fd, [view[done:min(done + block, desc.nbytes)]],
                             desc.offset + done)
             if got == 0:
                 self._fail(f"file truncated: {desc.nbytes - done} of {desc.nbytes} bytes missing",

@@ -374,3 +374,20 @@ def test_verified_reads_in_blocks_check_every_element(either_path, monkeypatch, 
     with gr.open(either_path) as store:
         with pytest.raises(ChecksumError, match="shards/1/out/dst"):
             store.read(1, "out/dst")
+
+
+def test_unverified_reads_take_one_read_call(either_path, monkeypatch):
+    # only a verified read goes in blocks (checked as they land): an unverified one reads a
+    # dataset whole in one call
+    from grstream.store import shard_store
+    monkeypatch.setattr(shard_store, "READ_BLOCK", 3)
+    calls = []
+    preadv = shard_store.os.preadv
+    monkeypatch.setattr(shard_store.os, "preadv", lambda *a: calls.append(a) or preadv(*a))
+    per_dataset = []
+    with gr.open(either_path, verify="never") as store:
+        for name in store.dataset_names(1):
+            calls.clear()
+            store.read(1, name)
+            per_dataset.append(len(calls))
+    assert max(per_dataset) == 1
