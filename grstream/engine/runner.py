@@ -168,13 +168,14 @@ def _keep(store, args, session):
     """Keep ``session`` with the open ``store`` for the next run with the same arguments: its
     executors, plans' facts and resident shards are set up once, and the next one-shot call
     costs what a Session's run does (CPU sessions of one process; the store's close, or a run
-    with other arguments, closes it). Else close it."""
+    with other arguments, closes it). Else, or where the store keeps one already (another
+    thread's, or a callback's run), close it."""
     from ..store import ShardStore
     if (not isinstance(store, ShardStore) or args["comm"] is not None or store.closed
             or session.cls.name != "cpu"):
         session.close()
         return
-    old = store.kept.pop(KEPT, None)
-    store.kept[KEPT] = _Kept(args, session)
-    if old is not None:
-        old.close()
+    held = _Kept(args, session)
+    # (one step: a session another thread's run kept meanwhile is never overwritten unclosed)
+    if store.kept.setdefault(KEPT, held) is not held:
+        session.close()

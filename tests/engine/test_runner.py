@@ -172,3 +172,45 @@ def test_one_shot_runs_on_an_open_store_reuse_its_session(tmp_path, rng):
     kept = store.kept["run"].session
     store.close()
     assert kept.closed and not store.kept
+
+
+def test_a_session_kept_meanwhile_is_kept_or_closed(tmp_path, rng, monkeypatch):
+    # another thread's run keeps its session while this run keeps its own (simulated between
+    # the look at the store's kept entry and the store of this run's): neither is dropped
+    # unclosed, and the store's close closes the one kept
+    from grstream.algorithms.bfs import BFS
+    from grstream.engine import runner
+    src, dst, _ = random_edges(rng, 40, 160)
+    store = build(tmp_path, 40, src, dst, num_shards=4)
+    other = runner.Session(store)
+
+    class Racing(dict):
+        armed = False
+
+        def race(self):
+            if self.armed:
+                self.armed = False
+                dict.__setitem__(self, runner.KEPT, runner._Kept({}, other))
+
+        def pop(self, *args):
+            out = super().pop(*args)
+            self.race()
+            return out
+
+        def setdefault(self, *args):
+            self.race()
+            return super().setdefault(*args)
+
+    store.kept = Racing()
+    made, Session = [], type(other)
+    monkeypatch.setattr(runner, "Session", lambda *a, **k: made.append(Session(*a, **k)) or made[-1])
+
+    def arm(stats):
+        store.kept.armed = True
+
+    run(BFS(source=0), store, callback=arm)
+    kept = store.kept[runner.KEPT].session
+    assert kept in (other, made[0])
+    assert all(s is kept or s.closed for s in (other, made[0]))
+    store.close()
+    assert other.closed and made[0].closed
