@@ -147,12 +147,13 @@ class MpiExchange(Exchange):
             mask = np.zeros(n, dtype=bool)
             mask[ids] = True
             bits = np.packbits(mask)
-            self.comm.Allreduce(MPI.IN_PLACE, [bits, MPI.BYTE], op=MPI.BOR)
+            messages.allreduce(self.comm, bits, MPI.BOR, MPI.BYTE)
             got = np.flatnonzero(np.unpackbits(bits, count=n)[lo:hi]).astype(np.int64)
             wire = _wire(full)
             mine = np.empty_like(wire[lo:hi])
             counts = np.diff(self.bounds) * (wire.size // max(n, 1))
-            self.comm.Reduce_scatter(wire.reshape(-1), mine.reshape(-1), counts, op=getattr(MPI, op))
+            messages.reduce_scatter(self.comm, wire.reshape(-1), counts, mine.reshape(-1),
+                                    getattr(MPI, op))
             self._timed(t0, mine.nbytes + bits.nbytes)
             return got + lo, mine.view(values.dtype)[got]
         # sparse: each owner's pairs to it, then combined there in rank order
@@ -198,7 +199,7 @@ class MpiExchange(Exchange):
         mask = np.zeros(n, dtype=bool)   # dense: a bitmap, or-ed
         mask[ids] = True
         bits = np.packbits(mask)
-        self.comm.Allreduce(MPI.IN_PLACE, [bits, MPI.BYTE], op=MPI.BOR)
+        messages.allreduce(self.comm, bits, MPI.BOR, MPI.BYTE)
         self._timed(t0, bits.nbytes)
         return np.flatnonzero(np.unpackbits(bits, count=n)).astype(np.int64)
 

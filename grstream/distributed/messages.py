@@ -72,7 +72,7 @@ def _pieces(counts, at, piece):
 def _pack(buf, begins, counts, at):
     """The pieces ``buf[begin + at : begin + at + count]``, one after another."""
     return np.concatenate([buf[b + at:b + at + c] for b, c in zip(begins.tolist(), counts.tolist())]
-                          or [np.empty(0, np.uint8)])
+                          or [buf[:0]])
 
 
 def _unpack(out, begins, staged, counts, at):
@@ -149,6 +149,46 @@ def scatterv(comm, mine, counts, out, root):
         rc, at = _pieces(counts, r * piece, piece), r * piece
         send = [_pack(mine, begins, rc, at), (rc, starts(rc)), MPI.BYTE] if rank == root else None
         comm.Scatterv(send, [out[at:at + int(rc[rank])], MPI.BYTE], root=root)
+    return out
+
+
+def allreduce(comm, array, op, datatype=None):
+    """``array`` (contiguous) combined with ``op`` over every rank's, in place, in rounds of at
+    most :func:`limit` bytes (``datatype``: the MPI type of its items, where not numpy's own).
+    Collective; every rank's ``array`` has the same size."""
+    from mpi4py import MPI
+    flat = array.reshape(-1)
+    step = max(1, limit() // flat.itemsize)
+    for at in range(0, len(flat), step):
+        piece = flat[at:at + step]
+        comm.Allreduce(MPI.IN_PLACE, piece if datatype is None else [piece, datatype], op=op)
+    return array
+
+
+def bcast(comm, array, root):
+    """``root``'s ``array`` (contiguous) into every rank's, in rounds of at most :func:`limit`
+    bytes. Collective; every rank's ``array`` has the same size."""
+    flat = array.reshape(-1)
+    step = max(1, limit() // flat.itemsize)
+    for at in range(0, len(flat), step):
+        comm.Bcast(flat[at:at + step], root=root)
+    return array
+
+
+def reduce_scatter(comm, mine, counts, out, op):
+    """Every rank's ``mine`` (flat) combined with ``op``; rank r keeps ``counts[r]`` items of
+    it (one part after another) in ``out``. Collective; every rank holds the same ``counts``."""
+    counts = np.asarray(counts, dtype=np.int64)
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if int(counts.sum()) * mine.itemsize <= limit():
+        comm.Reduce_scatter(mine, out, counts, op=op)
+        return out
+    piece = max(1, limit() // size // mine.itemsize)
+    rounds = max(1, -(-int(counts.max()) // piece))
+    begins = starts(counts)
+    for r in range(rounds):
+        rc, at = _pieces(counts, r * piece, piece), r * piece
+        comm.Reduce_scatter(_pack(mine, begins, rc, at), out[at:at + int(rc[rank])], rc, op=op)
     return out
 
 

@@ -106,7 +106,7 @@ def shared_order(comm, plan, order):
                             np.empty(distinct, np.int64) if renumbered else None)
     for array in (chosen.new_id, chosen.labels, chosen.ids):
         if array is not None:
-            comm.Bcast(array, root=0)
+            messages.bcast(comm, array, 0)
     return apply_order(plan, chosen)
 
 
@@ -261,7 +261,7 @@ def _degrees(comm, edges, n):
     from mpi4py import MPI
     degrees = np.stack([np.bincount(edges[1], minlength=n), np.bincount(edges[0], minlength=n)])
     degrees = degrees.astype(np.int64)
-    comm.Allreduce(MPI.IN_PLACE, degrees, op=MPI.SUM)
+    messages.allreduce(comm, degrees, MPI.SUM)
     return degrees[0], degrees[1]
 
 

@@ -164,7 +164,7 @@ def _count(comm, plan):
     counter.grow(top)
     degrees = np.stack([counter.in_degree, counter.out_degree])
     del counter
-    comm.Allreduce(MPI.IN_PLACE, degrees, op=MPI.SUM)
+    messages.allreduce(comm, degrees, MPI.SUM)
     return degrees[0], degrees[1], comm.allreduce(wide, op=MPI.LOR), chunks
 
 

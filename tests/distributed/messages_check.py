@@ -68,13 +68,43 @@ def check_scatterv(case):
     assert np.array_equal(out, whole[begin:begin + counts[RANK]]), case
 
 
+def check_reductions(case):
+    """All-reduce, broadcast and reduce-scatter (uneven and zero parts) against numpy."""
+    rng = np.random.default_rng(case)
+    length = int(rng.integers(0, 60))
+    every = [data(10 * case + r, length, [np.int64, np.float64, np.uint8][case % 3]) for r in range(SIZE)]
+    summed = every[RANK].copy()
+    messages.allreduce(COMM, summed, MPI.SUM)
+    want = every[0].copy()
+    for other in every[1:]:
+        want += other
+    assert np.array_equal(summed, want), case
+    bits = every[RANK].astype(np.uint8)
+    messages.allreduce(COMM, bits, MPI.BOR, MPI.BYTE)
+    assert np.array_equal(bits, np.bitwise_or.reduce([e.astype(np.uint8) for e in every])), case
+    root = case % SIZE
+    got = every[RANK].copy()
+    messages.bcast(COMM, got, root)
+    assert np.array_equal(got, every[root]), case
+    counts = rng.multinomial(length, np.ones(SIZE) / SIZE)
+    out = np.empty(int(counts[RANK]), every[0].dtype)
+    messages.reduce_scatter(COMM, every[RANK], counts, out, MPI.MAX)
+    begin = int(counts[:RANK].sum())
+    assert np.array_equal(out, np.maximum.reduce(every)[begin:begin + counts[RANK]]), case
+
+
 def check_objects(case):
     """A shard's sides (arrays, encoded ids, None) point to point and gathered."""
     def obj(r):
         ids = np.sort(data(case + r, 20 + 7 * r, np.int64) % 500)
         return {"out": (np.arange(5, dtype=np.int64), ids, None),
                 "in": (data(r, 3, np.int32), encode_ids(ids, 500), data(r, 4, np.float32)),
-                "eid": data(case, 0), "rank": r}
+                "eid": data(case, 0), "rank": r, "records": records(r)}
+
+    def records(r):   # (as the build's edge-id pairs go: a structured array)
+        out = np.zeros(3 * r + 1, [("p", np.int64), ("s", np.int64), ("side", np.uint8)])
+        out["p"], out["s"], out["side"] = data(r, len(out)), data(r + 9, len(out)), r % 2
+        return out
     got = messages.gather(COMM, obj(RANK), case % SIZE, tag=case)
     if RANK == case % SIZE:
         for r, one in enumerate(got):
@@ -119,6 +149,7 @@ def main():
             check_alltoallv(case)
             check_allgatherv(case)
             check_scatterv(case)
+            check_reductions(case)
             check_objects(case)
     COMM.Barrier()
     if RANK == 0:
