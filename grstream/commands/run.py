@@ -151,6 +151,7 @@ def main(args):
     if path is None:
         from ..defaults import default_store
         path = default_store(progress=False)
+    _import_engine(args.device)
     t0, c0 = time.perf_counter(), time.process_time()
     # ranks open theirs alike (a path holding {rank}: each rank's part file, docs/DISTRIBUTED.md)
     with (store_mod.open(path) if world is None else Ranks.open(path, world, store_mod.open)) as store:
@@ -193,6 +194,16 @@ def main(args):
                        title=f"{algo.name} on {os.path.basename(str(path))}")
         print(summary(algo, store, values, results, seconds), file=sys.stderr)
     return 0
+
+
+def _import_engine(device):
+    """Import the engine modules the run executes before its seconds start: loading them is
+    the command's start-up, not the run (``import grstream.cli`` and ``--help`` load none).
+    The CPU executor alone: naming "cuda" or "auto" looks for a GPU, which is the run's."""
+    from ..engine import lanes, session  # noqa: F401
+    if device == "cpu":
+        from ..devices import resolve
+        resolve(device)
 
 
 def _checked(args, lead):

@@ -186,6 +186,20 @@ def test_import_cli_and_help_pull_no_heavy_module():
         "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass")} <= {"numpy", "scipy"}
 
 
+def test_run_imports_the_engine_before_its_seconds_start(store_path):
+    # the run's seconds (--stats-json) start as the store opens: the CPU executor's modules
+    # are loaded by then, as start-up
+    probe = ("import sys\nfrom grstream import cli, store\nopen_store = store.open\n"
+             "def opened(*a, **k):\n"
+             "    print('loaded' if 'grstream.backends.cpu.executor' in sys.modules else 'lazy')\n"
+             "    return open_store(*a, **k)\n"
+             f"store.open = opened\ncli.main(['run', 'bfs', {store_path!r}, '--quiet'])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["loaded"]
+
+
 def test_lazy_package_keeps_its_names():
     from grstream.algorithms import BFS, betweenness, bfs_predecessors  # noqa: F401
     assert gr.GASProgram is gr.program.GASProgram and gr.monoid.sum is not None
