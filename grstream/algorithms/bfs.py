@@ -30,8 +30,13 @@ class BFS(gr.GASProgram):
     local_init = True   # (ranks run init over their own vertices)
 
     def init(self, v):
+        # written into the state's own entries (a field init reads comes zeroed), with no
+        # temporary array of n levels for the engine to copy in
+        level = v.level
+        level.fill(UNREACHED)
         is_source = v.id == self.source
-        v.level = np.where(is_source, 0, UNREACHED)
+        np.copyto(level, 0, where=is_source)   # (a lanes column broadcasts)
+        v.level = level
         return is_source
 
     def gather_map(self, src, dst, edge):

@@ -42,7 +42,8 @@ def initial_state(program, store, lanes=None, alloc=None, ids=None, span=None):
                            f"not {_described(exc.value)}", spec.name) from None
     for f, arr in state.items():
         if f in assigned:
-            arr[lo:hi] = assigned[f]
+            if not _is_entries(assigned[f], arr[lo:hi]):   # (init wrote them in place)
+                arr[lo:hi] = assigned[f]
         elif f not in fields.zeroed:
             arr[lo:hi] = 0
     if seed is not None:
@@ -108,6 +109,13 @@ class VertexIds:
         if self.ids is None:
             self.ids = vertex_ids(self.n)
         return self.ids
+
+
+def _is_entries(value, entries):
+    """Whether ``value`` is the array ``entries`` itself (a view of the same memory and layout)."""
+    return (isinstance(value, np.ndarray) and value.shape == entries.shape
+            and value.strides == entries.strides and value.dtype == entries.dtype
+            and value.__array_interface__["data"][0] == entries.__array_interface__["data"][0])
 
 
 def _described(value):

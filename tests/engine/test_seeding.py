@@ -182,3 +182,25 @@ def test_init_over_a_span_writes_only_its_vertices():
         def init(self, v):
             return super().init(v)
     assert local_init(BFS) and not local_init(Own) and not local_init(ReadsBeforeWriting)
+
+
+def test_bfs_init_makes_no_array_of_n_levels():
+    """BFS's init writes its levels into the state's own entries: no temporary of n int64 for
+    the engine to copy in (at RMAT scale each fresh array is first-touch memory of the run)."""
+    import tracemalloc
+    from grstream.engine.state import initial_state, vertex_ids
+
+    class Store:
+        num_vertices = 1 << 16
+    kept = {"level": np.zeros(1 << 16, dtype=np.int64)}
+    ids = vertex_ids(1 << 16)
+    tracemalloc.start()
+    try:
+        state, seed = initial_state(BFS(source=9), Store(), alloc=lambda name, shape, dt: kept[name],
+                                    ids=lambda: ids)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert state["level"] is kept["level"] and peak < 8 << 16   # (the seed mask: n bools)
+    np.testing.assert_array_equal(state["level"], np.where(ids == 9, 0, UNREACHED))
+    assert np.flatnonzero(seed).tolist() == [9]
