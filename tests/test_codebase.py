@@ -17,7 +17,11 @@ citations of docs/BENCHMARKS.md sections name sections that exist.
   io/generate.py generates): the same verb, the package says which layer. Any other repeated
   name (two ``plan.py``, a partition plan and an iteration plan; two ``streams.py``, CUDA
   streams and pipe inputs) makes a reader open the wrong file.
+- A subpackage takes no private name (``_x``) from another subpackage: a name used across
+  subpackages is part of its package's interface, public and documented. Within a subpackage
+  private names are shared freely.
 """
+import ast
 import configparser
 import importlib
 import re
@@ -115,6 +119,107 @@ def test_shared_names_rule():
     assert contract_part([Path("engine/executor.py"), Path("backends/cpu/executor.py")])
     assert not contract_part([Path("engine/executor.py"), Path("io/executor.py")])
     assert not contract_part([Path("backends/cuda/streams.py"), Path("io/pipes/streams.py")])
+
+
+def private(name):
+    """Whether a name is private: a leading underscore, not a dunder."""
+    return name.startswith("_") and not name.endswith("__")
+
+
+def subpackage(module):
+    """The grstream subpackage holding the dotted ``module`` ('' for the package's own modules)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else ""
+
+
+def is_module(module):
+    return ((ROOT / module.replace(".", "/")).with_suffix(".py").is_file()
+            or (ROOT / module.replace(".", "/")).is_dir())
+
+
+def dotted(node):
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return base and f"{base}.{node.attr}"
+    return None
+
+
+def foreign_private_names(source, path):
+    """``(line, name)`` for each private name the module at ``path`` (relative to the root,
+    e.g. ``grstream/distributed/rank_build.py``) takes from another subpackage: imported (the
+    name, or a module on its path, private), or read as an attribute of a module imported."""
+    here = Path(path).parent.parts
+    mine = subpackage(".".join(Path(path).with_suffix("").parts))
+    found, bound = [], {}   # bound: local name -> the module it names
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = here[:len(here) + 1 - node.level] if node.level else ()
+            module = ".".join(base + ((node.module,) if node.module else ()))
+            names = [(f"{module}.{a.name}", a.asname or a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = []
+            for a in node.names:
+                # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``c`` to ``a.b``
+                local = a.asname or a.name.split(".")[0]
+                bound[local] = a.name if a.asname else local
+                names.append((a.name, None))
+        else:
+            continue
+        for full, local in names:
+            if local and is_module(full):
+                bound[local] = full
+            if (full.startswith("grstream.") and subpackage(full) != mine
+                    and any(private(part) for part in full.split("."))):
+                found.append((node.lineno, full))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            name = dotted(node.value)
+            head, _, rest = (name or "").partition(".")
+            module = head in bound and ".".join(filter(None, (bound[head], rest)))
+            if (module and module.startswith("grstream.") and is_module(module)
+                    and subpackage(module) != mine):
+                found.append((node.lineno, f"{module}.{node.attr}"))
+    return sorted(found)
+
+
+def test_no_private_names_across_subpackages():
+    found = [f"{rel(p)}:{line}: {name}" for p in modules()
+             for line, name in foreign_private_names(p.read_text(encoding="utf-8"), rel(p))]
+    assert not found, ("private names taken from another subpackage (make them public):\n"
+                       + "\n".join(found))
+
+
+def test_the_private_names_rule_catches_what_it_must():
+    """Imports by name, relative or absolute, of a private name or from a private module, and
+    attributes of a module imported from another subpackage, are caught; the same within one
+    subpackage, public names and dunders are not."""
+    here = "grstream/distributed/rank_build.py"
+    for text in ("from ..partition.in_memory import csr_rows, _slice",
+                 "from grstream.partition.in_memory import _slice as cut",
+                 "from ..algorithms._common import execute",
+                 "from ..algorithms import _common",
+                 "import grstream.algorithms._common as common",
+                 "from ..partition import in_memory\nin_memory._slice(x, 0, 1)",
+                 "import grstream.partition.in_memory as im\nim._slice(x, 0, 1)",
+                 "import grstream.partition.in_memory\ngrstream.partition.in_memory._slice(x)",
+                 "import grstream.algorithms._common",
+                 "def f():\n    from ..errors import _hidden"):
+        assert foreign_private_names(text, here), text
+    for text in ("from ..partition.in_memory import csr_rows",
+                 "from .exchange import _wire",
+                 "from grstream.distributed.exchange import _wire",
+                 "from . import exchange\nexchange._wire(x)",
+                 "from .. import __version__",
+                 "from ..partition import in_memory\nin_memory.csr_rows(x, 0, 1)",
+                 "self._x = 1",
+                 "import grstream.partition.in_memory\ngrstream.partition.in_memory.csr_rows(x)"):
+        assert not foreign_private_names(text, here), text
+    assert foreign_private_names("from .partition.layout import _bits", "grstream/cli.py")
+    assert not foreign_private_names("from .errors import _hidden", "grstream/cli.py")
 
 
 def entry_points():

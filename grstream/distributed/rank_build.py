@@ -42,8 +42,8 @@ from ..io.pipes import input_name, is_stream
 from ..store import format as fmt
 from ..store.labels import is_sparse
 from ..partition.build_plan import plan_intervals, vertex_count
-from ..partition.edge_chunks import _both_ways, check_chunk, prepare_chunk, sorted_distinct
-from ..partition.in_memory import _concat, _slice
+from ..partition.edge_chunks import check_chunk, prepare_chunk, sorted_distinct, with_reverse_edges
+from ..partition.in_memory import concat_as, csr_rows
 from ..partition.layout import compress
 from ..partition.renumber import auto_applies, renumber_by_default
 from ..partition.shard_output import encoded_side
@@ -145,8 +145,8 @@ def _build_in_memory(comm, plan, path, overwrite):
         def sides(i):   # this rank's out- and in-side of shard i (encoded where compressed)
             a, b = int(intervals[i]) - lo, int(intervals[i + 1]) - lo
             into = layouts["in"][0]
-            return {"out": encoded_side(plan, n, _slice(layouts["out"], a, b)),
-                    "in": encoded_side(plan, n, _slice(layouts["in"], a, b)),
+            return {"out": encoded_side(plan, n, csr_rows(layouts["out"], a, b)),
+                    "in": encoded_side(plan, n, csr_rows(layouts["in"], a, b)),
                     "eid": None if eid is None else eid[int(into[a]):int(into[b])]}
         mine = range(int(cut[rank]), int(cut[rank + 1]))
         output.stored({i: sum(int(layouts[s][0][int(intervals[i + 1]) - lo]
@@ -198,7 +198,7 @@ def _read(comm, plan):
         s, d, weight = prepare_chunk(src, dst, w, options, plan.edges.name)
         parts.append((s, d, weight, edge_keys(src, dst, start, options)))
     del raw
-    edges = [None if k == 2 and not options.weighted else _concat([p[k] for p in parts], dtype)
+    edges = [None if k == 2 and not options.weighted else concat_as([p[k] for p in parts], dtype)
              for k, dtype in enumerate((np.int64, np.int64, options.weight_dtype, np.int64))]
     del parts
     largest = int(max(edges[0].max(initial=-1), edges[1].max(initial=-1)))
@@ -222,7 +222,7 @@ def edge_keys(src, dst, start, options):
         keep = src != dst
         src, dst, key = src[keep], dst[keep], key[keep]
     if options.undirected and not options.both_ways_in_input:
-        key = _both_ways(src, dst, key)[2]
+        key = with_reverse_edges(src, dst, key)[2]
         key[1:] += key[1:] == key[:-1]   # (a self-loop is stored once)
     return key
 
@@ -248,7 +248,7 @@ def _share(plan, rank, size):
 
 def _union(comm, arrays):
     """The sorted union of every rank's sorted unique int64 ``arrays``."""
-    mine = sorted_distinct(_concat(arrays, np.int64))
+    mine = sorted_distinct(concat_as(arrays, np.int64))
     lengths = np.asarray(comm.allgather(len(mine)), dtype=np.int64)
     every = np.empty(int(lengths.sum()), np.int64)
     messages.allgatherv(comm, np.ascontiguousarray(mine).view(np.uint8), every.view(np.uint8), lengths * 8)

@@ -42,8 +42,8 @@ import numpy as np
 from ..partition.build_plan import VERTEX_BYTES, plan_intervals, vertex_count
 from ..partition.buckets import BucketFiles
 from ..partition.edge_chunks import DegreeCounter
-from ..partition.external_keys import KEY_ID_LIMIT, _sorted_run, keyed_side
-from ..partition.external_records import _match_positions
+from ..partition.external_keys import KEY_ID_LIMIT, keyed_side, sorted_key_run
+from ..partition.external_records import csr_positions
 from ..partition.intervals import shard_of
 from ..partition.key_runs import KeyRuns
 from ..partition.layout import compress
@@ -244,9 +244,9 @@ def _append(plan, files, got, intervals):
         w = part["w"] if plan.options.weighted else None
         if plan.keyed:
             top = int(max(part["p"].max(), part["s"].max())) + 1
-            key, weight = _sorted_run(np.ascontiguousarray(part["p"]),
-                                      np.ascontiguousarray(part["s"]),
-                                      None if w is None else narrowest(w), top)
+            key, weight = sorted_key_run(np.ascontiguousarray(part["p"]),
+                                         np.ascontiguousarray(part["s"]),
+                                         None if w is None else narrowest(w), top)
             files.append(direction, key, weight)
         else:
             files.append(direction, shard_of(part["p"], intervals), part["p"], part["s"], w,
@@ -297,7 +297,7 @@ def _record_phases(comm, plan, sink, buckets, intervals, owners, n):
         parts, keys = side("in", i)
         eid = None
         if plan.edge_ids:
-            eid = _match_positions(got.load("eid", i), keys)
+            eid = csr_positions(got.load("eid", i), keys)
         return {"in": encoded_side(plan, n, parts), "eid": eid}
 
     try:

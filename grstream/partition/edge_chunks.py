@@ -73,7 +73,7 @@ def prepare_chunk(src, dst, w, options, name=None, pool=None):
         src = options.id_map.positions(src)
         dst = options.id_map.positions(dst) if later is None else later.result()
     if options.undirected and not options.both_ways_in_input:
-        src, dst, w = _both_ways(src, dst, w)
+        src, dst, w = with_reverse_edges(src, dst, w)
     return src, dst, w
 
 
@@ -107,7 +107,8 @@ def stored_weights(w, dtype, name=None):
     return stored
 
 
-def _both_ways(src, dst, w):
+def with_reverse_edges(src, dst, w):
+    """Each edge followed by its reverse, with its weight repeated (a self-loop once)."""
     k = len(src)
     both_src = np.empty(2 * k, dtype=np.int64)
     both_dst = np.empty(2 * k, dtype=np.int64)

@@ -163,15 +163,16 @@ class _Turns:
 
 
 def _counted_run(primary, secondary, weight, top):
-    """A sorted run (:func:`_sorted_run`) and its distinct primaries with their counts."""
-    key, weight = _sorted_run(primary, secondary, weight, top)
+    """A sorted run (:func:`sorted_key_run`) and its distinct primaries with their counts."""
+    key, weight = sorted_key_run(primary, secondary, weight, top)
     ids = np.right_shift(key, np.uint64(32)).view(np.int64)
     starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
     counts = np.diff(np.append(starts, len(ids)))
     return key, weight, ids[starts], counts
 
 
-def _sorted_run(primary, secondary, weight=None, top=None):
+def sorted_key_run(primary, secondary, weight=None, top=None):
+    """The edges' packed keys sorted, and their weights in the same order."""
     if weight is None:
         key = pack_keys(primary, secondary)
         key.sort()

@@ -78,7 +78,7 @@ def _write_records(plan, writer, result, buckets, bar):
         parts, index = _load_compressed(buckets, plan, "in", i, lo, hi, n, id_dtype)
         extra = None
         if plan.edge_ids:
-            extra = {fmt.EDGE_ID: _match_positions(buckets.load("eid", i), index)}
+            extra = {fmt.EDGE_ID: csr_positions(buckets.load("eid", i), index)}
         nbytes[i] += write_part(writer, result, plan, i, lo, hi, "in", parts, extra)
         del parts, index, extra
         finish_shard(writer, result, i, lo, hi, int(nbytes[i]))
@@ -94,7 +94,7 @@ def _load_compressed(buckets, plan, direction, i, lo, hi, n, id_dtype):
     return parts[:3], index
 
 
-def _match_positions(records, index):
+def csr_positions(records, index):
     """CSR position of each input index in ``index``, from (index, position) records of the same set.
 
     The records' ``p`` is an edge's input index and ``s`` its global CSR position.

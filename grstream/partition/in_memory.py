@@ -62,9 +62,9 @@ def build_in_memory(plan, writer):
     threads = max(1, plan.threads)
     with executor(1 if threads > 1 else 0) as pool:
         if n > 1 << 32:
-            src = _concat([p[0] for p in parts], np.int64)
-            dst = _concat([p[1] for p in parts], np.int64)
-            weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
+            src = concat_as([p[0] for p in parts], np.int64)
+            dst = concat_as([p[1] for p in parts], np.int64)
+            weight = concat_as([p[2] for p in parts], plan.options.weight_dtype) \
                 if plan.options.weighted else None
             del parts
             pending = pool.submit(compress, dst, src, weight, 0, n, n, id_dtype, plan.dedup,
@@ -98,7 +98,7 @@ def build_in_memory(plan, writer):
         else:
             # keys straight from the chunks: no concatenated id arrays at all
             srcs, dsts = [p[0] for p in parts], [p[1] for p in parts]
-            weight = _concat([p[2] for p in parts], plan.options.weight_dtype) \
+            weight = concat_as([p[2] for p in parts], plan.options.weight_dtype) \
                 if plan.options.weighted else None
             del parts
             pending = pool.submit(_layout, dsts, srcs, n, id_dtype, plan, weight, threads // 2)
@@ -153,7 +153,7 @@ def _write_shards(plan, writer, n, id_dtype, in_degree, out_degree, layouts, eid
 
     def side(layout, i, extra=None):
         lo, hi = bounds[i]
-        return encoded_side(plan, n, _slice(layout, lo, hi), ranges), extra
+        return encoded_side(plan, n, csr_rows(layout, lo, hi), ranges), extra
 
     def in_side(layout, i):
         extra = None
@@ -207,7 +207,8 @@ def _counting_applies(plan):
             and plan.options.weight_dtype in counting.WEIGHT_DTYPES)
 
 
-def _concat(arrays, dtype):
+def concat_as(arrays, dtype):
+    """The arrays concatenated into one array of ``dtype`` (an empty one for none)."""
     if not arrays:
         return np.empty(0, dtype=dtype)
     # ids below the vertex count fit ``dtype``: the cast is exact
@@ -237,7 +238,8 @@ def _consume_parts(parts, id_type, weight_dtype):
     return out
 
 
-def _slice(compressed, lo, hi):
+def csr_rows(compressed, lo, hi):
+    """Rows ``lo`` to ``hi`` of a CSR ``(indptr, ids, weights)``, its indptr starting at 0."""
     indptr, ids, weights = compressed[:3]
     start, stop = int(indptr[lo]), int(indptr[hi])
     local = indptr[lo:hi + 1] - start
