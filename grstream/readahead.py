@@ -125,7 +125,10 @@ def read_ahead(iterable, depth=1, pool=None):
             item, error = items.get()
             ahead.release()
             if error is not None:
-                raise error
+                try:
+                    raise error
+                finally:   # (its traceback holds this frame: no cycle through this name)
+                    error = None
             if item is _DONE:
                 return
             yield item
@@ -160,7 +163,7 @@ def map_ahead(fn, iterable, threads, pool=None, workers=None):
     own = workers is None
     if own:
         workers = ThreadPoolExecutor(threads, thread_name_prefix="grstream-read")
-    submitted = []
+    submitted, future = [], None
 
     def submit(item):
         future = workers.submit(fn, item)
@@ -176,6 +179,10 @@ def map_ahead(fn, iterable, threads, pool=None, workers=None):
     finally:
         # not started: cancelled, never run (and not waited for: a cancelled call's pool may be
         # shut down before a thread takes it up); running: finish before their buffers are reused
-        wait([future for future in submitted if not future.cancel()])
+        wait([f for f in submitted if not f.cancel()])
         if own:
             workers.shutdown(wait=True)
+        # a future holds the exception its call raised, whose traceback holds this frame: no
+        # cycle through it (the buffers the frames refer to go with the exception)
+        submitted.clear()
+        future = None

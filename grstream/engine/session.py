@@ -185,8 +185,8 @@ class Session:
             self._facts[dirs] = shard_facts(store, spec)
         keys = [[residency_key(model, i, n) for n in model.names] for i in range(store.num_shards)]
         planner = Planner(spec, store, model, caps, policies, facts=self._facts[dirs],
-                          loaded=lambda i: all(k in self.loaded for k in keys[i]),
-                          mark_loaded=lambda i: self.loaded.update(keys[i]),
+                          loaded=lambda i, done=self.loaded: all(k in done for k in keys[i]),   # (no cycle via self)
+                          mark_loaded=lambda i, done=self.loaded: done.update(keys[i]),
                           rule=rule, lanes=bool(lanes), push_room=bool(pushing),
                           local_rounds=0 if lanes else self.local_rounds,
                           push_async=self.push_async)
@@ -283,6 +283,7 @@ class Session:
         else:
             rb, active, all_active, stats, it, start = resumed.restore(ex, planner, program, self._execute)
             turns = schedule(spec, resumed.fields, store.intervals, lanes)   # (saved state)
+        state = seed = None   # (a traceback kept after an error holds this frame, not them)
         runs = Instances(program, lanes)
         runs.iterations[:] = it
         bar, signals = None, ExitStack()

@@ -132,3 +132,51 @@ def test_exact_bc_in_lanes_matches_networkx_on_a_real_graph(datasets_dir, tmp_pa
     np.testing.assert_allclose(values, [want[v] for v in range(n)], atol=1e-9)
     assert sum(r.info.get("program") == "BrandesBackward" for r in results) == n  # each source
     assert sum(r.info.get("lanes", 0) > 1 for r in results) > 0   # a small graph: in lanes
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.fixture
+def no_collector():
+    """The cyclic garbage collector off: what is freed, reference counting frees (on the thread
+    that drops the last reference; a GPU session's PyCUDA objects must go on the owning thread)."""
+    import gc
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
+
+
+def test_a_session_dropped_unclosed_is_freed_without_the_collector(store, no_collector):
+    import weakref
+    s = gr.Session(store, memory_budget=minimum_budget(BFS(), store) + store.max_shard_nbytes())
+    s.run(BFS(source=0))
+    gone = weakref.ref(s)
+    del s
+    assert gone() is None   # (its planners refer to the session's loaded set, not to it)
+
+
+def test_a_kept_exception_does_not_hold_the_executors_state_arrays(store, monkeypatch, no_collector):
+    """An exception that stops a run, kept by its caller (pytest.raises keeps it in a reference
+    cycle): the run's frame in its traceback no longer holds the initial state's arrays, which
+    a GPU executor hands out of its own page-locked memory."""
+    import weakref
+    from grstream.backends.cpu.executor import CpuExecutor
+    made = []
+
+    def host_state(self, name, shape, dtype):
+        arr = np.zeros(shape, dtype)
+        made.append(weakref.ref(arr))
+        return arr
+    monkeypatch.setattr(CpuExecutor, "host_state", host_state)
+
+    def stop(st):
+        if st.iteration == 2:
+            raise _Stop()
+    with gr.Session(store) as s:
+        with pytest.raises(_Stop) as caught:
+            s.run(SSSP(source=0), callback=stop)
+    assert made and all(ref() is None for ref in made)
+    assert caught.value.__traceback__ is not None

@@ -321,11 +321,18 @@ class DeviceState:
         return self._download(self.ecur, self.estate, self.m_edges)
 
     def close(self):
+        """Free the device memory and drop the streams and events while the context is current,
+        then release the context (the last user pops it). The streams and events go with their
+        last references here, on the owning thread, and not whenever this object is collected
+        (maybe on a worker thread, where PyCUDA cannot destroy them). Idempotent."""
         try:
-            self.ex.sync() if hasattr(self, "ex") else None
-            self.upload_stream.synchronize() if hasattr(self, "upload_stream") else None
+            if getattr(self, "upload_stream", None) is not None:
+                self.upload_stream.synchronize()
         except Exception:  # a failed launch already poisoned the context: still free
             pass
+        if getattr(self, "ex", None) is not None:
+            self.ex.close()   # (waits for its streams first)
+        self.ex = self.upload_stream = self.state_ready = None
         for kind, name, nbytes, mem in self._mem:
             try:
                 mem.free()

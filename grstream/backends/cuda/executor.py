@@ -425,6 +425,11 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
                 "kernel_key": self.ks.key[:16]}
 
     def close(self):
+        """Give back every CUDA object now, on the owning thread: the packer's threads stop
+        before the buffers they write go; the device state (its streams, the context) goes last."""
+        if self.packer is not None:
+            self.packer.close()
+            self.packer = None
         if self.mover is not None:
             try:
                 self.dev.ex.sync()
@@ -432,14 +437,12 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
                 pass
             self.mover.close()
             self.mover = None
-        if self.packer is not None:
-            self.packer.close()
-            self.packer = None
         for name, arr in self._host_state.items():
             self.ledger.give("pinned", f"vertex state {name}", arr.nbytes)
         self._host_state = {}
         if getattr(self, "pushes", None) is not None:
             self.pushes.release()   # page-locked buffers go before the context
+        self.lane_runs = self._origin = None   # (the lanes refer back to this executor)
         if self.dev is not None:
             self.dev.close()
             self.dev = None

@@ -114,6 +114,21 @@ class Streams:
         for s in self.copy_streams:
             s.synchronize()
 
+    def close(self):
+        """Drop every stream and event, after the work queued on them finished: the last
+        references go here, on the thread that owns the context, so PyCUDA destroys them now
+        (dropped on another thread -- a worker, or the cyclic collector running there -- it
+        cannot make the context current and leaves them to the process's exit). Idempotent."""
+        if self.compute is None:
+            return
+        try:
+            self.sync()
+        except Exception:   # a failed launch already poisoned the context: still drop them
+            pass
+        self.copy_streams, self.compute, self._pool, self._kernel_start = [], None, [], None
+        self._prev_copy, self._slot_free, self._copy_events = [], {}, []
+        self.copy_spans, self.kernel_spans = [], []
+
     def reset(self):
         """Forget the spans recorded so far (after a sync), e.g. those of ``start``."""
         for s, e in self.copy_spans + self.kernel_spans:

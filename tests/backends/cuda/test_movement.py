@@ -278,9 +278,8 @@ def test_resident_shards_move_once_and_are_shared(tmp_path):
                                       store.read(i, "in/src"))
 
 
-def test_store_failure_in_the_reader_reaches_the_caller(tmp_path, monkeypatch):
-    store = make_store(tmp_path)
-    mover, ex, model, planner, _ = setup(store, gr.algorithms.pagerank.PageRank.spec, "one-slot", "staging")
+def shard_3_fails(store, monkeypatch):
+    """Reads of shard 3 raise; the active vertices per shard of a plan that reads it."""
     real = store.read
 
     def failing(i, name, out=None):
@@ -291,8 +290,47 @@ def test_store_failure_in_the_reader_reaches_the_caller(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "read", failing)
     counts = np.zeros(store.num_shards, np.int64)
     counts[[1, 2, 3, 4]] = 1
+    return counts
+
+
+def test_store_failure_in_the_reader_reaches_the_caller(tmp_path, monkeypatch):
+    store = make_store(tmp_path)
+    mover, ex, model, planner, _ = setup(store, gr.algorithms.pagerank.PageRank.spec, "one-slot", "staging")
+    counts = shard_3_fails(store, monkeypatch)
     with pytest.raises(ShardStoreError, match="shard 3"):
         run_plan(mover, ex, planner.plan(1, counts, False), store)
+
+
+@pytest.mark.parametrize("pinned", ["staging", "staging3"])
+def test_a_failed_read_leaves_no_cycle_holding_the_staging_buffers(tmp_path, monkeypatch, pinned):
+    """Once the caller drops a failed read's exception, and the mover is closed, its staging
+    buffers are freed by reference counting, on the caller's thread (page-locked memory the
+    cyclic collector frees on a worker thread is left to the process's exit): the read-ahead
+    keeps no reference cycle through the exception, its futures or its traceback's frames."""
+    import gc
+    import weakref
+
+    class Tracked(SyncExecutor):
+        def pinned_empty(self, nbytes):
+            arr = super().pinned_empty(nbytes)
+            made.append(weakref.ref(arr))
+            return arr
+    made = []
+    store = make_store(tmp_path)
+    mover, ex, _, planner, _ = setup(store, gr.algorithms.pagerank.PageRank.spec, "one-slot", pinned,
+                                     executor=Tracked())
+    counts = shard_3_fails(store, monkeypatch)
+    gc.collect()
+    gc.disable()
+    try:
+        with pytest.raises(ShardStoreError, match="shard 3") as caught:
+            run_plan(mover, ex, planner.plan(1, counts, False), store)
+        del caught   # (pytest.raises's own cycle: this frame and the exception)
+        mover.close()
+        del mover
+        assert made and all(ref() is None for ref in made)
+    finally:
+        gc.enable()
 
 
 def test_footprint_counts_the_static_buffers_and_tables(tmp_path):
