@@ -121,6 +121,7 @@ def main(folder):
     plain = build(folder, n, src, dst, w, num_shards=6)
     packed = build(folder, n, src, dst, w, num_shards=6, compress=True)
     runs = scenarios(plain, packed)
+    cuda.init()
     ctx = cuda.Device(0).retain_primary_context()   # (only to read the free memory)
 
     def free_bytes():
