@@ -10,7 +10,8 @@ is the median of the timed runs, start() included, and the last run's iterations
 kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's push budget: vertex
 state with the push buffers + 1/4 of the pull and push regions), the same with the pull arrays
 held too (``push_memory=False``), and in GPU memory, each also with the push kernels' hub path
-off (``push_hub_edges=0``; docs/GPU.md "Hub rows") and with compacted-queue frontiers
+off (``push_hub_edges=0``; docs/GPU.md "Hub rows"), without the edge-balanced push walk
+(``push_merge=False``; docs/GPU.md "Edge-balanced push") and with compacted-queue frontiers
 below n / 1024 changed vertices (``queue_fraction``; the GPU's default is bitmaps throughout);
 CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with Gauss-Seidel
 iterations (publish "unit"), and with the default direction (which now pulls that way); BFS at
@@ -66,7 +67,7 @@ def per_iteration(r):
             modes[m] = modes.get(m, 0) + 1
         res = s.plan.get("transfer", {}).get("resident", 0)
         out.append({"it": s.iteration, "dir": s.plan.get("plan_direction"), "publish": s.plan.get("publish"),
-                    "units": s.plan.get("units"), "resident": res, "modes": modes,
+                    "units": s.plan.get("units"), "resident": res, "modes": modes, "balance": s.plan.get("balance"),
                     "changed": int(s.changed_vertices), "active": int(s.active_vertices),
                     "ms": round(s.time_total * 1e3, 2), "kernel_ms": round(s.time_kernel * 1e3, 2),
                     "copy_ms": round(s.time_copy * 1e3, 2), "bytes": int(sum(s.transfer_bytes.values()))})
@@ -183,9 +184,11 @@ def main(argv=None):
              ("bfs_quarter_pull_regions", lambda: BFS(source=source), bq, "level", {"push_memory": False}),
              ("bfs_quarter_queue", lambda: BFS(source=source), bq, "level", {"queue_fraction": 1 / 1024}),
              ("bfs_quarter_no_hubs", lambda: BFS(source=source), bq, "level", {"push_hub_edges": 0}),
+             ("bfs_quarter_no_merge", lambda: BFS(source=source), bq, "level", {"push_merge": False}),
              ("bfs_inmem", lambda: BFS(source=source), None, "level", {}),
              ("bfs_inmem_no_hubs", lambda: BFS(source=source), None, "level", {"push_hub_edges": 0}),
              ("bfs_inmem_queue", lambda: BFS(source=source), None, "level", {"queue_fraction": 1 / 1024}),
+             ("bfs_inmem_no_merge", lambda: BFS(source=source), None, "level", {"push_merge": False}),
              ("cc_quarter_pull_jacobi", CC, cq[False], "label", {"direction": "pull", "publish_unit": False}),
              ("cc_quarter_pull_gauss_seidel", CC, cq[False], "label", {"direction": "pull"}),
              ("cc_quarter_default", CC, cq[True], "label", {}),

@@ -70,11 +70,37 @@ def hub_walk(caps, edges, changed):
     return edges < 0 or edges * HUB_MEAN_DIV >= huge * max(int(changed), 1)
 
 
-def as_run(unit, caps, hubs=False):
+#: a push shard of long rows (PushFacts.merge_degree) takes the edge-balanced walk only where the
+#: push walks at least this many of its edges: below that any walk of it is short
+MERGE_PUSH_MIN = 1 << 16
+
+
+def merge_pushes(caps, walk, push_edges, sizes):
+    """Per shard (bools), whether a push walks it edge-balanced (strategy ``"merge"``), from the
+    edges the push walks in each shard (``walk``, the planner's estimate), the shards' push
+    edges and vertex counts: where the walk holds at least ``caps.push.merge_share`` of the
+    shard's push edges (a dense level: a grid over the edges reads every id once, coalesced), or
+    where the shard's rows are long (mean push degree at least ``caps.push.merge_degree``: a
+    walk by rows gets few threads for many edges, worst where a vertex order puts the largest
+    rows side by side) and the walk holds at least :data:`MERGE_PUSH_MIN` edges."""
+    walk = np.asarray(walk, dtype=np.float64)
+    share = 0.0 if caps.push is None else float(caps.push.merge_share)
+    degree = 0.0 if caps.push is None else float(caps.push.merge_degree)
+    edges = np.asarray(push_edges, dtype=np.float64)
+    out = np.zeros(walk.shape, dtype=bool)
+    if share > 0:
+        out |= (walk > 0) & (walk >= share * edges)
+    if degree > 0:
+        out |= (edges >= degree * np.maximum(np.asarray(sizes, dtype=np.float64), 1)) & (walk >= MERGE_PUSH_MIN)
+    return out
+
+
+def as_run(unit, caps, hubs=False, merged=()):
     """The strategies ``unit`` runs with once its transfer and direction are chosen (what the
     plan shows): a push unit walks its edges with the executor's push strategy
-    (``caps.push.balance``: its push kernels have one walk, whatever the user forced), or
-    ``"hubs"`` (that walk with the hub path) where ``hubs`` (:func:`hub_walk`); a zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
+    (``caps.push.balance``: its push kernels' walk by rows, whatever the user forced), or
+    ``"hubs"`` (that walk with the hub path) where ``hubs`` (:func:`hub_walk`), and
+    ``"merge"`` (the edge-balanced walk) for its shards in ``merged`` (:func:`merge_pushes`); a zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
     (``caps.zerocopy_balance``) unless the user forced one (``caps.forced.balance``); others, and
     executors declaring neither (None), keep the policy's choice."""
     n = len(unit.balance)
@@ -82,7 +108,7 @@ def as_run(unit, caps, hubs=False):
     if unit.direction == "push":
         if pushed is None:
             return tuple(unit.balance)
-        return ("hubs" if hubs else pushed,) * n
+        return tuple("merge" if i in merged else "hubs" if hubs else pushed for i in unit.shards)
     fixed, forced = caps.zerocopy_balance, caps.forced.balance
     if unit.transfer != "zerocopy" or fixed is None or forced != "auto":
         return tuple(unit.balance)

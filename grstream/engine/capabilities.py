@@ -96,6 +96,13 @@ class PushFacts:
     asynchronous
         The executor runs push plans with ``IterationPlan.push_async`` (per-unit apply, in
         order, later units sending the values earlier ones wrote).
+    merge_share, merge_degree
+        The executor has an edge-balanced push walk (strategy ``"merge"``: work spread by edges,
+        not rows), which a push unit's shard takes where the edges its changed vertices send
+        along are at least ``merge_share`` of the shard's push edges, or where the shard's mean
+        push degree is at least ``merge_degree`` and the push walks at least
+        grstream/engine/balance.py ``MERGE_PUSH_MIN`` edges of it (:func:`.balance.merge_pushes`);
+        0: never by that rule.
     """
 
     threshold: Optional[float] = None
@@ -104,6 +111,8 @@ class PushFacts:
     hub_edges: int = 0
     memory: bool = False
     asynchronous: bool = False
+    merge_share: float = 0.0
+    merge_degree: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -267,8 +267,10 @@ class Planner(UnitGrouping):
         units = [replace(u, direction="push")
                  for u in self._units(shards, counts, dense=False, push=True,
                                        single=asynchronous)]
+        merged = set(np.flatnonzero(balance.merge_pushes(self.caps, walk, self.push_edges, self.sizes)).tolist())
         units = self._batch_zerocopy(self._modes(iteration, units, counts, walk,
-                                                 hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts)))))
+                                                 hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts))),
+                                                 merged=merged))
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
         plan = replace(plan, direction="push", hoist=False, dense=False, phase_scope="unit",
@@ -311,13 +313,13 @@ class Planner(UnitGrouping):
         return est
 
     # ------------------------------------------------------------------ pieces
-    def _modes(self, iteration, units, counts, edges=None, hubs=False):
+    def _modes(self, iteration, units, counts, edges=None, hubs=False, merged=()):
         """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py);
         ``edges``: a push plan's walked edges per shard. Then each unit's load balance as the
         executor runs it with that transfer and direction (balance.as_run; ``hubs``: push units
-        take the hub path)."""
+        take the hub path; ``merged``: the shards a push walks edge-balanced)."""
         units = self.transfers.modes(iteration, units, counts, edges)
-        return [replace(u, balance=balance.as_run(u, self.caps, hubs)) for u in units]
+        return [replace(u, balance=balance.as_run(u, self.caps, hubs, merged)) for u in units]
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
               per_unit=True):

@@ -171,36 +171,10 @@ LOOPS = {
 #: the ``merge_items`` option over compressed ids (docs/BENCHMARKS.md, "Measured constants")
 MERGE_WARP_ITEMS = 32
 
-#: the merge split (skeletons.MERGE_BODY's edge ranges: thread ``t`` of the launch owns edges
-#: ``[t per_thread, (t + 1) per_thread)``) over compressed ids, walked by warps: a warp's 32
-#: ranges are one run of ``32 per_thread`` edges that starts at an id block, so the warp decodes
-#: it block by block (``gr_warp_id``: lane ``k`` edge ``32 b + k``, every id read coalesced, one
-#: header a block) instead of 32 cursors each seeking into a block of its own. Lane ``k`` finds
-#: its edge's row among the next 32 row ends (``indptr``, one coalesced read a round, a search
-#: over the lanes by shuffles: the rows after ``base`` that end at or before the edge), the lanes
-#: combine their messages by row (a segmented shuffle scan) and the last lane of each row writes:
-#: a plain combine where the row lies inside the warp's run, the monoid's atomic where the run
-#: cuts it. A row that goes on into the next block of the run is carried there in registers.
-#: Slots: $BID, $GMAP (edge j's message: nid, v, j), $ATOMIC; it follows the block's row search
-#: (``s_rows``, skeletons.MERGE_ROWS: skeletons.merge_body).
-MERGE_WARP = Template(r"""
-  const int lane = threadIdx.x & 31;
-  const long long c0 = ((long long)($BID) * GR_BLOCK + (threadIdx.x & ~31)) * per_thread;
-  if (c0 >= ne) return;   // (the whole warp: c0 is the warp's)
-  const long long c1 = min(c0 + 32 * per_thread, ne);
-  long long base;         // a row starting at or before the current block's first edge
-  {
-    long long a = s_rows[0], b = s_rows[1];
-    while (a < b) { const long long mid = (a + b + 1) >> 1; if (indptr[mid] <= c0) a = mid; else b = mid - 1; }
-    base = a;
-  }
-  gr_msg_t carry = gr_identity_msg();
-  long long carry_row = -1;
-  for (long long j0 = c0; j0 < c1; j0 += 32) {
-    const long long j = j0 + lane;
-    const bool in = j < c1;
-    const long long nid = gr_warp_id(nbr, j0 >> 5, lane);
-    // edge j's row (past the run's end: the run's last edge's): base + the rows after base that
+#: the row search of the warps' walks over runs of edges (:data:`MERGE_WARP`,
+#: push_kernels.PUSH_MERGE): for the 32 edges from ``j0`` (the warp's current block; ``c1`` the
+#: run's end, ``base`` a row starting at or before ``j0``), ``er``: lane's edge's row
+ROW_SEARCH = r"""    // edge j's row (past the run's end: the run's last edge's): base + the rows after base that
     // end at or before it, counted among 32 row ends a round (ends as offsets from j0, in 0..64)
     const int top = (int)min(c1 - 1 - j0, 31LL), at = min(lane, top);   // (top: the last lane's)
     long long er = -1;
@@ -222,7 +196,38 @@ MERGE_WARP = Template(r"""
       // the 32nd row ends past the last lane's edge: every lane has its row (a partial last
       // block stops there, not after the empty rows that may follow the shard's last edge)
       if (d31 > top) break;
-    }
+    }"""
+
+#: the merge split (skeletons.MERGE_BODY's edge ranges: thread ``t`` of the launch owns edges
+#: ``[t per_thread, (t + 1) per_thread)``) over compressed ids, walked by warps: a warp's 32
+#: ranges are one run of ``32 per_thread`` edges that starts at an id block, so the warp decodes
+#: it block by block (``gr_warp_id``: lane ``k`` edge ``32 b + k``, every id read coalesced, one
+#: header a block) instead of 32 cursors each seeking into a block of its own. Lane ``k`` finds
+#: its edge's row among the next 32 row ends (``indptr``, one coalesced read a round, a search
+#: over the lanes by shuffles: the rows after ``base`` that end at or before the edge), the lanes
+#: combine their messages by row (a segmented shuffle scan) and the last lane of each row writes:
+#: a plain combine where the row lies inside the warp's run, the monoid's atomic where the run
+#: cuts it. A row that goes on into the next block of the run is carried there in registers.
+#: Slots: $BID, $GMAP (edge j's message: nid, v, j), $ATOMIC; it follows the block's row search
+#: (``s_rows``, skeletons.MERGE_ROWS: skeletons.merge_body).
+MERGE_WARP = Template(Template(r"""
+  const int lane = threadIdx.x & 31;
+  const long long c0 = ((long long)($BID) * GR_BLOCK + (threadIdx.x & ~31)) * per_thread;
+  if (c0 >= ne) return;   // (the whole warp: c0 is the warp's)
+  const long long c1 = min(c0 + 32 * per_thread, ne);
+  long long base;         // a row starting at or before the current block's first edge
+  {
+    long long a = s_rows[0], b = s_rows[1];
+    while (a < b) { const long long mid = (a + b + 1) >> 1; if (indptr[mid] <= c0) a = mid; else b = mid - 1; }
+    base = a;
+  }
+  gr_msg_t carry = gr_identity_msg();
+  long long carry_row = -1;
+  for (long long j0 = c0; j0 < c1; j0 += 32) {
+    const long long j = j0 + lane;
+    const bool in = j < c1;
+    const long long nid = gr_warp_id(nbr, j0 >> 5, lane);
+$ROW_SEARCH
     const long long v = lo + er;
     gr_msg_t x = gr_identity_msg();
     if (in && gr_active(frontier, v)) x = (gr_msg_t)($GMAP);
@@ -252,7 +257,7 @@ MERGE_WARP = Template(r"""
     carry_row = goes_on ? last : -1;
     base = last;
   }
-""")
+""").safe_substitute(ROW_SEARCH=ROW_SEARCH))
 
 
 def loops(compressed):

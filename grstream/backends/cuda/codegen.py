@@ -6,17 +6,18 @@ list. Importable without PyCUDA.
 """
 import hashlib
 from dataclasses import dataclass, field
+from string import Template
 from typing import Dict, List
 
 import numpy as np
 
 from .blockids import IdsArg, loops, prelude as ids_prelude
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
-from .push_kernels import (COMPACT_BODY, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
-                           PUSH_HUBS, PUSH_HUBS_BLOCKS, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY,
+from .push_kernels import (COMPACT_BODY, MERGE_NID, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
+                           PUSH_HUBS, PUSH_HUBS_BLOCKS, PUSH_MERGE, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY,
                            SELECT_BITMAP, SELECT_QUEUE, SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
-                        MARK_BODY, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
+                        MARK_BODY, MERGE_ROWS, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, id_columns, merge_body, tab_width, walk)
 
 I32, I64 = np.int32, np.int64
@@ -56,6 +57,14 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None, comp
         args = shard + edge + select + [V("long long", "hubs", False), S(I64, "huge_min"),
                                         V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
                                         V("unsigned long long", "counters", False)]
+    elif phase.startswith("push_merge_multi"):
+        args = [V("long long", "tab"), S(I32, "num_shards"), V("unsigned", "chg"), S(I64, "per_thread"),
+                V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
+                V("unsigned long long", "counters", False)]
+    elif phase.startswith("push_merge"):
+        args = shard + edge + [S(I64, "lo"), S(I64, "nv"), S(I64, "ne"), V("unsigned", "chg"), S(I64, "per_thread"),
+                               V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
+                               V("unsigned long long", "counters", False)]
     elif phase.startswith("push_multi_bitmap"):
         args = [V("long long", "tab"), S(I32, "num_shards"), V("unsigned", "chg"), V("long long", "hubs", False),
                 S(I64, "huge_min"), V("gr_msg_t", "pacc", False), V("unsigned", "touched", False),
@@ -307,6 +316,11 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
             for fmt, select in (("bitmap", SELECT_BITMAP), ("queue", SELECT_QUEUE)):
                 mod.add(f"push_{fmt}_{d}", walk(PUSH_TWC, packed).substitute(SELECT=select, EDGE=edge), props)
             mod.add(f"push_hubs_{d}", hubs.substitute(EDGE=edge, ROW_ARRAYS=""), props)
+            # the edge-balanced walk: a grid over the shard's edges (push_kernels.PUSH_MERGE)
+            merged = Template(MERGE_ROWS + PUSH_MERGE.safe_substitute(NID=MERGE_NID[packed], EDGE=edge))
+            mod.add(f"push_merge_{d}", merged.substitute(BID="blockIdx.x"), props)
+            mod.add(f"push_merge_multi_{d}", MULTI_BODY.substitute(LOCALS="", BODY=merged.substitute(BID="bid"),
+                                                                   **multi))
             mod.add(f"push_multi_bitmap_{d}", MULTI_BODY.substitute(
                 LOCALS="", BODY=walk(PUSH_TWC_MULTI, packed).substitute(SELECT=SELECT_BITMAP, EDGE=edge), **multi))
             mod.add(f"push_hubs_multi_{d}", hubs.substitute(EDGE=edge, ROW_ARRAYS=_row_arrays(

@@ -69,7 +69,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
             raise
         self.dirs = gather_directions(spec)
         self.gathers = Gathers(self.dev, store, spec, ks, self.dirs, merge_items, scratch.get("shard tables", 0))
-        self.pushes = Pushes(self.dev, ks, hub_edges)
+        self.pushes = Pushes(self.dev, ks, hub_edges, merge_items)
         act = activation_arrays(spec)
         self.act_pairs = [(act[k], act[k + 1]) for k in range(0, len(act), 2)]
         self.sizes = np.diff(self.dev.intervals)
@@ -251,7 +251,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
                 self.pushes.several(data, unit.transfer, unit.balance, self.gathers.table)
                 return
             for arrays, strategy in zip(data, unit.balance):
-                self.pushes.shard(plan, arrays, self.gathers.edge_prop, hubs=strategy == "hubs")
+                self.pushes.shard(plan, arrays, self.gathers.edge_prop, strategy)
             return
         self._lanes(self._gather, plan, unit, data)
 

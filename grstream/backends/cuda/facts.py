@@ -41,6 +41,15 @@ QUEUE_FRACTION = 0.0
 #: aligned in the TWC walks (zerocopy.py); the merge split's threads read edge ranges across rows.
 #: PushFacts.balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
 ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
+#: PushFacts.merge_share on compressed stores: a push shard whose changed rows hold at least this
+#: share of its edges takes the edge-balanced walk (push_kernels.PUSH_MERGE), whose warps decode
+#: every id block once with coalesced reads where the walk by rows decodes a cursor per thread
+#: (a warp per row in zero-copy units); plain stores keep the walk by rows for dense levels
+PUSH_MERGE_SHARE = 0.25
+#: PushFacts.merge_degree: a push shard whose rows average this many push edges or more takes
+#: the edge-balanced walk (a degree-ordered store's first shards: a few blocks of long rows under
+#: the walk by rows while the rest of the GPU idles; RMAT's random labels average 16)
+PUSH_MERGE_DEGREE = 64
 _SOURCES = {}   # (spec, id dtype, edge dtypes) -> KernelSource: footprint and setup translate once
 
 
@@ -155,12 +164,15 @@ class CudaFacts:
         # gather_from "changed": the gathers read the previous iteration's changed bitmap
         # (codegen.from_changed), which the applies write as they do for push plans
         features = {Feature.GATHER_CHANGED} | ({Feature.PUBLISH_UNIT} if options.publish_unit else set())
+        packed = setup.store is not None and id_bits(setup.store) > 0
         return Capabilities(
             "cuda", workers=1,
             batching=Batching(BatchResident.DENSE_PUSH, copies=True, shard_phases=True),
             features=features,
             push=PushFacts(threshold=PUSH_THRESHOLD, balance=PUSH_BALANCE,
-                           hub_edges=int(options.push_hub_edges), memory=options.push_memory),
+                           hub_edges=int(options.push_hub_edges), memory=options.push_memory,
+                           merge_share=PUSH_MERGE_SHARE if options.push_merge and packed else 0.0,
+                           merge_degree=PUSH_MERGE_DEGREE if options.push_merge else 0.0),
             # (lanes: no compacted units, whose rows follow one frontier)
             transfers=transfer.transfers(options) - ({"compact"} if setup.lanes else set()),
             frontier_formats=("bitmap", "queue"),

@@ -100,11 +100,12 @@ class Gathers:
             dev.fn[f"gather_{strategy}_multi_{d}"].launch(
                 (blocks, 1), (BLOCK, 1, 1), dev.ex.compute, addr, rows, hmsg, 0, dev.acc, extra)
 
-    def table(self, d, members, transfer):
+    def table(self, d, members, transfer, strategy="twc"):
         """(device address, rows, blocks) of the table of a multi-shard launch over ``members``
-        (a thread per vertex: the TWC gathers' and the push kernels' rows), whose arrays come
-        by ``transfer`` and never move (resident, or mapped host memory)."""
-        return self._table(d, "twc", members, transfer)
+        (``"twc"``: a thread per vertex, the TWC gathers' and the push kernels' rows; ``"merge"``:
+        a thread per ``merge_items`` edges, the edge-balanced push's), whose arrays come by
+        ``transfer`` and never move (resident, or mapped host memory)."""
+        return self._table(d, strategy, members, transfer)
 
     def _table(self, d, strategy, members, transfer="resident"):
         """The table of a multi-shard gather, written into the scratch region (built once per

@@ -64,6 +64,12 @@ class CudaOptions(ExecutorOptions):
         Rows with at least this many edges in a push's walk direction are walked by the whole
         GPU (push_kernels.py, ``push_hubs``) instead of by one block each; 0 turns the hub path
         off. Default ``pushes.HUB_EDGES``.
+    push_merge : bool
+        Offer the edge-balanced push walk (default True; push_kernels.py ``push_merge``, the
+        rule in :func:`grstream.engine.balance.merge_pushes`): a push unit's shard whose rows are
+        long (mean push degree ``facts.PUSH_MERGE_DEGREE`` or more) or, on a compressed store,
+        whose changed rows hold ``facts.PUSH_MERGE_SHARE`` of its edges or more, is walked by a
+        grid over its edges instead of a thread per row. False: the walk by rows throughout.
     """
 
     BACKEND: ClassVar[str] = "cuda"
@@ -82,9 +88,10 @@ class CudaOptions(ExecutorOptions):
     publish_unit: bool = True
     push_memory: bool = True
     push_hub_edges: int = HUB_EDGES
+    push_merge: bool = True
 
     def __post_init__(self):
-        for name in ("deterministic", "hold_slots", "publish_unit", "push_memory"):
+        for name in ("deterministic", "hold_slots", "publish_unit", "push_memory", "push_merge"):
             _flag(name, getattr(self, name))
         forced_strategy(self.load_balance, self.deterministic)
         if self.transfer not in TRANSFERS:

@@ -28,6 +28,18 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
                         block phase). Same EDGE code as the push kernels; order is irrelevant to
                         the monoid atomics, so the results are the same. ``push_hubs_multi``
                         finds each row's arrays in the table of the multi launch that listed it.
+``push_merge_{out,in}``  the edge-balanced walk (strategy ``"merge"`` of a push unit's shard): the
+                        grid covers the shard's edges, not its rows, so that a shard whose changed
+                        rows hold most of its edges (a dense level) or whose rows are long side by
+                        side (a degree-ordered store's first shards, which the thread/warp/block
+                        walk runs on a few blocks) keeps the whole GPU busy. A warp walks a run of
+                        ``32 per_thread`` edges from an id block's first, 32 at a time: each lane
+                        finds its edge's row by a shuffle search over the next 32 row ends (as
+                        the compressed merge split does, blockids.MERGE_WARP), the warp skips
+                        the 32 edges where no lane's row changed and otherwise reads their ids
+                        together (compressed: decodes the block, ``gr_warp_id``; every read
+                        coalesced, also of mapped host memory), and every edge of a changed row
+                        sends its message. ``push_merge_multi`` runs it over a table of shards.
 ``push_apply``          apply over the touched vertices, a warp per 32 words of the touched bitmap
                         (whatever the frontier format: a touched queue cost more than it saved,
                         its appends contending on one counter). It resets the slot to the
@@ -43,6 +55,7 @@ the touched vertices follows, which writes the next changed set. Kernels (``grst
 """
 from string import Template
 
+from .blockids import ROW_SEARCH
 from .skeletons import TWC_HEAD, TWC_PHASES
 
 #: rows the hub list holds (a push kernel leaves the rest in its block phase): 96 KiB of device
@@ -143,6 +156,42 @@ $ROW_ARRAYS
     at = (at + blocks) % warps;
   }
 """)
+
+#: the edge-balanced push (module docstring, ``push_merge``): it follows skeletons.MERGE_ROWS (the
+#: rows of the block's first and last edge, ``s_rows``); each lane's row by blockids.ROW_SEARCH. Every thread reaches the block count at
+#: the end (no early return). Slots: $BID, $NID (edge j's id, read by every lane of the warp:
+#: :data:`MERGE_NID`), $EDGE (sees j, nid, u)
+PUSH_MERGE = Template(Template(r"""
+  const int lane = threadIdx.x & 31;
+  const long long c0 = ((long long)($BID) * GR_BLOCK + (threadIdx.x & ~31)) * per_thread;
+  const long long c1 = min(c0 + 32 * per_thread, ne);
+  unsigned long long walked = 0;
+  if (c0 < ne) {   // (the whole warp: c0 is the warp's)
+    long long base;   // a row starting at or before the current 32 edges' first
+    {
+      long long a = s_rows[0], b = s_rows[1];
+      while (a < b) { const long long mid = (a + b + 1) >> 1; if (indptr[mid] <= c0) a = mid; else b = mid - 1; }
+      base = a;
+    }
+    for (long long j0 = c0; j0 < c1; j0 += 32) {
+      const long long j = j0 + lane;
+$ROW_SEARCH
+      const long long u = lo + er;
+      const bool on = j < c1 && gr_active(chg, u);
+      if (__any_sync(GR_FULL, on)) {   // (no id read where no row of the 32 edges changed)
+        const long long nid = $NID;
+        if (on) {
+          $EDGE
+          ++walked;
+        }
+      }
+      base = __shfl_sync(GR_FULL, er, 31);
+    }
+  }
+  gr_block_count(counters + 1, walked);
+""").safe_substitute(ROW_SEARCH=ROW_SEARCH))
+#: edge j's id in :data:`PUSH_MERGE`, per id layout (compressed: the warp decodes block j0 / 32)
+MERGE_NID = {False: "j < c1 ? (long long)nbr[j] : 0LL", True: "gr_warp_id(nbr, j0 >> 5, lane)"}
 
 #: one edge of a push (``nid``: edge j's neighbour id): the message combined into the receiver's slot with the monoid's atomic.
 #: ``SKIP`` (idempotent monoids: min, max, or, and) first reads the slot and leaves out the atomic

@@ -22,6 +22,11 @@ plan gives the shard the strategy ``"hubs"`` (the planner's choice per iteration
 engine/balance.py ``hub_walk``); a shard none of whose vertices reaches ``huge_min`` push degree
 launches neither the hub kernel nor the counter reset (the push kernel gets ``huge_min`` 0).
 
+A shard the plan gives the strategy ``"merge"`` (balance.merge_pushes: its changed rows hold a
+large share of its edges, or its rows are long) takes ``push_merge_<d>``, a grid over its edges
+(``merge_items`` edges a thread, a warp's run 32 times that), and no hub list: its long rows are
+spread over the grid already.
+
 Counts per shard of the changed set are read back every iteration (``Readback.shard_changed``);
 the host keeps them to size the queue launches of the next push (no extra synchronisation).
 """
@@ -65,8 +70,9 @@ def hub_shards(intervals, degrees, huge_min):
 class Pushes:
     """Launches of push plans over the shards the mover delivered."""
 
-    def __init__(self, dev, ks, huge_min=0):
+    def __init__(self, dev, ks, huge_min=0, merge_items=32):
         self.dev, self.ks = dev, ks
+        self.merge_items = int(merge_items)
         self.walks = tuple(ks.push_dirs)
         self.huge_min = int(huge_min)
         # by the push degree (the sum over the walks): exact for one walk, for two a shard may
@@ -142,20 +148,26 @@ class Pushes:
             dev.launch("compact", self.words, dev.chg[0], dev.n, dev.mem["intervals"], dev.S,
                        dev.cursors, dev.cq)
 
-    def shard(self, plan, arrays, edge_prop, hubs=True):
-        """Push from the changed vertices of one delivered shard, every walk direction; ``hubs``:
-        the plan's strategy for the shard is "hubs" (balance.hub_walk)."""
+    def shard(self, plan, arrays, edge_prop, strategy="hubs"):
+        """Push from the changed vertices of one delivered shard, every walk direction, with the
+        plan's strategy for the shard: "hubs" (balance.hub_walk), "merge" (the edge-balanced
+        walk, balance.merge_pushes) or the thread/warp/block walk alone."""
         dev = self.dev
         i = arrays.shard
         count = int(self.changed[i])
         if count == 0:
             return
         lo, nv = int(dev.intervals[i]), int(dev.intervals[i + 1] - dev.intervals[i])
+        hubs = strategy == "hubs"
         for d in self.walks:
             ids = arrays.ids(ID_NAMES[d])
             ne = int(arrays.edges[d])
             props = [edge_prop(arrays, d, p, i, ne) for p in self.props]
             head = (arrays[f"{d}/indptr"], ids, *props)
+            if strategy == "merge":
+                dev.launch(f"push_merge_{d}", (ne + self.merge_items - 1) // self.merge_items, *head, lo, nv, ne,
+                           dev.chg[0], self.merge_items, dev.pacc, dev.touched, dev.rb_dev)
+                continue
             huge = self.huge_min if hubs and self.hub[i] else 0
             if huge:   # an empty hub list for this launch (stream order: the last hub kernel ran)
                 dev.cuda.memset_d32_async(dev.hubs, 0, 2, dev.ex.compute)
@@ -173,8 +185,21 @@ class Pushes:
         """Push from the changed vertices of several delivered shards whose arrays never move
         (``transfer`` "resident" or "zerocopy"), bitmap frontier: one launch per walk direction
         over a table of the shards (``table(d, data, transfer)``: Gathers.table), and one hub
-        launch where the plan gives the hub path and any of them has hub rows."""
+        launch where the plan gives the hub path and any of them has hub rows; the shards whose
+        strategy is "merge" take one launch of the edge-balanced walk per direction over a table
+        of their own (``table(d, data, transfer, "merge")``: its blocks cover their edges)."""
         dev, s = self.dev, self.dev.ex.compute
+        merged = [a for a, b in zip(data, strategies) if b == "merge"]
+        if merged:
+            for d in self.walks:
+                addr, rows, blocks = table(d, merged, transfer, "merge")
+                if rows:
+                    dev.fn[f"push_merge_multi_{d}"].launch((blocks, 1), (BLOCK, 1, 1), s, addr, rows, dev.chg[0],
+                                                           self.merge_items, dev.pacc, dev.touched, dev.rb_dev)
+            rest = [(a, b) for a, b in zip(data, strategies) if b != "merge"]
+            if not rest:
+                return
+            data, strategies = [a for a, _ in rest], [b for _, b in rest]
         hub = int(self.hub[[a.shard for a in data]].sum()) if any(b == "hubs" for b in strategies) else 0
         huge = self.huge_min if hub else 0
         for d in self.walks:

@@ -400,7 +400,7 @@ def skeleton_hash():
     """Hash of the skeleton text: part of every compile-cache key."""
     from . import push_kernels as pk
     h = hashlib.sha256()
-    for t in (pk.PUSH_TWC, pk.PUSH_EDGE, pk.PUSH_APPLY_ONE, pk.PUSH_APPLY_BITMAP):
+    for t in (pk.PUSH_TWC, pk.PUSH_EDGE, pk.PUSH_MERGE, pk.PUSH_APPLY_ONE, pk.PUSH_APPLY_BITMAP):
         h.update(t.template.encode())
     for body in (pk.PUSH_PRELUDE, pk.PUSH_APPLY_TAIL, pk.QUEUE_START_BODY, pk.COMPACT_BODY,
                  pk.SELECT_BITMAP, pk.SELECT_QUEUE, pk.SKIP_IDEMPOTENT):
@@ -408,7 +408,7 @@ def skeleton_hash():
     for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY, MARK_BODY,
               pk.PUSH_HUBS_BLOCKS):
         h.update(t.template.encode())
-    h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE, MERGE_WARP.template)).encode())
+    h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE, MERGE_WARP.template, pk.MERGE_NID)).encode())
     for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())

@@ -157,17 +157,19 @@ def test_push_kernels_follow_the_program(program):
         assert (f"push_hubs_{d}" in ks.kernels) == (d in walks)
         assert (f"push_multi_bitmap_{d}" in ks.kernels) == (d in walks)
         assert (f"push_hubs_multi_{d}" in ks.kernels) == (d in walks)
+        assert (f"push_merge_{d}" in ks.kernels) == (d in walks)
+        assert (f"push_merge_multi_{d}" in ks.kernels) == (d in walks)
     for k in ("push_apply", "queue_start", "compact", "activate_bits"):
         assert (k in ks.kernels) == bool(walks)
     if walks:
         # the message is combined with the monoid's own atomic, never a plain store
         atomic = spec.gather_reduce.cuda_atomic
         # (block, warp and thread phase of the bitmap, the queue and the multi-shard bitmap
-        # kernel, and the two hub kernels)
-        assert ks.source.count(f"{atomic}(&pacc[w], x)") == 11 * len(walks)
+        # kernel, the two hub kernels and the two edge-balanced ones)
+        assert ks.source.count(f"{atomic}(&pacc[w], x)") == 13 * len(walks)
         # idempotent monoids read the slot first and skip messages that cannot change it
         skips = ks.source.count("if (gr_combine_msg(old, x) != old)")
-        assert skips == (11 * len(walks) if spec.gather_reduce.idempotent else 0)
+        assert skips == (13 * len(walks) if spec.gather_reduce.idempotent else 0)
 
 
 class MaxFloatOut(gr.GASProgram):

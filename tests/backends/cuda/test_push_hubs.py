@@ -116,7 +116,7 @@ def _push_shard(huge_min, shard, push_degree=(1, 900, 3, 0, 2, 2, 2, 2), hubs=Tr
     pushes.changed = np.array([2, 2])
     arrays = DeviceArrays(shard, {"out/indptr": 21, "out/dst": 22}, {"out/dst": 10})
     plan = type("Plan", (), {"frontier_format": "bitmap"})
-    pushes.shard(plan, arrays, None, hubs=hubs)
+    pushes.shard(plan, arrays, None, "hubs" if hubs else "twc")
     return pushes, log
 
 
