@@ -38,16 +38,16 @@ from .sssp import SSSP, FromDistances
 from ..errors import MemoryBudgetError, UsageError, plain
 
 
-def _turns(level, first):
+def _turns(level, first, out):
     """The schedule of a pass over levels 1.. (vertices of level 0 -- the source -- and the
     unreached never run): level ``l`` in iteration ``l`` from ``first`` None, else in iteration
-    ``first + 1 - l`` (the deepest level ``first`` first)."""
+    ``first + 1 - l`` (the deepest level ``first`` first), written into ``out`` (int32)."""
     level = np.asarray(level)
     if first is None:   # (level 0, the source, and -1, unreached: 0)
-        return np.maximum(level, 0, dtype=np.int32)
-    turn = np.subtract(np.asarray(first) + 1, level, dtype=np.int32)
-    turn[level <= 0] = 0
-    return turn
+        return np.maximum(level, 0, out=out, dtype=np.int32)
+    np.subtract(np.asarray(first) + 1, level, out=out, dtype=np.int32)
+    np.copyto(out, 0, where=level <= 0)
+    return out
 
 
 class BrandesForward(gr.GASProgram):
@@ -69,8 +69,11 @@ class BrandesForward(gr.GASProgram):
         self._level = level
 
     def init(self, v):
-        v.sigma = np.where(v.id == self.source, 1.0, 0.0)
-        v.turn = _turns(self._level, None)
+        # in the state's own entries (no temporaries of n values for the engine to copy in)
+        sigma = v.entries("sigma")
+        sigma.fill(0.0)
+        sigma[v.id_mask(self.source)] = 1.0
+        _turns(self._level, None, v.entries("turn"))
 
     def gather_map(self, src, dst, edge):
         return src.sigma
@@ -102,7 +105,7 @@ class BrandesBackward(gr.GASProgram):
             if field in ("sigma", "dist"):
                 setattr(v, field, self._given[field])
         level = np.asarray(self._given["level"])
-        v.turn = _turns(level, level.max(axis=0, initial=0))   # (in lanes: each lane's depth)
+        _turns(level, level.max(axis=0, initial=0), v.entries("turn"))   # (in lanes: each lane's depth)
         v.delta = 0.0
         v.ratio = 0.0
 

@@ -30,13 +30,12 @@ class BFS(gr.GASProgram):
     local_init = True   # (ranks run init over their own vertices)
 
     def init(self, v):
-        # written into the state's own entries (a field init reads comes zeroed), with no
-        # temporary array of n levels for the engine to copy in
-        level = v.level
+        # one pass over the state's own entries: no temporary array of n levels for the
+        # engine to copy in, no array of ids
+        level = v.entries("level")
         level.fill(UNREACHED)
-        is_source = v.id == self.source
-        np.copyto(level, 0, where=is_source)   # (a lanes column broadcasts)
-        v.level = level
+        is_source = v.id_mask(self.source)
+        level[is_source] = 0
         return is_source
 
     def gather_map(self, src, dst, edge):

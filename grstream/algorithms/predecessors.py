@@ -26,8 +26,10 @@ class BFSTree(gr.GASProgram):
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
 
     def init(self, v):
-        is_source = v.id == self.source
-        v.level = np.where(is_source, 0, -1)
+        is_source = v.id_mask(self.source)
+        level = v.entries("level")   # (in place, one pass)
+        level.fill(-1)
+        level[is_source] = 0
         v.parent = -1
         return is_source
 

@@ -27,8 +27,11 @@ class SSSP(gr.GASProgram):
     local_init = True   # (ranks run init over their own vertices)
 
     def init(self, v):
-        is_source = v.id == self.source
-        v.dist = np.where(is_source, 0.0, np.inf)
+        # in the state's own entries, one pass (as BFS's init)
+        dist = v.entries("dist")
+        dist.fill(np.inf)
+        is_source = v.id_mask(self.source)
+        dist[is_source] = 0.0
         return is_source
 
     def gather_map(self, src, dst, edge):
@@ -54,9 +57,11 @@ class FromDistances(gr.GASProgram):
         self._dist = dist
 
     def init(self, v):
-        is_source = v.id == self.source
+        is_source = v.id_mask(self.source)
         v.dist = self._dist
-        setattr(v, self.hop_field, np.where(is_source, 0, -1))
+        hops = v.entries(self.hop_field)   # (in place, one pass)
+        hops.fill(-1)
+        hops[is_source] = 0
         return is_source
 
 
@@ -69,8 +74,10 @@ def check_weights(store):
                          "unweighted graph, bfs gives hop counts")
     for i in range(store.num_shards):
         # the out-edges' copy of the weights: the one a pushing run reads next (from the page
-        # cache then), while the in-edges' copy is read only by pull plans
-        w = store.read(i, "out/weight")
+        # cache then), while the in-edges' copy is read only by pull plans; mapped where it
+        # can be (no copy into fresh memory)
+        w = store.mapped(i, "out/weight")
+        w = store.read(i, "out/weight") if w is None else w
         if w.size and not (np.nanmin(w) >= 0):
             raise UsageError(f"sssp needs non-negative weights: shard {i} has weight {plain(np.nanmin(w))}"
                              + (" (NaN present)" if np.isnan(w).any() else ""))

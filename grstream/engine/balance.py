@@ -49,8 +49,8 @@ def group_max(degrees, rows=GROUP_ROWS):
     d = np.asarray(degrees, dtype=np.int64)
     if d.size == 0:
         return 0
-    ends = np.concatenate(([0], np.cumsum(d)))[np.append(np.arange(0, d.size, rows), d.size)]
-    return int(np.diff(ends).max())
+    # (each group's sum at once: no running sum of the whole interval)
+    return int(np.add.reduceat(d, np.arange(0, d.size, rows)).max())
 
 
 #: a push iteration's units walk with the hub path (strategy ``"hubs"``: rows of

@@ -72,6 +72,11 @@ class _ZeroedOnRead(dict):
         self.lo, self.hi = lo, hi
         self.zeroed, self.reading = set(state) if zeroed else set(), True
 
+    def entries(self, name):
+        """Field ``name``'s array, not zeroed: init writes every entry (VertexView.entries)."""
+        self.zeroed.add(name)
+        return super().__getitem__(name)
+
     def __getitem__(self, name):
         arr = super().__getitem__(name)
         if self.reading and name not in self.zeroed:

@@ -46,7 +46,11 @@ class StoreWriter:
             remove_stale_temporaries(self.path.parent)
         self.tmp_path = temporary_path(self.path)
         try:
-            self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER)
+            # datasets at offsets that are multiples of ALIGNMENT: a reader maps them as
+            # arrays of their items (ShardStore.mapped), which an offset off the item size
+            # would not allow
+            self.file = h5py.File(self.tmp_path, "w", libver=fmt.LIBVER,
+                                  alignment_threshold=fmt.ALIGNMENT, alignment_interval=fmt.ALIGNMENT)
         except BaseException as exc:
             self.tmp_path.unlink(missing_ok=True)  # HDF5 may leave it created, empty
             error = creation_error(exc, self.path)

@@ -64,6 +64,44 @@ class VertexView:
             raise AttributeError(f"{name!r} is not a vertex field")
         self._assigned[name] = value
 
+    def entries(self, name):
+        """Init: field ``name``'s own entries over the view's vertices, for the method to write
+        every one of in place (``fill``, ``out=``), so that no temporary of n values is made
+        for the engine to copy in; what they hold until written is undefined."""
+        if not self._writable:
+            raise AttributeError(f"cannot assign {name!r} here: only apply writes vertex fields")
+        if name not in self._fields:
+            raise AttributeError(f"{name!r} is not a vertex field")
+        idx = self._resolve()
+        fields = self._fields
+        arr = fields.entries(name) if hasattr(fields, "entries") else fields[name]
+        out = arr[idx]
+        if not np.shares_memory(out, arr):   # (selected vertices: a copy, written back)
+            raise AttributeError("entries() writes a contiguous span of vertices in place (init's)")
+        self._assigned[name] = out
+        return out
+
+    def id_mask(self, ids):
+        """``v.id == ids``: a bool mask of the view's vertices (with lanes, (count, lanes) where
+        ``ids`` holds one id per lane), made without the array of ids over a span of vertices
+        (one entry set in zeros, or one per lane)."""
+        idx = self._resolve()
+        value = np.asarray(ids)
+        if not isinstance(idx, slice) or value.dtype.kind not in "iu" or value.ndim > 1 or \
+                (self._lanes is None and value.ndim):
+            return self.id == ids
+        lo, hi = idx.start, idx.stop
+        if self._lanes is None:
+            mask = np.zeros(hi - lo, dtype=bool)
+            if lo <= value < hi:
+                mask[int(value) - lo] = True
+            return mask
+        mask = np.zeros((hi - lo, self._lanes), dtype=bool)
+        value = np.broadcast_to(value, (self._lanes,))
+        lanes = np.flatnonzero((value >= lo) & (value < hi))
+        mask[value[lanes] - lo, lanes] = True
+        return mask
+
     def assigned(self):
         """Fields written by the method, each broadcast to the view's length."""
         out = {}

@@ -22,6 +22,9 @@ READABLE_VERSIONS = (1, 2, 3)
 VERTEX_ORDER = "vertex_order"
 #: h5py ``libver`` pinned so files written today stay readable by the HDF5 versions we test with.
 LIBVER = ("v110", "latest")
+#: the writer places every file object of at least this many bytes (the datasets' data among
+#: them) at a multiple of it in the file: a cache line, and a multiple of every item size
+ALIGNMENT = 64
 
 #: root attribute of a compressed store: the codec of its id datasets (grstream.store.codec)
 CODEC_ATTR = "codec"

@@ -9,7 +9,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..errors import (ChecksumError, FormatVersionError, ShardStoreError, StoreNotFoundError,
+from ..errors import (FormatVersionError, ShardStoreError, StoreNotFoundError,
                       UsageError, plain)
 from . import format as fmt
 from .index import load_index
@@ -18,13 +18,12 @@ from .labels import LabelledStore
 from .objects import ObjectLayout
 from .parallel_reads import read_datasets
 from .parts import DatasetInfo, ShardInfo, assemble_scipy
+from .reads import DatasetReads
 
 VERIFY_MODES = ("first", "always", "never")
-#: bytes a verified read takes at a time: read, checksummed and range-checked while in cache
-READ_BLOCK = 1 << 20
 
 
-class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
+class ShardStore(DatasetReads, LabelledStore, ObjectLayout, CompressedIds):
     """An open shard store; see :func:`open`; vertex labels: :mod:`grstream.store.labels`.
 
     Reads of shard datasets go straight into the caller's buffer with ``os.preadv`` at the
@@ -156,12 +155,19 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
         return value
 
     def _read_small(self, name, dtype, size, desc=None):
-        """A store-wide dataset, read and (unless ``verify="never"``) verified, read-only."""
+        """A store-wide dataset, mapped (``mapped``) or read, and (unless ``verify="never"``)
+        verified, read-only."""
         desc = desc or self._describe(name, dtype, size)
-        array = np.empty(size, dtype=desc.dtype)
-        self._read_into(desc, array, shard=None)
-        if self.verify != "never":
-            self._check_crc(desc, array, shard=None)
+        got = self._map(desc, None, self.verify != "never")
+        if got is None:
+            array = np.empty(size, dtype=desc.dtype)
+            self._read_into(desc, array, shard=None)
+            if self.verify != "never":
+                self._check_crc(desc, array, shard=None)
+        else:
+            array, sums = got
+            if sums is not None:
+                self._check_crc(desc, None, shard=None, actual=sums[0])
         array.flags.writeable = False
         return array
 
@@ -214,100 +220,15 @@ class ShardStore(LabelledStore, ObjectLayout, CompressedIds):
             raise UsageError(f"{self.path}: shard {i} has no dataset {name!r} "
                              f"(has {', '.join(self._datasets[i])})")
         target = self._destination(desc, out)
-        key = (i, name)
-        verify = self.verify == "always" or (self.verify == "first" and key not in self._verified)
+        verify = self._verifies(i, name)
         sums = self._read_into(desc, target, shard=i, verify=verify)
-        result = out if isinstance(out, np.ndarray) else target
-        if verify:
-            crc, low, high = sums
-            self._check_crc(desc, None, shard=i, actual=crc)
-            if low is not None and (low < 0 or high >= desc.upper):
-                what = "edge id" if name.endswith(fmt.EDGE_ID) else "vertex id"
-                self._fail(f"{what} {low if low < 0 else high} out of range "
-                           f"0..{desc.upper - 1}", shard=i, dataset=desc.name)
-            with self._lock:
-                self._verified.add(key)
-        if name.endswith(fmt.INDPTR) and key not in self._offsets_checked:
-            self._check_offsets(i, name, target)
-        return result
-
-    def _check_offsets(self, i, name, indptr):
-        """Check shard ``i``'s offsets ``name`` on their first read (every later read of the
-        shard trusts them): from 0, not decreasing, to the edge count."""
-        info = self._shards[i]
-        edges = info.num_in_edges if name.startswith("in/") else info.num_out_edges
-        if indptr[0] != 0 or indptr[-1] != edges or np.any(indptr[1:] < indptr[:-1]):
-            self._fail(f"offsets must start at 0, not decrease and end at the edge count "
-                       f"{edges}", shard=i, dataset=self._datasets[i][name].name)
-        with self._lock:
-            self._offsets_checked.add((i, name))
+        self._checked(i, name, desc, target, sums)
+        return out if isinstance(out, np.ndarray) else target
 
     def read_shard(self, i, names=None):
         """Dict of shard ``i``'s datasets (all of them, or those in ``names``), read at once."""
         names = self.dataset_names(i) if names is None else list(names)
         return read_datasets(self, self._shard_index(i), names)
-
-    def _destination(self, desc, out):
-        if out is None:
-            return np.empty(desc.size, dtype=desc.dtype)
-        if isinstance(out, np.ndarray):
-            if out.dtype != desc.dtype or out.size != desc.size or not out.flags.c_contiguous \
-                    or not out.flags.writeable:
-                raise UsageError(f"{self.path}: dataset {desc.name} needs a writable C-contiguous "
-                                 f"{desc.dtype} buffer of {desc.size} elements, got {out.dtype} "
-                                 f"shape {out.shape}")
-            return out.reshape(-1)
-        view = memoryview(out)
-        if view.readonly or view.nbytes != desc.nbytes:
-            raise UsageError(f"{self.path}: dataset {desc.name} needs a writable buffer of "
-                             f"{desc.nbytes} bytes, got {view.nbytes}"
-                             + (" (read-only)" if view.readonly else ""))
-        return np.frombuffer(out, dtype=desc.dtype, count=desc.size)
-
-    def _read_into(self, desc, target, shard, verify=False):
-        """Read ``desc`` into ``target``. ``verify``: returns ``(crc32, min, max)`` of what was
-        read (min and max None where the dataset has no id bound, or no elements), taken a
-        block of READ_BLOCK bytes at a time as it lands, while it is in cache: the data crosses
-        memory once, where a read, then a checksum pass and a range pass cross it three times."""
-        ranged = verify and desc.upper is not None and desc.size > 0
-        if desc.size == 0:
-            return (0, None, None) if verify else None
-        if desc.offset is None or self._fd is None:
-            with self._lock:
-                self._h5[desc.name].read_direct(target)
-            if not verify:
-                return None
-            return (fmt.crc32(target), *(fmt.extremes(target) if ranged else (None, None)))
-        view = memoryview(target).cast("B")
-        flat, item = target.reshape(-1), desc.dtype.itemsize
-        crc, lows, highs, checked, done = 0, [], [], 0, 0
-        block = READ_BLOCK if verify else desc.nbytes   # (unverified: one read of the whole)
-        while done < desc.nbytes:
-            got = os.preadv(self._fd, [view[done:min(done + block, desc.nbytes)]],
-                            desc.offset + done)
-            if got == 0:
-                self._fail(f"file truncated: {desc.nbytes - done} of {desc.nbytes} bytes missing",
-                           shard=shard, dataset=desc.name)
-            if verify:
-                crc = fmt.crc32_update(view[done:done + got], crc)
-                upto = (done + got) // item   # (the elements read whole so far)
-                if ranged and upto > checked:
-                    part = flat[checked:upto]
-                    lows.append(part.min())
-                    highs.append(part.max())
-                    checked = upto
-            done += got
-        if not verify:
-            return None
-        return crc, (int(min(lows)) if ranged else None), (int(max(highs)) if ranged else None)
-
-    def _check_crc(self, desc, array, shard, actual=None):
-        """The CRC32 of ``array`` (or the ``actual`` one computed as it was read) is the
-        stored one."""
-        actual = fmt.crc32(array) if actual is None else actual
-        if actual != desc.crc:
-            self._fail(f"checksum mismatch (stored {desc.crc:#010x}, data {actual:#010x})",
-                       shard=shard, dataset=desc.name, cls=ChecksumError)
 
     # ---- whole-store views ------------------------------------------------------------------
 

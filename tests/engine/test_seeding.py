@@ -204,3 +204,81 @@ def test_bfs_init_makes_no_array_of_n_levels():
     assert state["level"] is kept["level"] and peak < 8 << 16   # (the seed mask: n bools)
     np.testing.assert_array_equal(state["level"], np.where(ids == 9, 0, UNREACHED))
     assert np.flatnonzero(seed).tolist() == [9]
+
+
+def _init_in_place(program, n, fields, lanes=None):
+    """initial_state of ``program`` into ``fields`` (arrays filled with garbage, as a kept
+    executor's are): (state, seed, peak traced bytes, the fields init read zeroed)."""
+    import tracemalloc
+    from grstream.engine import state as state_mod
+
+    class Store:
+        num_vertices = n
+    read = []
+    getitem = state_mod._ZeroedOnRead.__getitem__
+
+    def spy(self, name):
+        if self.reading and name not in self.zeroed:
+            read.append(name)
+        return getitem(self, name)
+    state_mod._ZeroedOnRead.__getitem__ = spy
+    tracemalloc.start()
+    try:
+        state, seed = state_mod.initial_state(program, Store(), lanes=lanes,
+                                              alloc=lambda name, shape, dt: fields[name])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        state_mod._ZeroedOnRead.__getitem__ = getitem
+    return state, seed, peak, read
+
+
+def test_source_programs_init_in_place_in_one_pass():
+    """BFS, SSSP, the predecessor programs and betweenness's forward pass write their fields
+    into the state's own entries without zeroing them first, without the ids array and without
+    temporaries of n values (only the seed mask: n bools)."""
+    from grstream.algorithms.bc import BrandesForward
+    from grstream.algorithms.predecessors import BFSTree, ShortestPathTree
+    from grstream.algorithms.sssp import SSSP
+    n = 1 << 16
+    rng = np.random.default_rng(3)
+    dist = rng.random(n)
+    level = rng.integers(-1, 9, n)
+    cases = [(BFS(source=9), {"level": np.where(np.arange(n) == 9, 0, UNREACHED)}),
+             (SSSP(source=9), {"dist": np.where(np.arange(n) == 9, 0.0, np.inf)}),
+             (BFSTree(source=9), {"level": np.where(np.arange(n) == 9, 0, -1),
+                                     "parent": np.full(n, -1)}),
+             (ShortestPathTree(source=9, dist=dist),
+              {"dist": dist, "hops": np.where(np.arange(n) == 9, 0, -1), "parent": np.full(n, -1)}),
+             (BrandesForward(source=9, level=level),
+              {"sigma": np.where(np.arange(n) == 9, 1.0, 0.0), "turn": np.maximum(level, 0)})]
+    for program, want in cases:
+        spec = type(program).spec
+        fields = {f: np.full(n, 7, dtype=dt) for f, dt in spec.vertex_fields.items()}
+        state, seed, peak, read = _init_in_place(program, n, fields)
+        name = type(program).__name__
+        assert read == [], (name, read)
+        assert peak < 2 * n, (name, peak)   # (the seed mask; no array of n ids or values)
+        for f, values in want.items():
+            assert state[f] is fields[f], (name, f)
+            np.testing.assert_array_equal(state[f], values, err_msg=f"{name} {f}")
+        if seed is not None:
+            assert np.flatnonzero(seed).tolist() == [9], name
+
+
+def test_id_mask_in_lanes_and_outside_the_span():
+    """v.id_mask gives v.id == ids in lanes (one id per lane, some outside a rank's span)."""
+    from grstream.engine.lanes import lane_program
+    from grstream.engine.state import initial_state
+    n, lanes = 50, 4
+
+    class Store:
+        num_vertices = n
+    sources = np.array([3, 40, 3, 49])
+    for span in (None, (0, 10), (30, 50)):
+        program = lane_program([BFS(source=int(s)) for s in sources])
+        state, seed = initial_state(program, Store(), lanes=lanes, span=span)
+        lo, hi = span or (0, n)
+        ids = np.arange(lo, hi)[:, None]
+        np.testing.assert_array_equal(seed, ids == sources)
+        np.testing.assert_array_equal(state["level"][lo:hi], np.where(ids == sources, 0, UNREACHED))

@@ -354,8 +354,8 @@ def test_close_and_context_manager(store_path):
 def test_verified_reads_in_blocks_check_every_element(either_path, monkeypatch, block):
     # a verified read checksums and range-checks each block as it lands: blocks that end inside
     # an element (3, 12 bytes against 4- and 8-byte ids) still check every element and byte once
-    from grstream.store import shard_store
-    monkeypatch.setattr(shard_store, "READ_BLOCK", block)
+    from grstream.store import reads
+    monkeypatch.setattr(reads, "READ_BLOCK", block)
     with gr.open(either_path, verify="never") as trusted:
         want = {name: trusted.read(1, name) for name in trusted.dataset_names(1)}
     with gr.open(either_path) as store:
@@ -379,11 +379,11 @@ def test_verified_reads_in_blocks_check_every_element(either_path, monkeypatch, 
 def test_unverified_reads_take_one_read_call(either_path, monkeypatch):
     # only a verified read goes in blocks (checked as they land): an unverified one reads a
     # dataset whole in one call
-    from grstream.store import shard_store
-    monkeypatch.setattr(shard_store, "READ_BLOCK", 3)
+    from grstream.store import reads
+    monkeypatch.setattr(reads, "READ_BLOCK", 3)
     calls = []
-    preadv = shard_store.os.preadv
-    monkeypatch.setattr(shard_store.os, "preadv", lambda *a: calls.append(a) or preadv(*a))
+    preadv = reads.os.preadv
+    monkeypatch.setattr(reads.os, "preadv", lambda *a: calls.append(a) or preadv(*a))
     per_dataset = []
     with gr.open(either_path, verify="never") as store:
         for name in store.dataset_names(1):
@@ -391,3 +391,62 @@ def test_unverified_reads_take_one_read_call(either_path, monkeypatch):
             store.read(1, name)
             per_dataset.append(len(calls))
     assert max(per_dataset) == 1
+
+
+def test_mapped_datasets_are_the_files_pages_checked_as_reads(either_path, monkeypatch):
+    # a mapped dataset is a view of the file's pages (no copy into fresh memory), equal to its
+    # read, checked on its first map as a read is (checksum and id range, a block at a time),
+    # and kept valid after the store closes
+    import mmap
+    from grstream.store import reads
+    monkeypatch.setattr(reads, "READ_BLOCK", 12)
+    with gr.open(either_path, verify="never") as trusted:
+        want = {(i, name): trusted.read(i, name) for i in range(3) for name in trusted.dataset_names(i)}
+    with gr.open(either_path) as store:
+        got = {key: store.mapped(*key) for key in want}
+    with h5py.File(either_path, "r") as f:   # (the writer aligns them: every one maps)
+        assert all(f[f"shards/{i}/{name}"].id.get_offset() % fmt.ALIGNMENT == 0
+                   for (i, name), values in want.items() if values.size)
+    for key, values in want.items():
+        view = got[key]
+        if values.size == 0:
+            assert view is None
+            continue
+        base = view
+        while isinstance(base, (np.ndarray, memoryview)):
+            base = base.base if isinstance(base, np.ndarray) else base.obj
+        assert isinstance(base, mmap.mmap), key
+        np.testing.assert_array_equal(view, values)   # (after close: the mapping is the array's)
+    ids = want[(1, "out/dst")]
+    bad = ids.copy()
+    bad[len(ids) // 2] = 60
+    rewrite(either_path, "shards/1/out/dst", bad)
+    with gr.open(either_path) as store:
+        with pytest.raises(ShardStoreError, match="shards/1/out/dst: vertex id 60"):
+            store.mapped(1, "out/dst")
+    with gr.open(either_path, verify="never") as store:   # (unchecked: as the file holds it)
+        assert store.mapped(1, "out/dst")[len(ids) // 2] == 60
+    rewrite(either_path, "shards/1/out/dst", ids)
+    _flip_byte(either_path, "shards/1/out/dst", index=len(ids) * ids.itemsize - 1)
+    with gr.open(either_path) as store:
+        with pytest.raises(ChecksumError, match="shards/1/out/dst"):
+            store.mapped(1, "out/dst")
+        with pytest.raises(ChecksumError, match="shards/1/out/dst"):   # (nothing kept: again)
+            store.mapped(1, "out/dst")
+
+
+def test_mapped_offsets_are_checked_and_unmappable_datasets_say_so(store_path, tmp_path):
+    with gr.open(store_path) as store:
+        indptr = store.read(0, "out/indptr")
+    bad = indptr.copy()
+    bad[-1] += 1   # (its checksum rewritten to match: the offsets' own check finds it)
+    rewrite(store_path, "shards/0/out/indptr", bad)
+    with gr.open(store_path) as store:
+        with pytest.raises(ShardStoreError, match="offsets must start at 0, not decrease"):
+            store.mapped(0, "out/indptr")
+    rng = np.random.default_rng(1)
+    small = build_shards(array_source(rng.integers(0, 50, 300), rng.integers(0, 50, 300)),
+                         tmp_path / "c.h5", num_shards=2, compress=True, progress=False)
+    with gr.open(small) as store:
+        assert store.mapped(0, "out/dst") is None   # compressed ids: decoded by read()
+        assert store.mapped(0, "out/indptr") is not None

@@ -11,6 +11,7 @@ from ...engine.contract import (BASIC_TRANSFERS, BatchResident, Batching, Capabi
                                 hoistable)
 from ...errors import UsageError
 from .balance import cpu_policy
+from .pieces import maps_shards
 from .segments import CHUNK_EDGES
 from .strategy_compiled import check_choice
 from .strategy_push import push_static
@@ -134,7 +135,9 @@ class CpuFacts:
             transfers, forced = BASIC_TRANSFERS | {"compact"}, Forced(transfer="compact")
         return Capabilities(
             "cpu", workers=cls._threads(setup.options),
-            batching=Batching(BatchResident.ALWAYS, copies=False, unit_edges=limit),
+            # (mapped resident shards: each one's own arrays, a unit each)
+            batching=Batching(BatchResident.NEVER if maps_shards(setup.store) else BatchResident.ALWAYS,
+                              copies=False, unit_edges=limit),
             features={Feature.ADAPTIVE_HOIST, Feature.GATHER_CHANGED, Feature.LOCAL_ROUNDS},
             push=PushFacts(threshold=PUSH_THRESHOLD, workers=PUSH_WORKERS, asynchronous=True,
                            memory=True),

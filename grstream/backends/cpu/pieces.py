@@ -3,14 +3,29 @@
 A run of consecutive resident shards (memory.resident_runs) is kept as one array per dataset:
 the shards' index arrays concatenated, their ``indptr`` shifted into one offset array over the
 run's interval. A unit of resident shards is then one numpy pass over slices of it, whatever the
-number of shards. Streamed shards are read into the model's slot buffers, carved per the model's
-region layout.
+number of shards. Where shards are large (:func:`maps_shards`), each resident shard is a run of
+its own instead, its datasets the file's pages mapped (``ShardStore.mapped``): a store read
+from the page cache costs no copy and no fresh memory, and a unit per shard costs one pass's
+overhead per MAPPED_SHARD_EDGES edges at most. Streamed shards are read into the model's slot
+buffers, carved per the model's region layout.
 """
 import time
 
 import numpy as np
 
 from ...engine.contract import compaction, resident_runs
+
+#: resident shards are mapped, each a unit of its own, where the store's shards hold this many
+#: out-edges on average (fewer: their units' fixed costs add up, and one concatenated run per
+#: stretch of shards is one pass)
+MAPPED_SHARD_EDGES = 1 << 20
+
+
+def maps_shards(store):
+    """Whether the executor maps the store's resident shards (module docstring): plain ids (a
+    compressed store's are decoded into memory) and shards of MAPPED_SHARD_EDGES edges."""
+    shards = max(int(store.num_shards), 1)
+    return not store.compressed and int(store.num_edges) >= MAPPED_SHARD_EDGES * shards
 
 
 class Piece:
@@ -27,7 +42,7 @@ class ResidentRuns:
     """The resident runs' arrays (shared between executors of a session through ``shared``)."""
 
     def __init__(self, store, memory, dtype_of, ledger, shared):
-        self.store, self.memory, self.ledger = store, memory, ledger
+        self.store, self.memory, self.ledger, self.shared = store, memory, ledger, shared
         self.intervals = np.asarray(store.intervals, dtype=np.int64)
         S = store.num_shards
         infos = [store.shard_info(i) for i in range(S)]
@@ -36,6 +51,19 @@ class ResidentRuns:
             "out": np.concatenate(([0], np.cumsum([x.num_out_edges for x in infos], dtype=np.int64)))}
         self.run_of = {}
         self.runs = []
+        #: each resident shard a run of its own, its datasets mapped on load
+        self.mapped = maps_shards(store)
+        if self.mapped:
+            for k, i in enumerate(sorted(int(i) for i in memory.resident)):
+                arrays = {name: shared.get(("cpu-shard", name, i)) for name in memory.names}
+                for name in memory.names:
+                    d = name.split("/", 1)[0]
+                    length = (int(self.intervals[i + 1] - self.intervals[i]) + 1
+                              if name.endswith("/indptr") else int(self.edge_off[d][i + 1] - self.edge_off[d][i]))
+                    ledger.take("device", f"resident {name} {i}", length * np.dtype(dtype_of(name)).itemsize)
+                self.runs.append((i, i, int(self.intervals[i]), arrays))
+                self.run_of[i] = k
+            return
         for k, (first, last) in enumerate(resident_runs(memory.resident)):
             lo, hi = int(self.intervals[first]), int(self.intervals[last + 1])
             arrays = {}
@@ -57,8 +85,17 @@ class ResidentRuns:
                 self.run_of[i] = k
 
     def load(self, i):
-        """Read shard ``i``'s datasets into its place in its run."""
+        """Read shard ``i``'s datasets into its place in its run (mapped: map them, or read
+        those the store cannot map)."""
         first, last, lo, arrays = self.runs[self.run_of[i]]
+        if self.mapped:
+            nbytes = 0
+            for name in arrays:
+                arr = self.store.mapped(i, name)
+                arrays[name] = self.shared[("cpu-shard", name, i)] = \
+                    self.store.read(i, name) if arr is None else arr
+                nbytes += arrays[name].nbytes
+            return nbytes
         a, b = int(self.intervals[i]) - lo, int(self.intervals[i + 1]) - lo
         nbytes = 0
         for name, arr in arrays.items():
