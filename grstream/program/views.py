@@ -73,11 +73,11 @@ class VertexView:
         if name not in self._fields:
             raise AttributeError(f"{name!r} is not a vertex field")
         idx = self._resolve()
+        if not isinstance(idx, slice):   # (selected vertices: a copy, not the entries)
+            raise AttributeError("entries() writes a contiguous span of vertices in place (init's)")
         fields = self._fields
         arr = fields.entries(name) if hasattr(fields, "entries") else fields[name]
         out = arr[idx]
-        if not np.shares_memory(out, arr):   # (selected vertices: a copy, written back)
-            raise AttributeError("entries() writes a contiguous span of vertices in place (init's)")
         self._assigned[name] = out
         return out
 

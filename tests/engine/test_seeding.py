@@ -282,3 +282,14 @@ def test_id_mask_in_lanes_and_outside_the_span():
         ids = np.arange(lo, hi)[:, None]
         np.testing.assert_array_equal(seed, ids == sources)
         np.testing.assert_array_equal(state["level"][lo:hi], np.where(ids == sources, 0, UNREACHED))
+
+
+def test_init_in_place_over_an_empty_span():
+    """A rank that owns no vertex runs init over an empty span: entries() is its empty part."""
+    from grstream.engine.state import initial_state
+
+    class Store:
+        num_vertices = 20
+    for span in ((5, 5), (0, 0), (20, 20)):
+        state, seed = initial_state(BFS(source=3), Store(), span=span)
+        assert seed.shape == (0,)
