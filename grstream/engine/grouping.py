@@ -111,6 +111,39 @@ class UnitGrouping:
             return _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
         return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
 
+    def _spread_table(self, units, counts):
+        """A push plan's table unit of resident shards (one launch, :meth:`_units`), once the
+        executor's modes are known, cut into chunks placed between the copies that follow it:
+        chunk 0 where the table was, chunk m right after the m-th of them. A copy into a slot
+        waits for the kernels of the unit the slot held, which run on the one compute stream
+        after every unit issued before them; behind a whole table the link then idles while the
+        table's kernels run (a BFS level pushing from most of the graph: the table's kernels
+        outlast the copies the free slots take), behind a chunk it waits for that chunk only, as
+        the dense plans' resident chunks (:meth:`_units`). Units read in place or held are not
+        copies: a plan without copies after its table keeps the table whole (one launch)."""
+        if self.caps.batching.resident is not BatchResident.DENSE_PUSH:
+            return units
+        tables = [k for k, u in enumerate(units) if u.transfer == "resident" and u.direction == "push"]
+        if len(tables) != 1:
+            return units
+        k = tables[0]
+        table = units[k]
+        copies = [j for j in range(k + 1, len(units)) if units[j].transfer in ("copy", "compact")]
+        pieces = min(len(copies) + 1, len(table.shards))
+        if pieces < 2:
+            return units
+        strategy = dict(zip(table.shards, table.balance))
+        chunks = [replace(table, shards=tuple(int(i) for i in c), balance=tuple(strategy[int(i)] for i in c),
+                          active=int(sum(int(counts[i]) for i in c)))
+                  for c in np.array_split(np.asarray(table.shards, dtype=np.int64), pieces)]
+        after = dict(zip(copies, chunks[1:]))
+        out = []
+        for j, u in enumerate(units):
+            out.append(chunks[0] if j == k else u)
+            if j in after:
+                out.append(after[j])
+        return out
+
     def _held_shards(self, push):
         """Shard -> slot of the shards the streaming slots still hold (``self.held``: a copy's
         shards, one range of the pinned cache for several), with the arrays a plan of this

@@ -271,6 +271,8 @@ class Planner(UnitGrouping):
         units = self._batch_zerocopy(self._modes(iteration, units, counts, walk,
                                                  hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts))),
                                                  merged=merged))
+        if not asynchronous:
+            units = self._spread_table(units, counts)
         plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
                           all_active=False, per_unit=False)
         plan = replace(plan, direction="push", hoist=False, dense=False, phase_scope="unit",

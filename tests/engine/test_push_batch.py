@@ -1,7 +1,8 @@
 """The GPU's batch_resident "dense_push": the loaded resident shards of a push plan are one unit
 (one launch over a table of them), placed after the first copies so that those fill the slots
-while it runs, and the push units read in place (zerocopy) are one unit too; pull plans and the
-"dense" executors keep one unit per shard."""
+while it runs and cut into chunks between the copies that follow, and the push units read in
+place (zerocopy) are one unit too; pull plans and the "dense" executors keep one unit per
+shard."""
 import numpy as np
 
 from grstream.algorithms.bfs import BFS
@@ -45,9 +46,13 @@ def test_push_plans_with_moved_shards_batch_the_resident_ones_after_the_first_co
     kinds = [(u.transfer, u.shards) for u in plan.units]
     moved = [u for u in plan.units if u.transfer == "copy"]
     assert len(moved) == 8 - len(resident) and all(len(u.shards) == 1 for u in moved)
-    # one table unit of every resident shard (not adjacent ones only), after two copies
-    assert kinds[2] == ("resident", tuple(resident)) and [k for k, _ in kinds[:2]] == ["copy", "copy"]
-    assert sum(1 for k, _ in kinds if k == "resident") == 1
+    # the table of every resident shard (not adjacent ones only) after two copies, cut into
+    # chunks between the copies that follow it (each copy's slot frees after a chunk's kernels)
+    assert [k for k, _ in kinds[:3]] == ["copy", "copy", "resident"]
+    chunks = [s for k, s in kinds if k == "resident"]
+    assert [i for c in chunks for i in c] == resident
+    assert len(chunks) == min(len(moved) - 2 + 1, len(resident)) >= 2
+    assert all(kinds[j - 1][0] == "copy" for j in range(3, len(kinds)) if kinds[j][0] == "resident")
     assert sorted(i for u in plan.units for i in u.shards) == list(range(8))
     # the "dense" executors: one unit per resident shard
     q, _ = planner(store, BFS(source=0), caps=caps("dense"), budget=_resident(store, 3, slots=2), slots=2)
@@ -78,6 +83,25 @@ def test_push_units_read_in_place_are_one_unit(tmp_path):
         assert sum(u.active for u in plan.units) == 9 and all(u.slot is None for u in plan.units)
         assert plan.summary()["shard_modes"] == {"0": "zerocopy", "1": "zerocopy", "2": "zerocopy"}
         assert plan.bytes_copy == sum(u.nbytes for u in plan.units) > 0
+
+
+def test_a_table_without_copies_after_it_stays_one_unit(chain):  # noqa: F811
+    """Chunks go between copies only: units read in place or held after the table, or no unit
+    after it, leave it whole; a table of one shard has nothing to cut."""
+    from grstream.engine.plan import Unit
+    p, _ = planner(chain, BFS(source=0), caps=caps("dense_push"))
+    counts = np.array([5, 6, 7, 8])
+    table = Unit((0, 1, 3), "resident", ("merge", "twc", "hubs"), direction="push", active=19)
+    copy = Unit((2,), "copy", ("twc",), direction="push", slot=0, active=7, nbytes=10)
+    held = Unit((2,), "held", ("twc",), direction="push", slot=0, active=7)
+    zc = Unit((2,), "zerocopy", ("twc",), direction="push", active=7, nbytes=10)
+    for units in ([copy, table, held], [table, zc], [copy, table], [table]):
+        assert p._spread_table(units, counts) == units
+    one = Unit((1,), "resident", ("twc",), direction="push", active=6)
+    assert p._spread_table([one, copy], counts) == [one, copy]
+    out = p._spread_table([table, copy], counts)
+    assert [(u.shards, u.transfer, u.balance, u.active) for u in out] == [
+        ((0, 1), "resident", ("merge", "twc"), 11), ((2,), "copy", ("twc",), 7), ((3,), "resident", ("hubs",), 8)]
 
 
 def _resident(store, k, slots=1):

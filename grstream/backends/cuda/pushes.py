@@ -48,8 +48,10 @@ HUB_BLOCKS_PER_SM = 4
 #: seed ids copied from a page-locked buffer of this many ids (allocated once per executor)
 SEED_PINNED = 4096
 #: multi-shard push tables the scratch region holds at once, each of every shard (the distinct
-#: units of a BFS run: a few resident and read-in-place groups, each no larger than S shards)
-PUSH_TABLES = 4
+#: units of a BFS run: the resident table's chunks of each level with copies, grstream/engine/
+#: grouping.py ``_spread_table``, and the read-in-place groups, each no larger than S shards, by
+#: walk strategy: a full region costs a synchronisation and the tables' uploads again)
+PUSH_TABLES = 16
 
 
 def hub_shards(intervals, degrees, huge_min):

@@ -289,8 +289,17 @@ def merge_stores(tmp_path_factory):
 
 
 @pytest.mark.cuda
+def _partial(program, store):
+    """Two slots and a budget for the two smallest shards resident beside them: a push plan's
+    table of resident shards with copies after it (cut into chunks between them)."""
+    from .test_push import push_model
+    model = push_model(program, store)
+    regions = sorted(model.regions)
+    return {"memory_budget": model.static_bytes + model.scratch_bytes + 2 * regions[-1] + regions[0] + regions[1]}
+
+
 @pytest.mark.parametrize("kind,transfer,queue", [("all", "auto", False), ("minimum", "copy", True),
-                                                 ("minimum", "zerocopy", False)])
+                                                 ("minimum", "zerocopy", False), ("partial", "copy", False)])
 @pytest.mark.parametrize("reorder", [None, "degree"])
 @pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("name", ["bfs", "sssp"])
@@ -299,7 +308,8 @@ def test_edge_balanced_push_equals_the_walk_by_rows_and_scipy(gpu, merge_stores,
     """Pushed throughout, with the edge-balanced walk offered (long rows at any walk size; on
     the plain store in the input's order every shard's) and not: scipy's values, and the same
     changed vertices and walked edges per iteration; resident shards (one launch over a table),
-    streamed ones copied (a queue frontier) and read in place (the zero-copy kernels)."""
+    streamed ones copied (a queue frontier) and read in place (the zero-copy kernels), and
+    resident shards with copies (the table cut into chunks between them)."""
     from grstream.backends.cuda import facts
     from .test_push import PROGRAMS, SOURCE, _budget, reference
     monkeypatch.setattr(balance, "MERGE_PUSH_MIN", 1)
@@ -313,12 +323,15 @@ def test_edge_balanced_push_equals_the_walk_by_rows_and_scipy(gpu, merge_stores,
     expect = reference(name, n, src, dst, w)
     inner = store.to_internal(np.arange(n))   # each input id's vertex in the store
     runs = {}
+    budget = _partial(cls(source=source), store) if kind == "partial" else _budget(kind, cls(source=source), store)
+    options = {"transfer": transfer, **({"slots": 2} if kind == "partial" else {})}
     for on in (True, False):
         res = gr.run(cls(source=source), store, device="cuda", direction="push",
-                     queue_fraction=1.0 if queue else None, **_budget(kind, cls(source=source), store),
-                     backend_options={"push_merge": on, "transfer": transfer})
+                     queue_fraction=1.0 if queue else None, **budget, backend_options={"push_merge": on, **options})
         strategies = {b for st in res.stats for b in st.plan["balance"]}
         assert ("merge" in strategies) == on, strategies
+        if kind == "partial":   # resident shards and copies in one plan
+            assert any({"resident", "copy"} <= set(st.plan["transfer"]) for st in res.stats)
         np.testing.assert_array_equal(res.values[field][inner], expect, err_msg=f"push_merge={on}")
         runs[on] = [(st.changed_vertices, st.active_edges, st.next_active_vertices) for st in res.stats]
     assert runs[True] == runs[False]
