@@ -288,7 +288,6 @@ def merge_stores(tmp_path_factory):
     return (n, src, dst, w), stores
 
 
-@pytest.mark.cuda
 def _partial(program, store):
     """Two slots and a budget for the two smallest shards resident beside them: a push plan's
     table of resident shards with copies after it (cut into chunks between them)."""
@@ -298,6 +297,7 @@ def _partial(program, store):
     return {"memory_budget": model.static_bytes + model.scratch_bytes + 2 * regions[-1] + regions[0] + regions[1]}
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kind,transfer,queue", [("all", "auto", False), ("minimum", "copy", True),
                                                  ("minimum", "zerocopy", False), ("partial", "copy", False)])
 @pytest.mark.parametrize("reorder", [None, "degree"])

@@ -15,7 +15,9 @@ from .test_codegen import PROGRAMS, needs_nvcc
 #: partials, launch parameters that count shards or blocks -- never a vertex, an edge or an offset
 NARROW_OK = {"lane", "w", "o", "leader", "owner", "s_owner", "s_shard", "s", "s_lane0", "a", "b",
              "mid", "c", "k", "bits_all", "bit", "bits", "m", "out", "part", "todo", "mine",
-             "total", "word", "x", "y", "i", "count", "num_shards", "spread", "accumulate"}
+             "total", "word", "x", "y", "i", "count", "num_shards", "spread", "accumulate",
+             # the warps' row search over 32 row ends (blockids.ROW_SEARCH): offsets within 64
+             "top", "at", "d", "cnt", "d31"}
 #: names bound to a warp intrinsic when declared 32-bit (the same names hold 64-bit indices elsewhere)
 INTRINSIC = {"k": "__ffs", "b": "__ffs", "c": ("__popc", "__syncthreads_count")}
 #: parameters that hold offsets, edge positions, vertex ids or counts of them
