@@ -99,6 +99,7 @@ def case(store, make, budget, repeat, field, profile=None, device="cuda", **opti
             "iter_ms": float(np.median([sum(s.time_total for s in r.stats) for r in runs])) * 1e3,
             "start_ms": float(np.median([r.info.get("start_wall_s", 0.0) for r in runs])) * 1e3,
             "iterations": last.iterations, "per_iter": per_iteration(last),
+            "runs": [[(it["ms"], it["modes"], it["balance"]) for it in per_iteration(r)] for r in runs],
             "resident_shards": last.info["memory"]["resident_shards"], "slots": last.info["memory"]["slots"],
             "budget": budget}, (last.values[field] if field is not None else None)
 
@@ -250,6 +251,8 @@ def main(argv=None):
             f"shards, {res['slots']} slots, budget {budget})")
         for it in res["per_iter"]:
             log(f"    {it}")
+        for k, run in enumerate(res["runs"]):   # each timed run's plan: ms, transfer modes, walks
+            log(f"  run {k}: " + " | ".join(f"{ms} {modes} {walks}" for ms, modes, walks in run))
     for label, v in values.items():   # compressed against plain (PageRank: sums in another order)
         if label in peers and peers[label][0] in values:
             p = values[peers[label][0]]

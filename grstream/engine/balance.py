@@ -75,32 +75,43 @@ def hub_walk(caps, edges, changed):
 MERGE_PUSH_MIN = 1 << 16
 
 
+#: :func:`merge_pushes`' reasons: the shard's walk is dense (not on a zero-copied shard), its
+#: rows are long (any transfer)
+DENSE_PUSH, LONG_ROWS = 1, 2
+
+
 def merge_pushes(caps, walk, push_edges, sizes):
-    """Per shard (bools), whether a push walks it edge-balanced (strategy ``"merge"``), from the
+    """Per shard (ints), why a push walks it edge-balanced (strategy ``"merge"``), from the
     edges the push walks in each shard (``walk``, the planner's estimate), the shards' push
-    edges and vertex counts: where the walk holds at least ``caps.push.merge_share`` of the
-    shard's push edges (a dense level: a grid over the edges reads every id once, coalesced), or
-    where the shard's rows are long (mean push degree at least ``caps.push.merge_degree``: a
-    walk by rows gets few threads for many edges, worst where a vertex order puts the largest
-    rows side by side) and the walk holds at least :data:`MERGE_PUSH_MIN` edges."""
+    edges and vertex counts: :data:`LONG_ROWS` where the shard's rows are long (mean push degree
+    at least ``caps.push.merge_degree``: a walk by rows gets few threads for many edges, worst
+    where a vertex order puts the largest rows side by side) and the walk holds at least
+    :data:`MERGE_PUSH_MIN` edges; else :data:`DENSE_PUSH` where the walk holds at least
+    ``caps.push.merge_share`` of the shard's push edges (a dense level: a grid over the edges
+    reads every id once, coalesced), which :func:`as_run` gives only to shards not read in
+    place (zero-copy: the edge-balanced walk reads every row offset and the ids of every run of
+    32 edges holding a changed row over the link, more than the changed rows' bytes the
+    transfer was chosen by); 0: the walk by rows."""
     walk = np.asarray(walk, dtype=np.float64)
     share = 0.0 if caps.push is None else float(caps.push.merge_share)
     degree = 0.0 if caps.push is None else float(caps.push.merge_degree)
     edges = np.asarray(push_edges, dtype=np.float64)
-    out = np.zeros(walk.shape, dtype=bool)
+    out = np.zeros(walk.shape, dtype=np.int64)
     if share > 0:
-        out |= (walk > 0) & (walk >= share * edges)
+        out[(walk > 0) & (walk >= share * edges)] = DENSE_PUSH
     if degree > 0:
-        out |= (edges >= degree * np.maximum(np.asarray(sizes, dtype=np.float64), 1)) & (walk >= MERGE_PUSH_MIN)
+        out[(edges >= degree * np.maximum(np.asarray(sizes, dtype=np.float64), 1)) & (walk >= MERGE_PUSH_MIN)] = LONG_ROWS
     return out
 
 
-def as_run(unit, caps, hubs=False, merged=()):
+def as_run(unit, caps, hubs=False, merged=None):
     """The strategies ``unit`` runs with once its transfer and direction are chosen (what the
     plan shows): a push unit walks its edges with the executor's push strategy
     (``caps.push.balance``: its push kernels' walk by rows, whatever the user forced), or
     ``"hubs"`` (that walk with the hub path) where ``hubs`` (:func:`hub_walk`), and
-    ``"merge"`` (the edge-balanced walk) for its shards in ``merged`` (:func:`merge_pushes`); a zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
+    ``"merge"`` (the edge-balanced walk) for its shards ``merged`` maps to a reason
+    (:func:`merge_pushes`: shard -> :data:`LONG_ROWS`, or :data:`DENSE_PUSH` unless the unit is
+    zero-copied); a zero-copy pull unit's gathers read mapped host memory with the executor's zero-copy strategy
     (``caps.zerocopy_balance``) unless the user forced one (``caps.forced.balance``); others, and
     executors declaring neither (None), keep the policy's choice."""
     n = len(unit.balance)
@@ -108,7 +119,10 @@ def as_run(unit, caps, hubs=False, merged=()):
     if unit.direction == "push":
         if pushed is None:
             return tuple(unit.balance)
-        return tuple("merge" if i in merged else "hubs" if hubs else pushed for i in unit.shards)
+        merged = merged or {}
+        edge_balanced = {i for i in unit.shards
+                         if merged.get(i) == LONG_ROWS or (merged.get(i) == DENSE_PUSH and unit.transfer != "zerocopy")}
+        return tuple("merge" if i in edge_balanced else "hubs" if hubs else pushed for i in unit.shards)
     fixed, forced = caps.zerocopy_balance, caps.forced.balance
     if unit.transfer != "zerocopy" or fixed is None or forced != "auto":
         return tuple(unit.balance)

@@ -101,8 +101,8 @@ class PushFacts:
         not rows), which a push unit's shard takes where the edges its changed vertices send
         along are at least ``merge_share`` of the shard's push edges, or where the shard's mean
         push degree is at least ``merge_degree`` and the push walks at least
-        grstream/engine/balance.py ``MERGE_PUSH_MIN`` edges of it (:func:`.balance.merge_pushes`);
-        0: never by that rule.
+        grstream/engine/balance.py ``MERGE_PUSH_MIN`` edges of it (:func:`.balance.merge_pushes`;
+        the share rule not on zero-copied shards); 0: never by that rule.
     """
 
     threshold: Optional[float] = None

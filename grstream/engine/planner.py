@@ -267,7 +267,8 @@ class Planner(UnitGrouping):
         units = [replace(u, direction="push")
                  for u in self._units(shards, counts, dense=False, push=True,
                                        single=asynchronous)]
-        merged = set(np.flatnonzero(balance.merge_pushes(self.caps, walk, self.push_edges, self.sizes)).tolist())
+        why = balance.merge_pushes(self.caps, walk, self.push_edges, self.sizes)
+        merged = {int(i): int(why[i]) for i in np.flatnonzero(why)}
         units = self._batch_zerocopy(self._modes(iteration, units, counts, walk,
                                                  hubs=balance.hub_walk(self.caps, edges, int(np.sum(counts))),
                                                  merged=merged))
@@ -315,11 +316,12 @@ class Planner(UnitGrouping):
         return est
 
     # ------------------------------------------------------------------ pieces
-    def _modes(self, iteration, units, counts, edges=None, hubs=False, merged=()):
+    def _modes(self, iteration, units, counts, edges=None, hubs=False, merged=None):
         """Each streamed unit's transfer: copy, compact or zerocopy (engine/transfers.py);
         ``edges``: a push plan's walked edges per shard. Then each unit's load balance as the
         executor runs it with that transfer and direction (balance.as_run; ``hubs``: push units
-        take the hub path; ``merged``: the shards a push walks edge-balanced)."""
+        take the hub path; ``merged``: shard -> why a push walks it edge-balanced,
+        balance.merge_pushes)."""
         units = self.transfers.modes(iteration, units, counts, edges)
         return [replace(u, balance=balance.as_run(u, self.caps, hubs, merged)) for u in units]
 

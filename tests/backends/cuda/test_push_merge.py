@@ -150,14 +150,18 @@ def test_a_dense_or_long_rowed_shard_pushes_edge_balanced():
     edges, sizes = np.array([1000, 1000, 400_000, 400_000, 0]), np.array([100, 100, 1000, 1000, 10])
     walk = np.array([300, 200, 70_000, 60_000, 0])
     # shard 0: a quarter of its edges; 2: mean degree 400 and a walk of 2^16 or more
-    assert balance.merge_pushes(_caps(), walk, edges, sizes).tolist() == [True, False, True, False, False]
-    assert balance.merge_pushes(_caps(0.0), walk, edges, sizes).tolist() == [False, False, True, False, False]
-    assert balance.merge_pushes(_caps(0.25, 0.0), walk, edges, sizes).tolist() == [True, False, False, False, False]
+    dense, long = balance.DENSE_PUSH, balance.LONG_ROWS
+    assert balance.merge_pushes(_caps(), walk, edges, sizes).tolist() == [dense, 0, long, 0, 0]
+    assert balance.merge_pushes(_caps(0.0), walk, edges, sizes).tolist() == [0, 0, long, 0, 0]
+    assert balance.merge_pushes(_caps(0.25, 0.0), walk, edges, sizes).tolist() == [dense, 0, 0, 0, 0]
     assert not balance.merge_pushes(Capabilities("cpu"), walk, edges, sizes).any()
     from grstream.engine.plan import Unit
     push = Unit((0, 2, 3), "resident", ("twc",) * 3, direction="push")
-    assert balance.as_run(push, _caps(), hubs=True, merged={2}) == ("hubs", "merge", "hubs")
-    assert balance.as_run(push, _caps(), merged={0, 3}) == ("merge", "twc", "merge")
+    assert balance.as_run(push, _caps(), hubs=True, merged={2: long}) == ("hubs", "merge", "hubs")
+    assert balance.as_run(push, _caps(), merged={0: dense, 3: long}) == ("merge", "twc", "merge")
+    # read in place: long rows only (a dense walk would read every offset over the link)
+    zc = Unit((0, 2, 3), "zerocopy", ("twc",) * 3, direction="push")
+    assert balance.as_run(zc, _caps(), merged={0: dense, 3: long}) == ("twc", "twc", "merge")
 
 
 def test_the_cuda_executor_offers_the_edge_balanced_push(tmp_path):
