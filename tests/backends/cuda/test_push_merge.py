@@ -292,13 +292,41 @@ def merge_stores(tmp_path_factory):
     return (n, src, dst, w), stores
 
 
+def _partial_model(program, store, budget=None):
+    """The push-only memory model (BFS and SSSP pushed throughout) the session plans with two
+    slots, for ``budget`` (None: unbounded)."""
+    from grstream.backends.cuda.executor import CudaExecutor
+    from grstream.engine.direction import memory_arrays
+    from grstream.engine.memory import plan_memory
+    spec = type(program).spec
+    setup = CudaExecutor.make_setup(store, {"slots": 2}, push=True)
+    return plan_memory(store, memory_arrays(spec, "only"), CudaExecutor.footprint(spec, False, setup), budget,
+                       pinned=CudaExecutor.pinned, **CudaExecutor.memory_options(spec, setup))
+
+
 def _partial(program, store):
     """Two slots and a budget for the two smallest shards resident beside them: a push plan's
     table of resident shards with copies after it (cut into chunks between them)."""
-    from .test_push import push_model
-    model = push_model(program, store)
+    model = _partial_model(program, store)
     regions = sorted(model.regions)
     return {"memory_budget": model.static_bytes + model.scratch_bytes + 2 * regions[-1] + regions[0] + regions[1]}
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("reorder", [None, "degree"])
+def test_the_partial_budget_keeps_shards_resident_and_streams_others(tmp_path, compress, reorder):
+    """The GPU test's "partial" budget: at least two resident shards and two streamed ones
+    through two slots, for BFS and SSSP (what the session plans when every plan pushes)."""
+    from .test_push_hubs import hub_graph
+    n, src, dst, w = hub_graph(np.random.default_rng(808))
+    path = tmp_path / "p.h5"
+    gr.build_shards(sp.coo_matrix((w, (src, dst)), shape=(n, n)), path, num_shards=5, weighted=True,
+                    progress=False, compress=compress, reorder=reorder)
+    store = gr.open(path)
+    for cls in (bfs.BFS, sssp.SSSP):
+        model = _partial_model(cls(source=0), store, _partial(cls(source=0), store)["memory_budget"])
+        assert model.slots == 2 and len(model.resident) >= 2
+        assert store.num_shards - len(model.resident) >= 2
 
 
 @pytest.mark.cuda
