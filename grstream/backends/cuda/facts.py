@@ -42,7 +42,8 @@ QUEUE_FRACTION = 0.0
 #: PushFacts.balance: the push kernels walk the TWC way (push_kernels.PUSH_TWC) only
 ZEROCOPY_BALANCE = PUSH_BALANCE = "twc"
 #: PushFacts.merge_share on compressed stores: a push shard whose changed rows hold at least this
-#: share of its edges takes the edge-balanced walk (push_kernels.PUSH_MERGE), whose warps decode
+#: share of its edges, and which is not read in place, takes the edge-balanced walk
+#: (push_kernels.PUSH_MERGE; engine/balance.py merge_pushes), whose warps decode
 #: every id block once with coalesced reads where the walk by rows decodes a cursor per thread
 #: (a warp per row in zero-copy units); plain stores keep the walk by rows for dense levels
 PUSH_MERGE_SHARE = 0.25
