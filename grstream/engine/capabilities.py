@@ -48,6 +48,9 @@ class Feature(Enum):
     LOCAL_ROUNDS = "local_rounds"
     #: pull plans with ``IterationPlan.publish == "unit"`` (Gauss-Seidel)
     PUBLISH_UNIT = "publish_unit"
+    #: dense plans with ``IterationPlan.ahead``: the next plan's first copy started after the
+    #: plan's units, while its last kernels and the host's read back and planning run
+    COPY_AHEAD = "copy_ahead"
 
 
 @dataclass(frozen=True)

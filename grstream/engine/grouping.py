@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .capabilities import BatchResident
+from .capabilities import BatchResident, Feature
 from .plan import Unit
 
 #: the batching modes that batch the resident shards of dense plans
@@ -162,6 +162,48 @@ class UnitGrouping:
                 self.held[u.slot] = (tuple(u.shards), "push" if u.direction == "push" else "all")
             else:
                 self.held.pop(u.slot, None)
+
+    def _early(self, units):
+        """``units`` with the copy that the previous plan's ahead copy moved marked ``early``: the
+        "copy" unit of those shards into that slot, where no unit before it writes the slot.
+        The promise is used up by this plan either way (the executor joins the copy)."""
+        promised, self._promised = self._promised, None
+        if promised is None:
+            return units
+        out = list(units)
+        for k, u in enumerate(out):
+            if u.slot == promised.slot and u.transfer != "held":
+                if u.transfer == "copy" and u.shards == promised.shards:
+                    out[k] = replace(u, early=True)
+                break
+        return out
+
+    def _ahead(self, shards):
+        """The first copy of the next dense plan over ``shards`` when it can start now (after
+        this plan's units; ``Feature.COPY_AHEAD``): the shards the next plan would stream first
+        into the slot it would copy into first, all filled in the pinned cache (None: none).
+        From now on that slot holds them (``self.held``)."""
+        if not (self.dense and self.spec.activate == "all" and self.caps.has(Feature.COPY_AHEAD)
+                and not self.lanes and self.memory.slots and self.caps.forced.transfer == "auto"):
+            return None
+        in_slot = {i: s for i, s in self._held_shards(False).items() if s != self._slot}
+        group = []
+        for i in shards:
+            if self._is_ready(i) or i in self.resident or i in in_slot:
+                continue
+            if not group:
+                group = [i]
+            elif self._joins(group, i):
+                group.append(i)
+            else:
+                break
+        if not group or any(i not in self.pinned or i not in self.cache_filled for i in group):
+            return None
+        unit = self._unit(group, "copy", self.sizes, slot=self._slot, source="pinned",
+                          nbytes=self._span_bytes(group))
+        self.held[unit.slot] = (unit.shards, "all")
+        self._promised = unit
+        return unit
 
     def _batch_zerocopy(self, units):
         """Push units read in place, as one unit (after the executor's modes; ``batching.resident``

@@ -40,7 +40,16 @@ transfer (per unit)
     (not under a forced transfer mode, ``Capabilities.forced``). The planner chooses among
     them per streamed shard (grstream/engine/transfers.py, grstream/engine/costs.py); ``nbytes``
     is then its estimate of the bytes over the link. Skipped shards (no active vertex) are not
-    in any unit; they are listed in ``plan.skipped``.
+    in any unit; they are listed in ``plan.skipped``. A "copy" unit with ``early`` set was copied
+    by the previous plan (its ``ahead``), which the executor ran after that plan's units: it
+    finds its data in its slot, in stream order, and moves nothing more.
+ahead
+    A copy the executor starts once the plan's units are queued (``Feature.COPY_AHEAD``), into a
+    slot none of them reads afterwards: the next dense plan's first copy, which then runs while
+    this plan's last kernels, apply, read back and the next planning do (its copy's kernels wait
+    for it; nothing else does). The planner counts the slot as holding those shards from then
+    on; the next plan marks the unit that finds them there ``early`` (a plan of another shape
+    reads them as "held", or overwrites the slot). None: nothing.
 balance (per shard of a unit)
     The load-balance strategy of the shard's gather. CPU: ``"full"`` (every vertex of the shard is
     active: sweep all its edges), ``"sweep"`` (many active: sweep all edges, drop inactive
@@ -115,6 +124,7 @@ class Unit:
     source: str = ""                      # "copy": "pinned" (host cache) or "store"; else ""
     active: int = 0                       # active vertices of the unit's shards
     nbytes: int = 0                       # bytes this unit moves (0 when resident)
+    early: bool = False                   # "copy": the previous plan's ahead copy moved it
 
     def __str__(self):
         span = (f"{self.shards[0]}" if len(self.shards) == 1
@@ -125,7 +135,7 @@ class Unit:
         kinds = sorted(set(self.balance))
         return (f"[{span}] {self.direction} {self.transfer}{where}{src} {'/'.join(kinds)} "
                 f"active={self.active}" + (f" {self.nbytes}B" if self.nbytes else "")
-                + (f" ex{self.executor}" if self.executor else ""))
+                + (f" ex{self.executor}" if self.executor else "") + (" early" if self.early else ""))
 
 
 @dataclass(frozen=True)
@@ -166,6 +176,8 @@ class IterationPlan:
     tiers: Tuple[Tuple[str, int, int], ...] = ()
     #: the shards this plan reads from the store (tier "store"; see :func:`unit_tier`)
     from_store: FrozenSet[int] = frozenset()
+    #: a copy for the next plan, started after this plan's units (see ``ahead`` above)
+    ahead: Optional[Unit] = None
 
     @property
     def shards(self):
@@ -191,6 +203,7 @@ class IterationPlan:
                 "activation": self.activation, "local_rounds": self.local_rounds,
                 "local_fraction": self.local_fraction, "push_async": self.push_async,
                 "phase_scope": self.phase_scope, "next_queue": self.next_queue,
+                "ahead": len(self.ahead.shards) if self.ahead is not None else 0,
                 "tiers": {t: {"shards": k, "bytes": b} for t, k, b in self.tiers},
                 "shard_modes": {str(i): u.transfer for u in self.units for i in u.shards
                                 if u.transfer in ("copy", "compact", "zerocopy", "held")},
@@ -212,7 +225,8 @@ class IterationPlan:
                   f"pinned {self.bytes_pinned}B, moves {self.bytes_copy}B"
                 + ("; tiers " + ", ".join(f"{t} {k} ({b}B)" for t, k, b in self.tiers if k)
                    if any(k for _, k, _ in self.tiers) else ""))
-        return "\n".join([head] + [f"  {u}" for u in self.units])
+        tail = [f"  ahead {self.ahead}"] if self.ahead is not None else []
+        return "\n".join([head] + [f"  {u}" for u in self.units] + tail)
 
 
 def unit_tier(unit, shard, from_store):

@@ -116,6 +116,8 @@ class Planner(UnitGrouping):
         self.cache_filled = set()
         self._slot = 0
         self.held = {}   # streaming slot -> (shards, "push" / "all") it holds (remember_slots)
+        self._promised = None   # the last plan's ahead copy (grouping._ahead)
+        self.lanes = bool(lanes)
         self.dense = is_dense(spec)
         self.hoist = hoistable(spec)
         self.phases = phases_of(spec, self.dense)
@@ -142,6 +144,7 @@ class Planner(UnitGrouping):
         self.transfers.start()
         self.changed_sum = 0   # the run's changed sets so far (direction.asynchronous_push)
         self.held = {}         # a run reuses only what its own plans left in the slots
+        self._promised = None
         # the seeds' rows take a transfer mode like any pull unit's: a source's shard is read in
         # place rather than copied whole for one row (a push from it follows)
         units = self.transfers.modes(0, self._units(shards, counts, dense=False), counts, seed=True)
@@ -159,7 +162,7 @@ class Planner(UnitGrouping):
         """A run resumed from a checkpoint (``state``: :meth:`run_state` then): what
         :meth:`seed` resets for a new run, and the direction rule's state as it was."""
         self.transfers.start()
-        self.held = {}
+        self.held, self._promised = {}, None
         self.record, self._pull_next = state["record"], False
         self.changed_sum = int(state["changed_sum"])
 
@@ -328,6 +331,7 @@ class Planner(UnitGrouping):
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
               per_unit=True):
         spec, mem = self.spec, self.memory
+        units = self._early(units)
         self.remember_slots(units)
         touched = set(shards)
         skipped = tuple(i for i in range(self.S) if i not in touched)
@@ -356,6 +360,8 @@ class Planner(UnitGrouping):
         # shard (push plans, which combine per receiver, set "unit" again)
         scope = ("shard" if self.caps.batching.shard_phases and not dense
                  and any(len(u.shards) > 1 for u in units) else "unit")
+        # a dense pull's next plan starts with a copy that can start after this plan's units
+        ahead = self._ahead(shards) if dense and ran and "gather" in phases and not seed else None
         return IterationPlan(
             iteration=iteration, units=tuple(units), skipped=skipped, phases=phases,
             phase_scope=scope,
@@ -369,7 +375,7 @@ class Planner(UnitGrouping):
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
             tiers=tiers, from_store=frozenset(i for i in shards if i in self._from_store),
-            local_rounds=local, local_fraction=local_fraction(local))
+            local_rounds=local, local_fraction=local_fraction(local), ahead=ahead)
 
     def _hoist_pays(self, shards, counts):
         """Hoisting computes one message per vertex of the graph: an executor that may skip it

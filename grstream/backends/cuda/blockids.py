@@ -291,7 +291,8 @@ class IdsArg:
             return (0,) * self.parts
         if not isinstance(value, tuple) or len(value) != self.parts:
             raise TypeError(f"a tuple of {self.parts} device addresses (offsets, masks, widths, words)")
-        return tuple(_POINTER.convert(v) for v in value)
+        convert = _POINTER.convert
+        return (convert(value[0]), convert(value[1]), convert(value[2]), convert(value[3]))
 
 
 #: the check of each part's address (a device pointer's)

@@ -233,7 +233,7 @@ class DeviceState:
     def readback(self):
         """The iteration's one device -> host copy (counters, aggregates, shard counts); syncs."""
         self.cuda.memcpy_dtoh_async(self.rb_host, self.rb_dev, self.ex.compute)
-        self.ex.sync()
+        self.ex.settle()   # (not a copy started ahead for the next plan)
         raw = self.rb_host.view(np.uint8)
         self.aggregates = {}
         for k, a in enumerate(self.agg_names):

@@ -164,7 +164,9 @@ class CudaFacts:
         # a pull unit of several shards runs its phases shard by shard.
         # gather_from "changed": the gathers read the previous iteration's changed bitmap
         # (codegen.from_changed), which the applies write as they do for push plans
-        features = {Feature.GATHER_CHANGED} | ({Feature.PUBLISH_UNIT} if options.publish_unit else set())
+        # dense plans copy the next plan's first unit ahead (movement.Mover.copy_ahead)
+        features = ({Feature.GATHER_CHANGED} | ({Feature.PUBLISH_UNIT} if options.publish_unit else set())
+                    | ({Feature.COPY_AHEAD} if not setup.lanes else set()))
         packed = setup.store is not None and id_bits(setup.store) > 0
         return Capabilities(
             "cuda", workers=1,

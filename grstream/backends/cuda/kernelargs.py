@@ -65,6 +65,8 @@ class VectorArg:
         return f"{'const ' if self.const else ''}{self.ctype}* __restrict__ {self.name}"
 
     def convert(self, value):
+        if type(value) is int and value >= 0:   # the common case, checked first (host time per launch)
+            return value
         if value is None:
             return 0
         if isinstance(value, (bool, np.bool_, float, np.floating, np.ndarray, str, bytes)):
@@ -91,6 +93,9 @@ class ScalarArg:
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
         if self.dtype not in STRUCT_CHARS:
             raise TypeError(f"no kernel scalar of dtype {self.dtype}")
+        # an integer's range, found once (np.iinfo per launch is most of a launch's host time)
+        info = np.iinfo(self.dtype) if self.dtype.kind in "iu" else None
+        object.__setattr__(self, "_range", None if info is None else (int(info.min), int(info.max)))
 
     @property
     def ctype(self):
@@ -104,12 +109,11 @@ class ScalarArg:
         return f"{self.ctype} {self.name}"
 
     def convert(self, value):
-        dt = self.dtype
-        if dt.kind in "iu":
+        dt, bounds = self.dtype, self._range
+        if bounds is not None:
             if not _is_integer(value):
                 raise TypeError(f"an integer, not {type(value).__name__}")
-            info = np.iinfo(dt)
-            if not info.min <= int(value) <= info.max:
+            if not bounds[0] <= int(value) <= bounds[1]:
                 raise TypeError(f"{int(value)} outside {dt}")
             return dt.type(int(value))
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):

@@ -117,6 +117,8 @@ class Mover:
         self.cache_filled = set()
         self.bytes_read = 0
         self._key_cache = {}
+        self._resident = {}   # shard -> its DeviceArrays (resident_arrays)
+        self._ahead = None    # (shards, slot, DeviceArrays, bytes) of the copy started ahead
 
     def _take(self, kind, name, nbytes, alloc):
         self.ledger.take(kind, name, int(nbytes))
@@ -132,9 +134,14 @@ class Mover:
         return keys
 
     def resident_arrays(self, i):
-        """``DeviceArrays`` of resident shard ``i`` (valid once loaded, by any executor of the session)."""
-        addrs = {n: self.shared[(SHARED, k)] for n, k in zip(self.names, self._keys(i))}
-        return DeviceArrays(i, addrs, self.memory.lengths[i], self._edges(i))
+        """``DeviceArrays`` of resident shard ``i`` (valid once loaded, by any executor of the
+        session); made once: a resident shard stays where it is until the session's executors
+        close (movement.release_shared), so every plan reuses them (host time per iteration)."""
+        arrays = self._resident.get(i)
+        if arrays is None:
+            addrs = {n: self.shared[(SHARED, k)] for n, k in zip(self.names, self._keys(i))}
+            arrays = self._resident[i] = DeviceArrays(i, addrs, self.memory.lengths[i], self._edges(i))
+        return arrays
 
     def _region_for_load(self, i):
         """Allocate shard ``i``'s resident region and publish its arrays' addresses to the session."""
@@ -262,6 +269,8 @@ class Mover:
                 for _, _, nbytes, _ in reads:
                     stats["bytes_read"] += nbytes
                     self.bytes_read += nbytes
+                if self._ahead is not None and u.slot == self._ahead[1] and not u.early:
+                    self._join_ahead(stats)   # (a "held" unit reads what it copied)
                 if u.transfer == "resident":
                     data = [self.resident_arrays(i) for i in u.shards]
                 elif u.transfer == "held":
@@ -271,6 +280,9 @@ class Mover:
                         self._cache_ready(i)
                     data = [self.mapped_arrays(i) for i in u.shards]
                     modes["zerocopy"] = modes.get("zerocopy", 0) + u.nbytes   # the plan's estimate
+                elif self._ahead is not None and u.slot == self._ahead[1] and u.transfer != "held" and \
+                        u.early and u.shards == self._ahead[0]:
+                    data = self._join_ahead(stats)   # its copy ran ahead, after the last plan's units
                 else:
                     first = len(getattr(self.ex, "copy_spans", ()))
                     h2d = stats["bytes_h2d"]
@@ -280,11 +292,43 @@ class Mover:
                         spans.append((u.transfer, first, len(getattr(self.ex, "copy_spans", ()))))
                 self.ex.begin_kernels()
                 yield u, data
+            if self._ahead is not None:   # a copy ahead that no unit found: joined all the same
+                self._join_ahead(stats)
+            if plan.ahead is not None:
+                self.copy_ahead(plan.ahead)
         finally:
             if items is not produced:
                 items.close()
             while pending:
                 self.ex.wait(pending.popleft()[1])
+
+    def copy_ahead(self, u):
+        """Start copy unit ``u`` of the next plan now (``IterationPlan.ahead``), out of the pinned
+        cache into its slot once the kernels that read the slot last finished: the compute
+        stream does not wait for it until a unit of the next plan uses the slot."""
+        offs = self.memory.pinned_offsets
+        if any(i not in offs or i not in self.cache_filled for i in u.shards):
+            raise InternalError(f"plan error: the copy ahead of shards {u.shards} needs them in the "
+                                f"pinned cache")
+        reads = [(i, self._views(i, self.cache, offs[i]), 0, None) for i in u.shards]
+        stats = {"bytes_h2d": 0, "copied": 0, "copies": 0}
+        data = self._copy(u, reads, stats, deque(), ahead=True)
+        self._ahead = (u.shards, u.slot, data, stats["bytes_h2d"])
+
+    def _join_ahead(self, stats):
+        """The copy started ahead becomes this plan's: the compute stream waits for it, its
+        bytes and spans count here. Returns its ``DeviceArrays``."""
+        shards, _, data, nbytes = self._ahead
+        self._ahead = None
+        at = self.ex.join_ahead()
+        stats["bytes_h2d"] += nbytes
+        modes = stats.setdefault("modes", {})
+        modes["copy"] = modes.get("copy", 0) + nbytes
+        stats["copied"] += len(shards)
+        stats["copies"] += 1
+        if at is not None:
+            stats.setdefault("copy_spans", []).append(("copy", at[0], at[1]))
+        return data
 
     def _reclaim(self, pending, pool, starved):
         """Staging buffers whose copy finished go back to the pool; when the producer may be
@@ -295,7 +339,7 @@ class Mover:
             pool.release(b)
             starved = False
 
-    def _copy(self, u, reads, stats, pending):
+    def _copy(self, u, reads, stats, pending, ahead=False):
         mem = self.memory
         if u.transfer == "load":
             (i, views, _, b), = reads
@@ -325,7 +369,7 @@ class Mover:
                     if views[n].nbytes:
                         self._put(views[n], bases[i] + mem.offsets[i][n])
                         stats["bytes_h2d"] += views[n].nbytes
-        token = self.ex.end_copy()
+        token = self.ex.end_ahead() if ahead else self.ex.end_copy()
         stats["copied"] += len(u.shards)
         stats["copies"] += 1
         pending.extend((b, token) for _, _, _, b in reads if b is not None)

@@ -30,6 +30,8 @@ class Streams:
         self.kernel_spans = []        # (start event, end event) per shard's kernels
         self._pool = []
         self._kernel_start = None
+        self._span_from = 0           # first copy span of the copy being enqueued
+        self.ahead = None             # (ends, spans) of a copy started ahead, not joined yet
 
     def _event(self):
         return self._pool.pop() if self._pool else self.cuda.Event()
@@ -57,6 +59,7 @@ class Streams:
         self._used_streams = set()
         self._slot = slot
         self._rr = 0
+        self._span_from = len(self.copy_spans)
 
     def copy_array(self, host, dev_addr):
         s = self._rr % len(self.copy_streams)
@@ -87,6 +90,35 @@ class Streams:
         self._kernel_start = self._event()
         self._kernel_start.record(self.compute)
         return ends
+
+    def end_ahead(self):
+        """End a copy started ahead for the next plan (:meth:`Mover.copy_ahead`): like
+        :meth:`end_copy`, except that the compute stream does not wait for it (its kernels come
+        in the next plan: :meth:`join_ahead`), and its timing spans are kept for that plan's
+        timeline (this plan's read back does not wait for them)."""
+        ends = []
+        for s in sorted(self._used_streams):
+            e = self._event()
+            e.record(self.copy_streams[s])
+            ends.append((s, e))
+        self._prev_copy = list(ends)
+        spans = self.copy_spans[self._span_from:]
+        del self.copy_spans[self._span_from:]
+        self.ahead = (ends, spans)
+
+    def join_ahead(self):
+        """The compute stream waits for the copy started ahead (before the kernels that read
+        it); its spans join this plan's. Returns their (first, end) indices in ``copy_spans``
+        (None: no copy was ahead)."""
+        if self.ahead is None:
+            return None
+        ends, spans = self.ahead
+        self.ahead = None
+        for _, e in ends:
+            self.compute.wait_for_event(e)
+        first = len(self.copy_spans)
+        self.copy_spans.extend(spans)
+        return first, len(self.copy_spans)
 
     def done(self, token):
         return all(e.query() for e in token)
@@ -127,7 +159,16 @@ class Streams:
             pass
         self.copy_streams, self.compute, self._pool, self._kernel_start = [], None, [], None
         self._prev_copy, self._slot_free, self._copy_events = [], {}, []
-        self.copy_spans, self.kernel_spans = [], []
+        self.copy_spans, self.kernel_spans, self.ahead = [], [], None
+
+    def settle(self):
+        """The end of a plan (its read back): every copy it enqueued was joined into the compute
+        stream, so the compute stream alone is waited for while a copy for the next plan runs
+        ahead (:meth:`end_ahead`); else everything, as :meth:`sync`."""
+        if self.ahead is None:
+            self.sync()
+        else:
+            self.compute.synchronize()
 
     def reset(self):
         """Forget the spans recorded so far (after a sync), e.g. those of ``start``."""
@@ -135,7 +176,8 @@ class Streams:
             self._pool += [s, e]
         self.copy_spans, self.kernel_spans = [], []
         self._slot_free = {}
-        self._prev_copy = []
+        # (a copy running ahead stays the one the next copies follow)
+        self._prev_copy = [] if self.ahead is None else list(self.ahead[0])
 
     def timeline(self, origin):
         """(copy busy s, kernel busy s, overlap s) of the spans since the last call; resets them.

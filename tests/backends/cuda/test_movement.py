@@ -3,6 +3,7 @@ the CUDA streams (no GPU needed)."""
 import sys
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -130,6 +131,12 @@ class SyncExecutor:
             self.busy.add(self.current)
         return ()
 
+    def end_ahead(self):   # (the copy already landed: the next plan's unit finds it)
+        self.end_copy()
+
+    def join_ahead(self):
+        return None
+
     def done(self, token):
         return True
 
@@ -246,6 +253,38 @@ def test_units_arrive_with_the_store_bytes(tmp_path, budget_kind, pinned, compre
         assert exact <= stats["bytes_h2d"] <= plan.bytes_copy
     for kind in ("device", "pinned"):
         assert ledger.peak[kind] <= ledger.limits[kind]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("budget_kind", ["partial", "one-slot", "grouped"])
+def test_a_copy_ahead_is_the_next_plans_first_copy(tmp_path, budget_kind, compress):
+    """Dense plans copy the next plan's first unit after their own units (IterationPlan.ahead):
+    that unit, marked early, finds its shards' bytes in its slot and moves nothing more; the
+    plans move what plans without the copy ahead move."""
+    store = make_store(tmp_path, compress=compress)
+    spec = gr.algorithms.pagerank.PageRank.spec
+    sizes = np.diff(np.asarray(store.intervals))
+    moved = {}
+    for ahead in (False, True):
+        features = frozenset({Feature.COPY_AHEAD}) if ahead else frozenset()
+        mover, ex, model, planner, _ = setup(store, spec, budget_kind, features=features)
+        moved[ahead] = []
+        for it in range(1, 6):
+            plan = planner.plan(it, sizes, True)
+            early = [u for u in plan.units if u.early]
+            if ahead and it > 1:
+                assert len(early) == 1 and early[0] == replace(last.ahead, early=True, balance=early[0].balance)
+            else:
+                assert not early
+            assert (plan.ahead is not None) == ahead   # (plan 1 fills the cache before its end)
+            before = len(ex.copies)
+            stats, seen = run_plan(mover, ex, plan, store)   # every unit's bytes are the store's
+            assert sorted(seen) == list(range(store.num_shards))
+            moved[ahead].append(stats["bytes_h2d"])
+            if plan.ahead is not None:   # copied after the units, counted by the next plan
+                assert len(ex.copies) > before and mover._ahead[0] == plan.ahead.shards
+            last = plan
+    assert moved[True] == moved[False]
 
 
 def test_store_shards_reread_pinned_ones_not(tmp_path):
