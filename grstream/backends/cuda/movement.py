@@ -117,8 +117,7 @@ class Mover:
         self.cache_filled = set()
         self.bytes_read = 0
         self._key_cache = {}
-        self._resident = {}   # shard -> its DeviceArrays (resident_arrays)
-        self._ahead = None    # (shards, slot, DeviceArrays, bytes) of the copy started ahead
+        self._resident, self._ahead = {}, None   # resident_arrays; (shards, slot, data, bytes) ahead
 
     def _take(self, kind, name, nbytes, alloc):
         self.ledger.take(kind, name, int(nbytes))
@@ -270,7 +269,7 @@ class Mover:
                     stats["bytes_read"] += nbytes
                     self.bytes_read += nbytes
                 if self._ahead is not None and u.slot == self._ahead[1] and not u.early:
-                    self._join_ahead(stats)   # (a "held" unit reads what it copied)
+                    self._join_ahead(stats, used=False)   # (a "held" unit reads what it copied)
                 if u.transfer == "resident":
                     data = [self.resident_arrays(i) for i in u.shards]
                 elif u.transfer == "held":
@@ -292,8 +291,8 @@ class Mover:
                         spans.append((u.transfer, first, len(getattr(self.ex, "copy_spans", ()))))
                 self.ex.begin_kernels()
                 yield u, data
-            if self._ahead is not None:   # a copy ahead that no unit found: joined all the same
-                self._join_ahead(stats)
+            if self._ahead is not None:   # a copy ahead no unit found: its bytes crossed the link
+                self._join_ahead(stats, used=False)
             if plan.ahead is not None:
                 self.copy_ahead(plan.ahead)
         finally:
@@ -303,9 +302,8 @@ class Mover:
                 self.ex.wait(pending.popleft()[1])
 
     def copy_ahead(self, u):
-        """Start copy unit ``u`` of the next plan now (``IterationPlan.ahead``), out of the pinned
-        cache into its slot once the kernels that read the slot last finished: the compute
-        stream does not wait for it until a unit of the next plan uses the slot."""
+        """Start the next plan's copy ``u`` now (``IterationPlan.ahead``) from the pinned cache, once
+        the slot's last kernels finished; the compute stream waits for it in the next plan."""
         offs = self.memory.pinned_offsets
         if any(i not in offs or i not in self.cache_filled for i in u.shards):
             raise InternalError(f"plan error: the copy ahead of shards {u.shards} needs them in the "
@@ -315,13 +313,15 @@ class Mover:
         data = self._copy(u, reads, stats, deque(), ahead=True)
         self._ahead = (u.shards, u.slot, data, stats["bytes_h2d"])
 
-    def _join_ahead(self, stats):
-        """The copy started ahead becomes this plan's: the compute stream waits for it, its
-        bytes and spans count here. Returns its ``DeviceArrays``."""
+    def _join_ahead(self, stats, used=True):
+        """The compute stream waits for the copy started ahead; its bytes count in this plan,
+        its shards and time too where its "early" unit ``used`` it. Returns its DeviceArrays."""
         shards, _, data, nbytes = self._ahead
         self._ahead = None
         at = self.ex.join_ahead()
         stats["bytes_h2d"] += nbytes
+        if not used:
+            return data
         modes = stats.setdefault("modes", {})
         modes["copy"] = modes.get("copy", 0) + nbytes
         stats["copied"] += len(shards)
