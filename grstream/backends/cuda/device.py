@@ -133,6 +133,7 @@ class DeviceState:
         self.agg_names = list(ks.aggregates)
         self.counts_word = _COUNTERS + len(self.agg_names)
         self.rb_dev = self.mem["readback block"]
+        self._rb_done = None   # the event a read back with work queued behind it waits for
         # small host buffers stay pageable: the memory model bounds pinned memory to the cache
         # and the staging buffers, and these copies are a few hundred bytes
         self.rb_host = np.zeros(self.counts_word + 2 * max(self.S, 1), np.uint64)
@@ -230,10 +231,19 @@ class DeviceState:
         words = 2 * (self.rb_host.size if everything else _COUNTERS)
         self.cuda.memset_d32_async(self.rb_dev, 0, words, self.ex.compute)
 
-    def readback(self):
-        """The iteration's one device -> host copy (counters, aggregates, shard counts); syncs."""
+    def readback(self, then=None):
+        """The iteration's one device -> host copy (counters, aggregates, shard counts); waits for
+        it. ``then()`` queues work for the next plan behind it, which the wait leaves running
+        (every copy of the plan was joined into the compute stream before the read back)."""
         self.cuda.memcpy_dtoh_async(self.rb_host, self.rb_dev, self.ex.compute)
-        self.ex.settle()   # (not a copy started ahead for the next plan)
+        if then is None:
+            self.ex.settle()   # (not a copy started ahead for the next plan)
+        else:
+            if self._rb_done is None:
+                self._rb_done = self.cuda.Event()
+            self._rb_done.record(self.ex.compute)
+            then()
+            self._rb_done.synchronize()
         raw = self.rb_host.view(np.uint8)
         self.aggregates = {}
         for k, a in enumerate(self.agg_names):

@@ -85,7 +85,8 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         self.start_times = {}
         # the vertices a dense apply and a "copy" publish cover: every vertex, or an MPI rank's own
         # (setup.span; other ranks' values arrive through the exchange: distributed/gpu_rank.py)
-        self.span = setup.span or (0, int(store.num_vertices))
+        self.span, self.setup_span = setup.span or (0, int(store.num_vertices)), setup.span
+        self._begun = False   # the next plan's hoist and fill are queued (phases._early_begin)
         # lanes (Session.run_lanes): each phase once per lane with work, lane_runs.LaneRuns
         self.lane_runs = None
         if setup.lanes:
@@ -119,6 +120,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
             self.lane_runs.upload_state(state)
             self.start_times = {"state_s": time.perf_counter() - t0}
             return
+        self._begun = False
         self.dev.load_state(state, edge_state, staged=self._host_state, span=self.state_span())
         if self.pushes.available:
             self.pushes.reset()
@@ -191,26 +193,29 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
             cuda.memset_d32_async(dev.chg[1], 0, (dev.n + 31) // 32, s)
         if self.from_changed:
             dev.point_changed(self.changed_sources())
+        begun, self._begun = self._begun, False
         if lanes is None:
-            self._begin_instance(plan)
+            self._begin_instance(plan, begun)
         else:
             for _ in lanes.each(plan):
                 self._begin_instance(plan)
 
-    def _begin_instance(self, plan):
-        """The hoisted messages and the dense accumulator of the instance (lane) the device
-        state points at; its frontier and hoisted messages' addresses."""
+    def _begin_instance(self, plan, begun=False):
+        """The hoisted messages and dense accumulator of the instance (lane) the device state
+        points at (``begun``: queued behind the last read back); its frontier's addresses."""
         dev, push = self.dev, plan.direction == "push"
+        begun = begun and plan.dense and plan.hoist and not push
         # push kernels call gather_map per edge from the changed vertices: a hoisted pass over every
         # vertex would cost O(n) for a sparse changed set, and no pull reads it this time
         if plan.hoist and not push:
             if not self.ks.hoisted:   # the planner and the code generator agree on hoisting
                 raise InternalError(f"{self.spec.name}: the plan hoists but the kernels read per edge")
-            dev.launch("hoist", dev.n, dev.n, dev.hmsg)
+            if not begun:
+                dev.launch("hoist", dev.n, dev.n, dev.hmsg)
         elif self.ks.hoisted and plan.units and "gather" in plan.phases and not push:
             raise InternalError(f"{self.spec.name}: the kernels read hoisted messages but the plan "
                                 f"does not hoist them")
-        if plan.dense and not push:
+        if plan.dense and not push and not begun:
             lo, hi = self.span
             dev.launch("fill", hi - lo, self._acc_at(lo), hi - lo)
         self._front = 0 if plan.all_active else int(dev.front[0])
@@ -356,7 +361,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
     def read_back(self, plan, stats):
         dev = self.dev
         dev.ex.shard_done(None)
-        d2h = dev.readback()
+        d2h = dev.readback(self._early_begin if self._early_begin_ok(plan) else None)
         self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats)
         t_copy, t_kernel, hidden = dev.ex.timeline(self._origin)
         m = self._mstats

@@ -8,7 +8,32 @@ SEED_LIST = 64
 
 
 class VertexPhases:
-    """Activation, seeding, scatter and the changed set of gather_from "changed" programs."""
+    """Activation, seeding, scatter and the changed set of gather_from "changed" programs; the
+    next dense plan's first passes queued behind a read back."""
+
+    def _early_begin_ok(self, plan):
+        """Whether the next plan's hoisted messages and accumulator fill can be queued behind
+        ``plan``'s read back: ``plan`` is a dense hoisted pull of a program every plan of which
+        is one (``activate = "all"``), whose messages read nothing that changes between
+        iterations (aggregates, ``self.iteration``), on one executor of the whole graph."""
+        if not (plan.dense and plan.hoist and plan.direction == "pull" and not plan.seed
+                and not plan.activation and self.spec.activate == "all" and self.lane_runs is None
+                and not self.pushes.available and self.span == (0, self.dev.n)
+                and self.setup_span is None):
+            return False
+        info = self.spec.analysis.methods.get("gather_map")
+        return info is not None and not info.aggregates and "iteration" not in info.self_builtins
+
+    def _early_begin(self):
+        """Queue the next plan's hoisted messages and accumulator fill (from the values this
+        plan published, in stream order; the host reads back meanwhile). A next plan that is
+        not a dense hoisted pull overwrites both before reading them; :meth:`begin` of one that
+        is skips them (``_begun``); a new state (``load_state``) drops them."""
+        dev = self.dev
+        dev.launch("hoist", dev.n, dev.n, dev.hmsg)
+        lo, hi = self.span
+        dev.launch("fill", hi - lo, self._acc_at(lo), hi - lo)
+        self._begun = True
 
     def _changed_seed(self, ids):
         """A gather_from "changed" program's changed set before iteration 1 (``ids`` None: every

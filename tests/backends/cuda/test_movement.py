@@ -919,3 +919,38 @@ def test_a_lane_takes_its_own_parameters():
     lanes = merged(programs)
     assert [int(one_lane(lanes, k).source) for k in range(3)] == [3, 5, 9]
     assert type(one_lane(lanes, 1)) is gr.algorithms.bfs.BFS
+
+
+class IterationWeighted(gr.algorithms.pagerank.PageRank):
+    """PageRank whose messages read the iteration number: they change between iterations."""
+
+    def gather_map(self, src, dst, edge):
+        return src.rank / src.out_degree * (self.iteration + 1)
+
+
+def test_the_next_dense_plans_first_passes_are_queued_only_where_they_cannot_change(tmp_path):
+    """The hoisted messages and the fill of the next plan go behind a read back (phases
+    VertexPhases._early_begin) for dense hoisted pulls whose messages read nothing that changes
+    between iterations, on one executor of the whole graph, without lanes or push state."""
+    from types import SimpleNamespace
+    from grstream.backends.cuda.phases import VertexPhases
+    store = make_store(tmp_path)
+    n = int(store.num_vertices)
+    sizes = np.diff(np.asarray(store.intervals))
+
+    def ok(cls, span=None, lanes=None, push=False, **plan_changes):
+        spec = cls.spec
+        mover, ex, model, planner, _ = setup(store, spec, "partial")
+        plan = replace(planner.plan(1, sizes, True), hoist=True, **plan_changes)
+        executor = SimpleNamespace(spec=spec, lane_runs=lanes, pushes=SimpleNamespace(available=push),
+                                   span=span or (0, n), setup_span=span, dev=SimpleNamespace(n=n))
+        return VertexPhases._early_begin_ok(executor, plan)
+    PageRank = gr.algorithms.pagerank.PageRank
+    assert ok(PageRank)
+    assert not ok(IterationWeighted)                   # messages that change every iteration
+    assert not ok(PageRank, span=(0, n // 2))          # an MPI rank's vertices
+    assert not ok(PageRank, lanes=object())
+    assert not ok(PageRank, push=True)
+    assert not ok(PageRank, dense=False)
+    assert not ok(PageRank, seed=True)
+    assert not ok(gr.algorithms.bfs.BFS)               # a frontier program's next plan may push
