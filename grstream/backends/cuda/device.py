@@ -342,7 +342,7 @@ class DeviceState:
             pass
         if getattr(self, "ex", None) is not None:
             self.ex.close()   # (waits for its streams first)
-        self.ex = self.upload_stream = self.state_ready = None
+        self.ex = self.upload_stream = self.state_ready = self._rb_done = None
         for kind, name, nbytes, mem in self._mem:
             try:
                 mem.free()

@@ -86,7 +86,6 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         # the vertices a dense apply and a "copy" publish cover: every vertex, or an MPI rank's own
         # (setup.span; other ranks' values arrive through the exchange: distributed/gpu_rank.py)
         self.span, self.setup_span = setup.span or (0, int(store.num_vertices)), setup.span
-        self._begun = False   # the next plan's hoist and fill are queued (phases._early_begin)
         # lanes (Session.run_lanes): each phase once per lane with work, lane_runs.LaneRuns
         self.lane_runs = None
         if setup.lanes:
@@ -194,11 +193,8 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         if self.from_changed:
             dev.point_changed(self.changed_sources())
         begun, self._begun = self._begun, False
-        if lanes is None:
-            self._begin_instance(plan, begun)
-        else:
-            for _ in lanes.each(plan):
-                self._begin_instance(plan)
+        for _ in [None] if lanes is None else lanes.each(plan):
+            self._begin_instance(plan, begun and lanes is None)
 
     def _begin_instance(self, plan, begun=False):
         """The hoisted messages and dense accumulator of the instance (lane) the device state

@@ -11,6 +11,8 @@ class VertexPhases:
     """Activation, seeding, scatter and the changed set of gather_from "changed" programs; the
     next dense plan's first passes queued behind a read back."""
 
+    _begun = False   # the next plan's hoist and fill are queued (_early_begin)
+
     def _early_begin_ok(self, plan):
         """Whether the next plan's hoisted messages and accumulator fill can be queued behind
         ``plan``'s read back: ``plan`` is a dense hoisted pull of a program every plan of which
