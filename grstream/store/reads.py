@@ -19,7 +19,7 @@ class DatasetReads:
     def mapped(self, i, name):
         """Dataset ``name`` of shard ``i`` as a view of the file's pages, or None where it
         cannot be one (compressed ids, no storage, an offset not a multiple of its item size, a
-        byte order other than the machine's, an empty dataset).
+        byte order other than the machine's, an empty dataset, a file the system cannot map).
 
         The view is a private mapping of the dataset's range of the file: its pages are the
         page cache's, mapped on first touch, with no copy and no fresh memory to zero (a
@@ -59,6 +59,8 @@ class DatasetReads:
         try:
             pages = mmap.mmap(fd, desc.offset + desc.nbytes - start, access=mmap.ACCESS_COPY,
                               offset=start)
+        except OSError:   # (a file system without mmap, the map count or commit limit: read)
+            return None
         finally:
             os.close(fd)
         array = np.frombuffer(pages, dtype=desc.dtype, count=desc.size, offset=desc.offset - start)

@@ -1,4 +1,5 @@
 import json
+import os
 import re
 import threading
 
@@ -450,3 +451,31 @@ def test_mapped_offsets_are_checked_and_unmappable_datasets_say_so(store_path, t
     with gr.open(small) as store:
         assert store.mapped(0, "out/dst") is None   # compressed ids: decoded by read()
         assert store.mapped(0, "out/indptr") is not None
+
+
+def test_mapped_falls_back_to_read_where_the_system_cannot_map(either_path, monkeypatch):
+    # a file system without mmap (ENODEV), or the process's map count or commit limit reached
+    # (ENOMEM): ``mapped`` says None and the caller's read gives the dataset, checked
+    import errno
+    from grstream.store import reads
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.ENODEV, "no mmap here")
+
+    with gr.open(either_path, verify="never") as trusted:
+        want = trusted.read(1, "out/dst")
+    monkeypatch.setattr(reads.mmap, "mmap", refused)
+    with gr.open(either_path) as store:   # (the store-wide arrays read instead of mapped too)
+        assert store.mapped(1, "out/dst") is None
+        np.testing.assert_array_equal(store.read(1, "out/dst"), want)
+        assert store.in_degree().sum() == store.num_edges
+
+
+def test_mapped_refuses_a_file_truncated_while_open(store_path):
+    # a store cut short after it was opened: the map of a dataset past the end is refused with
+    # the typed error, never a view whose pages fault (SIGBUS) when touched
+    with gr.open(store_path) as store:
+        desc = store._datasets[2]["in/src"]
+        os.truncate(store_path, desc.offset + desc.nbytes - 1)
+        with pytest.raises(ShardStoreError, match="file truncated"):
+            store.mapped(2, "in/src")
