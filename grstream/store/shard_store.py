@@ -158,16 +158,14 @@ class ShardStore(DatasetReads, LabelledStore, ObjectLayout, CompressedIds):
         """A store-wide dataset, mapped (``mapped``) or read, and (unless ``verify="never"``)
         verified, read-only."""
         desc = desc or self._describe(name, dtype, size)
-        got = self._map(desc, None, self.verify != "never")
-        if got is None:
+        verify = self.verify != "never"
+        got = self._map(desc, None, verify)
+        if got is None:   # (read, its sums taken as it lands, as a mapping's are)
             array = np.empty(size, dtype=desc.dtype)
-            self._read_into(desc, array, shard=None)
-            if self.verify != "never":
-                self._check_crc(desc, array, shard=None)
-        else:
-            array, sums = got
-            if sums is not None:
-                self._check_crc(desc, None, shard=None, actual=sums[0])
+            got = array, self._read_into(desc, array, shard=None, verify=verify)
+        array, sums = got
+        if sums is not None:
+            self._check_crc(desc, None, shard=None, actual=sums[0])
         array.flags.writeable = False
         return array
 

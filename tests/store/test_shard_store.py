@@ -469,6 +469,10 @@ def test_mapped_falls_back_to_read_where_the_system_cannot_map(either_path, monk
         assert store.mapped(1, "out/dst") is None
         np.testing.assert_array_equal(store.read(1, "out/dst"), want)
         assert store.in_degree().sum() == store.num_edges
+    _flip_byte(either_path, fmt.OUT_DEGREE, index=7)   # (read, it is checked all the same)
+    with gr.open(either_path) as store:
+        with pytest.raises(ChecksumError, match=fmt.OUT_DEGREE):
+            store.out_degree()
 
 
 def test_mapped_refuses_a_file_truncated_while_open(store_path):
