@@ -279,8 +279,8 @@ class Mover:
                         self._cache_ready(i)
                     data = [self.mapped_arrays(i) for i in u.shards]
                     modes["zerocopy"] = modes.get("zerocopy", 0) + u.nbytes   # the plan's estimate
-                elif self._ahead is not None and u.slot == self._ahead[1] and u.transfer != "held" and \
-                        u.early and u.shards == self._ahead[0]:
+                elif u.early and self._ahead is not None and u.slot == self._ahead[1] and \
+                        u.shards == self._ahead[0]:
                     data = self._join_ahead(stats)   # its copy ran ahead, after the last plan's units
                 else:
                     first = len(getattr(self.ex, "copy_spans", ()))
