@@ -79,14 +79,20 @@ class Streams:
         end.record(stream)
         self.copy_spans.append((start, end))
 
-    def end_copy(self):
-        ends, self._prev_copy = [], []
+    def _end_events(self):
+        """(copy stream index, event recorded on it) ending the copy being enqueued, which the
+        next copies follow."""
+        self._prev_copy = []
         for s in sorted(self._used_streams):
             e = self._event()
             e.record(self.copy_streams[s])
-            self.compute.wait_for_event(e)
-            ends.append(e)
             self._prev_copy.append((s, e))
+        return list(self._prev_copy)
+
+    def end_copy(self):
+        ends = [e for _, e in self._end_events()]
+        for e in ends:
+            self.compute.wait_for_event(e)
         self._kernel_start = self._event()
         self._kernel_start.record(self.compute)
         return ends
@@ -96,12 +102,7 @@ class Streams:
         :meth:`end_copy`, except that the compute stream does not wait for it (its kernels come
         in the next plan: :meth:`join_ahead`), and its timing spans are kept for that plan's
         timeline (this plan's read back does not wait for them)."""
-        ends = []
-        for s in sorted(self._used_streams):
-            e = self._event()
-            e.record(self.copy_streams[s])
-            ends.append((s, e))
-        self._prev_copy = list(ends)
+        ends = self._end_events()
         spans = self.copy_spans[self._span_from:]
         del self.copy_spans[self._span_from:]
         self.ahead = (ends, spans)
