@@ -88,10 +88,10 @@ def merge_pushes(caps, walk, push_edges, sizes):
     where a vertex order puts the largest rows side by side) and the walk holds at least
     :data:`MERGE_PUSH_MIN` edges; else :data:`DENSE_PUSH` where the walk holds at least
     ``caps.push.merge_share`` of the shard's push edges (a dense level: a grid over the edges
-    reads every id once, coalesced), which :func:`as_run` gives only to shards not read in
-    place (zero-copy: the edge-balanced walk reads every row offset and the ids of every run of
-    32 edges holding a changed row over the link, more than the changed rows' bytes the
-    transfer was chosen by); 0: the walk by rows."""
+    reads every id once, coalesced), whose shard the transfer policy copies and which
+    :func:`as_run` gives only to shards not read in place (a forced zero-copy: the edge-balanced
+    walk would read every row offset and the ids of every run of 32 edges holding a changed row
+    over the link); 0: the walk by rows."""
     walk = np.asarray(walk, dtype=np.float64)
     share = 0.0 if caps.push is None else float(caps.push.merge_share)
     degree = 0.0 if caps.push is None else float(caps.push.merge_degree)

@@ -325,7 +325,7 @@ class Planner(UnitGrouping):
         executor runs it with that transfer and direction (balance.as_run; ``hubs``: push units
         take the hub path; ``merged``: shard -> why a push walks it edge-balanced,
         balance.merge_pushes)."""
-        units = self.transfers.modes(iteration, units, counts, edges)
+        units = self.transfers.modes(iteration, units, counts, edges, merged=merged)
         return [replace(u, balance=balance.as_run(u, self.caps, hubs, merged)) for u in units]
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,

@@ -17,9 +17,17 @@ another mode than "copy" (the rules; every one of them is a fact, not a preferen
   out of its slot); a compressed store's id blocks, where the executor reads them, are packed by
   decoding the active rows' blocks and encoding them again (:mod:`.compaction`).
 
-Among the allowed modes a forced one (``Capabilities.forced.transfer``) is taken; else the cost model
-(:mod:`.costs`) chooses, from the figures the executor measured at the start
-(the executor class's ``Policies.calibration``) refined by each iteration's timings, and the degree skew of the
+Among the allowed modes a forced one (``Capabilities.forced.transfer``) is taken. Else a push unit
+whose shard the executor walks edge-balanced because its walk is dense (:func:`.balance.merge_pushes`
+``DENSE_PUSH``: a grid over the shard's edges, each id read once, coalesced, which a copied shard
+takes and a zero-copied one does not) is copied: read in place, the same changed rows are walked
+row by row over the link, and their compressed rows fetch whole id blocks, more bytes than the
+changed rows' edges the estimate counts. Else the cost model (:mod:`.costs`) chooses. Push units
+are estimated on the figures the executor measured at the start (the executor class's
+``Policies.calibration``), never on refined ones: one level's walk (by rows, edge-balanced, hubs)
+says little of the next level's, and figures learnt on earlier levels and runs of the session made
+the same level's choice change from run to run. Pull units are estimated on those figures refined
+by each iteration's timings, and the degree skew of the
 frontier (gathered edges per active vertex over the graph's mean degree): the one measured at
 the same iteration of the previous run of the session (runs of one program repeat the shape of
 their frontiers: BFS's first frontier holds a hub's neighbours, hubs themselves), else the last
@@ -31,6 +39,7 @@ of the edge estimate.
 from dataclasses import replace
 
 from . import costs as cm
+from .balance import DENSE_PUSH
 from .capabilities import BatchResident
 from .schedule import push_arrays, select
 
@@ -83,14 +92,17 @@ class TransferPolicy:
             out.append("zerocopy")
         return tuple(out)
 
-    def modes(self, iteration, units, counts, edges=None, seed=False):
+    def modes(self, iteration, units, counts, edges=None, seed=False, merged=None):
         """``units`` with each streamed unit's transfer (and the bytes it moves) chosen;
         ``edges``: per shard, the edges a push unit walks from its ``counts`` changed vertices
         (push units are estimated on their walk directions' arrays with that edge fraction,
-        not on the pull frontier's skew). ``seed``: the seeding plan's units, which are not
-        compacted (the packer takes its rows from the frontier of the previous iteration)."""
+        not on the pull frontier's skew, with the calibrated figures); ``merged``: shard -> why
+        a push walks it edge-balanced (:func:`.balance.merge_pushes`; a dense walk's shard is
+        copied). ``seed``: the seeding plan's units, which are not compacted (the packer takes
+        its rows from the frontier of the previous iteration)."""
         if not self.offered:
             return units
+        merged = merged or {}
         out, chosen = [], []
         for u in units:
             allowed = tuple(m for m in self.allowed(u) if not (seed and m == "compact"))
@@ -99,15 +111,18 @@ class TransferPolicy:
                 continue
             i = u.shards[0]
             fe = None
+            costs = self._costs()
             if u.direction == "push":
-                shape = self.push_shapes[i]
+                shape, costs = self.push_shapes[i], self.base
                 if edges is not None:
                     fe = min(float(edges[i]) / shape.edges, 1.0) if shape.edges else 1.0
             else:
                 shape = self.shapes[i]
-            est = cm.estimate(shape, int(counts[i]), self._costs(), self.skew, fe)
+            est = cm.estimate(shape, int(counts[i]), costs, self.skew, fe)
             if self.forced != "auto":
                 mode = self.forced if self.forced in allowed else "copy"
+            elif u.direction == "push" and merged.get(i) == DENSE_PUSH:
+                mode = "copy"   # (its edge-balanced walk; module docstring)
             else:
                 mode = cm.cheapest(est, allowed)
             b = est[mode][0]

@@ -32,7 +32,8 @@ def store(tmp_path):
 
 def streaming(store, program, transfer="auto", transfers=ALL, calibration=lambda: SLOW, pinned=True,
               direction="pull", push=False):
-    """A planner streaming every shard (``push``: a memory model and executor that push too)."""
+    """A planner streaming every shard (``push``: a memory model and executor that push too;
+    a PushFacts: the executor's push facts)."""
     spec = type(program).spec
     fp = Footprint(static={"state": 100}, alignment=64)
     names = needed_arrays(spec, push=push)
@@ -43,7 +44,8 @@ def streaming(store, program, transfer="auto", transfers=ALL, calibration=lambda
     pinned_budget = sum(full.regions) + 3 * max(full.regions) - 1 if pinned else max(full.regions)
     model = plan_memory(store, names, fp, budget, pinned_budget, pinned=True, slots=2)
     caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE), transfers=transfers,
-                        forced=Forced(transfer=transfer), push=PushFacts() if push else None)
+                        forced=Forced(transfer=transfer),
+                        push=PushFacts() if push is True else push or None)
     return Planner(spec, store, model, caps, policies_for(caps, calibration)), model
 
 
@@ -177,6 +179,55 @@ def test_forced_modes_of_push_units(store, mode, expected):
     plan = p.push(1, np.array([50, 50, 50, 50]), edges=edges)
     assert [u.transfer for u in plan.units[:3]] == [expected] * 3
     assert plan.units[3].transfer == "copy"    # outside the pinned cache
+
+
+def test_dense_push_walks_are_copied_for_their_edge_balanced_walk(store):
+    """A push unit whose walk holds at least the executor's merge share of its shard's push
+    edges is copied, where it walks edge-balanced, even when the model prices its read in place
+    lower (read in place it would be walked by rows); without the dense rule (merge_share 0, a
+    plain store's executor), and where a mode is forced, the model and the forced mode decide."""
+    fast_zc = lambda: cm.replace(SLOW, zc_efficiency=cm.ZC_MAX)   # noqa: E731
+    counts = np.array([200, 200, 200, 0])
+    for share, expected in ((0.25, "copy"), (0.0, "zerocopy")):
+        p, _ = streaming(store, BFS(source=0), calibration=fast_zc, push=PushFacts(balance="twc", merge_share=share))
+        edges = int(0.4 * p.push_edges[:3].sum())    # 40% of each shard's push edges
+        plan = p.push(1, counts, edges=edges)
+        assert [(u.shards, u.transfer) for u in plan.units[:3]] == [((i,), expected) for i in range(3)]
+        assert {b for u in plan.units[:3] for b in u.balance} == ({"merge"} if share else {"twc"})
+        # the model alone prices the read in place lower
+        est = cm.estimate(p.transfers.push_shapes[0], 200, fast_zc(), 1.0, 0.4)
+        assert cm.cheapest(est, ("copy", "zerocopy")) == "zerocopy"
+    p, _ = streaming(store, BFS(source=0), transfer="zerocopy", calibration=fast_zc,
+                     push=PushFacts(balance="twc", merge_share=0.25))
+    plan = p.push(1, counts, edges=int(0.4 * p.push_edges[:3].sum()))
+    assert {u.transfer for u in plan.units[:3]} == {"zerocopy"}
+    assert {b for u in plan.units[:3] for b in u.balance} == {"twc"}   # read in place: by rows
+
+
+def test_push_choices_do_not_drift_with_the_measurements(store):
+    """Push units are estimated on the calibrated figures: zero-copy reads measured far slower
+    than predicted (on earlier levels and runs) change the pull units' choice, not the push
+    units' (the same level is planned alike in every run of a session)."""
+    p, _ = streaming(store, BFS(source=0), push=True)
+    counts = np.array([200, 200, 200, 0])
+    edges = int(0.3 * p.push_edges[:3].sum())
+    first = [u.transfer for u in p.push(1, counts, edges=edges).units]
+    assert first[:3] == ["zerocopy"] * 3
+    pull = np.diff(np.asarray(store.intervals)) // 12
+    pull[3] = 0
+    assert {u.transfer for u in p.plan(2, pull, False).units} == {"zerocopy"}
+    for run in range(3):
+        p.seed(np.array([1, 0, 0, 0]))
+        for it in range(1, 10):
+            plan = p.push(it, counts, edges=edges)
+            assert [u.transfer for u in plan.units] == first
+            predicted, _ = p.transfers._predict(p.transfers.predicted[it], p.transfers.skew)
+            b, secs = predicted["zerocopy"]
+            p.observe(plan, IterationStats(iteration=it, transfer_bytes={"zerocopy": b},
+                                           transfer_seconds={"zerocopy": 1000 * secs}))
+    assert p.transfers.costs.zc_efficiency < SLOW.zc_efficiency
+    assert p.transfers.base == SLOW
+    assert "zerocopy" not in {u.transfer for u in p.plan(2, pull, False).units}
 
 
 def test_push_units_without_the_modes_stay_copies(store):
