@@ -76,8 +76,7 @@ def check_weights(store):
         # the out-edges' copy of the weights: the one a pushing run reads next (from the page
         # cache then), while the in-edges' copy is read only by pull plans; mapped where it
         # can be (no copy into fresh memory)
-        w = store.mapped(i, "out/weight")
-        w = store.read(i, "out/weight") if w is None else w
+        w = store.mapped_or_read(i, "out/weight")
         if w.size and not (np.nanmin(w) >= 0):
             raise UsageError(f"sssp needs non-negative weights: shard {i} has weight {plain(np.nanmin(w))}"
                              + (" (NaN present)" if np.isnan(w).any() else ""))

@@ -40,6 +40,12 @@ class DatasetReads:
         self._checked(i, name, desc, array, sums)
         return array
 
+    def mapped_or_read(self, i, name):
+        """Dataset ``name`` of shard ``i`` mapped (:meth:`mapped`) where it can be, else read
+        (:meth:`read`): checked either way."""
+        array = self.mapped(i, name)
+        return self.read(i, name) if array is None else array
+
     def _map(self, desc, shard, verify):
         """``(array, sums)``: ``desc`` mapped (see :meth:`mapped`) and, with ``verify``, its
         ``(crc32, min, max)`` taken as its pages come in; None where it cannot be mapped."""

@@ -57,10 +57,7 @@ class ResidentRuns:
             for k, i in enumerate(sorted(int(i) for i in memory.resident)):
                 arrays = {name: shared.get(("cpu-shard", name, i)) for name in memory.names}
                 for name in memory.names:
-                    d = name.split("/", 1)[0]
-                    length = (int(self.intervals[i + 1] - self.intervals[i]) + 1
-                              if name.endswith("/indptr") else int(self.edge_off[d][i + 1] - self.edge_off[d][i]))
-                    ledger.take("device", f"resident {name} {i}", length * np.dtype(dtype_of(name)).itemsize)
+                    ledger.take("device", f"resident {name} {i}", infos[i].dataset_nbytes[name])
                 self.runs.append((i, i, int(self.intervals[i]), arrays))
                 self.run_of[i] = k
             return
@@ -91,9 +88,7 @@ class ResidentRuns:
         if self.mapped:
             nbytes = 0
             for name in arrays:
-                arr = self.store.mapped(i, name)
-                arrays[name] = self.shared[("cpu-shard", name, i)] = \
-                    self.store.read(i, name) if arr is None else arr
+                arrays[name] = self.shared[("cpu-shard", name, i)] = self.store.mapped_or_read(i, name)
                 nbytes += arrays[name].nbytes
             return nbytes
         a, b = int(self.intervals[i]) - lo, int(self.intervals[i + 1]) - lo
