@@ -58,7 +58,10 @@ class UnitGrouping:
         if run:
             resident_units.append(run)
         resident_units = [u for r in resident_units for u in self._split(r)]
-        mk = self._unit
+        direction = "push" if push else "pull"
+
+        def mk(group, transfer, counts, **where):
+            return self._unit(group, transfer, counts, direction=direction, **where)
         res = [mk(u, "resident", counts) for u in resident_units]
         loads = [mk([i], "load", counts) for i in loads]
         self._store_bytes = sum(u.nbytes for u in loads)
@@ -255,14 +258,21 @@ class UnitGrouping:
         bounds = [0] + sorted(set(int(c) for c in cuts if 0 < c < len(run))) + [len(run)]
         return [run[a:b] for a, b in zip(bounds, bounds[1:])]
 
-    def _unit(self, shards, transfer, counts, slot=None, source="", nbytes=None):
-        facts = [self.facts[i] for i in shards]
+    def _unit(self, shards, transfer, counts, slot=None, source="", nbytes=None, direction="pull"):
+        """A unit of ``shards``; a pull unit takes the policy's strategies, a push unit the
+        executor's push walk (``caps.push.balance``), which :func:`.balance.as_run` settles
+        once its transfer is chosen (the policy's choice would not be read)."""
         actives = [int(counts[i]) for i in shards]
         if nbytes is None:
             nbytes = self._span_bytes(shards) if transfer == "load" else 0
-        return Unit(shards=tuple(int(i) for i in shards), transfer=transfer,
-                    balance=tuple(self.policies.balance(facts, actives, self.spec, self.caps)),
-                    slot=slot, source=source, active=int(sum(actives)), nbytes=int(nbytes))
+        if direction == "push" and self.caps.push is not None and self.caps.push.balance is not None:
+            strategies = (self.caps.push.balance,) * len(shards)
+        else:
+            strategies = tuple(self.policies.balance([self.facts[i] for i in shards], actives, self.spec,
+                                                     self.caps))
+        return Unit(shards=tuple(int(i) for i in shards), transfer=transfer, balance=strategies,
+                    direction=direction, slot=slot, source=source, active=int(sum(actives)),
+                    nbytes=int(nbytes))
 
     def _span_bytes(self, group):
         """Bytes one copy of ``group`` moves: the pinned-cache span from its first shard's start to

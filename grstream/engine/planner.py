@@ -267,9 +267,7 @@ class Planner(UnitGrouping):
         if asynchronous and shards:   # one unit per shard; resident ones an earlier unit
             # may change are visited too, from the first changed one on (visiting costs little)
             shards = [i for i in range(shards[0], self.S) if counts[i] or i in self.resident]
-        units = [replace(u, direction="push")
-                 for u in self._units(shards, counts, dense=False, push=True,
-                                       single=asynchronous)]
+        units = self._units(shards, counts, dense=False, push=True, single=asynchronous)
         why = balance.merge_pushes(self.caps, walk, self.push_edges, self.sizes)
         merged = {int(i): int(why[i]) for i in np.flatnonzero(why)}
         units = self._batch_zerocopy(self._modes(iteration, units, counts, walk,
@@ -326,7 +324,11 @@ class Planner(UnitGrouping):
         take the hub path; ``merged``: shard -> why a push walks it edge-balanced,
         balance.merge_pushes)."""
         units = self.transfers.modes(iteration, units, counts, edges, merged=merged)
-        return [replace(u, balance=balance.as_run(u, self.caps, hubs, merged)) for u in units]
+        out = []
+        for u in units:
+            run = balance.as_run(u, self.caps, hubs, merged)
+            out.append(u if run == u.balance else replace(u, balance=run))
+        return out
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
               per_unit=True):

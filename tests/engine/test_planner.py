@@ -7,10 +7,10 @@ from grstream.algorithms.bfs import BFS
 from grstream.algorithms.cc import ConnectedComponents
 from grstream.algorithms.pagerank import PageRank
 from grstream.engine import direction as direction_mod
-from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, PushFacts
+from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, Policies, PushFacts
 from .contract_helpers import policies_for
 from grstream.engine.memory import Footprint, plan_memory
-from grstream.engine.planner import Planner
+from grstream.engine.planner import Planner, shard_facts
 from grstream.engine.schedule import needed_arrays
 
 from ..algorithms.conftest import build
@@ -209,3 +209,39 @@ def test_plans_name_the_tier_each_shard_comes_from(tmp_path):
     again = dict((t, k) for t, k, _ in cpu.plan(2, np.zeros(8, np.int64), all_active=True).tiers)
     assert again == {"resident": len(cpu_model.resident), "pinned": 0,
                      "store": 8 - len(cpu_model.resident)}
+
+
+def test_push_units_do_not_ask_the_pull_policy(chain):
+    """A push unit walks with the executor's push strategy (balance.as_run), so building it asks
+    the pull load-balance policy nothing; pull units still take the policy's choice."""
+    asked = []
+
+    def policy(facts, actives, spec, caps):
+        asked.append(len(facts))
+        return ("twc",) * len(facts)
+    caps = Capabilities("cuda", batching=Batching(BatchResident.DENSE_PUSH), push=PushFacts(balance="twc"))
+    spec = BFS.spec
+    model = plan_memory(chain, needed_arrays(spec), Footprint(static={"state": 100}, alignment=64), None)
+    p = Planner(spec, chain, model, caps, Policies(balance=policy))
+    plan = p.push(1, np.array([1, 1, 0, 1]))
+    assert plan.direction == "push" and plan.units and asked == []
+    assert all(u.direction == "push" and u.balance == ("twc",) * len(u.shards) for u in plan.units)
+    pulled = p.plan(2, np.array([1, 0, 0, 0]), all_active=False)
+    assert asked and all(u.direction == "pull" for u in pulled.units)
+
+
+def test_cuda_policy_finds_the_kernels_merge_split_once(tmp_path, monkeypatch):
+    """The CUDA executor's balance policy looks the generated kernels up once per program, not
+    per unit and iteration (the planner asks it for every unit of every plan)."""
+    from grstream.backends.cuda import facts
+    from grstream.backends.cuda.executor import CudaExecutor
+    src = np.arange(39)
+    store = build(tmp_path, 40, src, src + 1, num_shards=4)
+    looked = []
+    real = facts.kernel_source
+    monkeypatch.setattr(facts, "kernel_source", lambda st, spec: looked.append(spec) or real(st, spec))
+    policy = CudaExecutor.policies(CudaExecutor.make_setup(store)).balance
+    caps = CudaExecutor.capabilities(CudaExecutor.make_setup(store))
+    first = [policy([f], [1], PageRank.spec, caps) for f in shard_facts(store, PageRank.spec)]
+    again = [policy([f], [1], PageRank.spec, caps) for f in shard_facts(store, PageRank.spec)]
+    assert first == again and len(looked) == 1

@@ -189,10 +189,14 @@ class CudaFacts:
         measured once per process when the cost model chooses transfers."""
         store = setup.store
         packed = store is not None and id_bits(store) > 0
+        merges = {}   # id(spec) -> (spec, merge_ok): the planner asks per unit and iteration
 
         def balance(facts, actives, spec, caps):
-            merge_ok = loadbalance.merge_available(spec) if store is None else kernel_source(store, spec).merge_ok
-            return loadbalance.cuda_policy(facts, actives, spec, caps, merge_ok=merge_ok, compressed=packed)
+            hit = merges.get(id(spec))
+            if hit is None or hit[0] is not spec:
+                ok = loadbalance.merge_available(spec) if store is None else kernel_source(store, spec).merge_ok
+                hit = merges[id(spec)] = (spec, ok)
+            return loadbalance.cuda_policy(facts, actives, spec, caps, merge_ok=hit[1], compressed=packed)
         return Policies(balance=balance, calibration=transfer.calibration(setup.options, compressed=packed))
 
     @classmethod
