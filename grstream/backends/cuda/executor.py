@@ -50,7 +50,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         if merge_items is None:   # the warps of the compressed merge split walk runs of edges
             merge_items = MERGE_WARP_ITEMS if ks.id_bits else MERGE_PER_THREAD
         loadbalance.check_strategy(self.load_balance, ks.merge_ok)
-        self.dev = self.mover = self.packer = self.zc = None
+        self.dev = self.mover = self.packer = self.zc = self._origin = None
         self.mode_times = transfer.ModeTimes()
         self._host_state = {}   # field -> page-locked array, reused by every run of a session
         try:
@@ -175,7 +175,7 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
             raise InternalError(f"frontier format {plan.frontier_format!r} is not one of bitmap, queue")
         # a computing iteration (not a seeding or activation-only plan) writes a new changed set
         self._computing = not plan.seed and not plan.activation
-        self._origin = cuda.Event()
+        self._origin = self._origin or cuda.Event()   # (one event, recorded again by every plan)
         self._origin.record(s)
         self._mstats = {}
         self._gcounts = dict(self.gathers.counts)
@@ -358,8 +358,9 @@ class CudaExecutor(VertexPhases, CudaFacts, Executor):
         dev = self.dev
         dev.ex.shard_done(None)
         d2h = dev.readback(self._early_begin if self._early_begin_ok(plan) else None)
-        self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats)
-        t_copy, t_kernel, hidden = dev.ex.timeline(self._origin)
+        times = dev.ex.span_times(self._origin)   # (each timing event read once)
+        self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats, times)
+        t_copy, t_kernel, hidden = dev.ex.timeline(self._origin, times)
         m = self._mstats
         stats.bytes_h2d += self._h2d + int(m.get("bytes_h2d", 0))
         stats.bytes_read += int(m.get("bytes_read", 0))

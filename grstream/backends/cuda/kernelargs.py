@@ -48,6 +48,11 @@ def _is_integer(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+#: classes whose instances converted to a device address through ``__int__`` (not ints, floats,
+#: arrays or strings): a launch's later ones skip the checks of their kind
+_ADDRESS_TYPES = set()
+
+
 @dataclass(frozen=True)
 class VectorArg:
     """A device pointer parameter: ``[const] ctype* __restrict__ name``.
@@ -65,8 +70,13 @@ class VectorArg:
         return f"{'const ' if self.const else ''}{self.ctype}* __restrict__ {self.name}"
 
     def convert(self, value):
-        if type(value) is int and value >= 0:   # the common case, checked first (host time per launch)
+        kind = type(value)
+        if kind is int and value >= 0:   # the common cases, checked first (host time per launch)
             return value
+        if kind in _ADDRESS_TYPES:   # pycuda's DeviceAllocation, once one converted
+            addr = int(value)
+            if addr >= 0:
+                return addr
         if value is None:
             return 0
         if isinstance(value, (bool, np.bool_, float, np.floating, np.ndarray, str, bytes)):
@@ -75,6 +85,7 @@ class VectorArg:
             addr = int(value)
         elif hasattr(value, "__int__"):  # pycuda.driver.DeviceAllocation
             addr = int(value)
+            _ADDRESS_TYPES.add(kind)
         else:
             raise TypeError(f"a device address, not {type(value).__name__}")
         if addr < 0:
@@ -156,7 +167,7 @@ class KernelArgs:
         for a, v in zip(self.args, values):
             try:
                 c = a.convert(v)
-                out.extend(c) if isinstance(c, tuple) else out.append(c)   # a struct of pointers
+                out.extend(c) if type(c) is tuple else out.append(c)   # a struct of pointers
             except TypeError as exc:
                 raise KernelArgumentError(f"kernel {self.kernel}, argument {a.name!r} "
                                           f"({a.declarator()}): expected {exc}") from None

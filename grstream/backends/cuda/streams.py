@@ -180,17 +180,28 @@ class Streams:
         # (a copy running ahead stays the one the next copies follow)
         self._prev_copy = [] if self.ahead is None else list(self.ahead[0])
 
-    def timeline(self, origin):
+    def span_times(self, origin):
+        """(copy spans, kernel spans) recorded since the last :meth:`timeline`, as (start s,
+        end s) since ``origin`` (an event recorded before any of them): each event is read once,
+        for the per-mode times and the timeline of one read back. Needs every span finished."""
+        return span_times(self, origin)
+
+    def timeline(self, origin, times=None):
         """(copy busy s, kernel busy s, overlap s) of the spans since the last call; resets them.
 
         Needs every span finished (call :meth:`sync` first). ``origin`` is an event recorded
-        before any of them.
+        before any of them; ``times``: their :meth:`span_times`, when read already.
         """
-        def spans(pairs):
-            return [(s.time_since(origin) / 1e3, e.time_since(origin) / 1e3) for s, e in pairs]
-        copies, kernels = spans(self.copy_spans), spans(self.kernel_spans)
+        copies, kernels = self.span_times(origin) if times is None else times
         self.reset()
         return busy_overlap(copies, kernels)
+
+
+def span_times(streams, origin):
+    """:meth:`Streams.span_times` of anything holding ``copy_spans`` and ``kernel_spans``."""
+    def spans(pairs):
+        return [(s.time_since(origin) / 1e3, e.time_since(origin) / 1e3) for s, e in pairs]
+    return spans(streams.copy_spans), spans(streams.kernel_spans)
 
 
 def _union(intervals):
@@ -204,12 +215,17 @@ def _union(intervals):
 
 
 def busy_overlap(copies, kernels):
-    """(busy time of the copies, of the kernels, time both were busy) from (start, end) spans."""
+    """(busy time of the copies, of the kernels, time both were busy) from (start, end) spans:
+    one sweep over the two unions, each a sorted list of disjoint intervals."""
     cu, ku = _union(copies), _union(kernels)
-    overlap = 0.0
+    overlap, j = 0.0, 0
     for a, b in cu:
-        for c, d in ku:
-            lo, hi = max(a, c), min(b, d)
+        while j < len(ku) and ku[j][1] <= a:   # kernel intervals ending before this copy's
+            j += 1
+        k = j
+        while k < len(ku) and ku[k][0] < b:
+            lo, hi = max(a, ku[k][0]), min(b, ku[k][1])
             if hi > lo:
                 overlap += hi - lo
+            k += 1
     return (sum(b - a for a, b in cu), sum(b - a for a, b in ku), overlap)

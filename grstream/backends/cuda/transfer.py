@@ -20,7 +20,7 @@ copy-engine busy time of the "copy" and "compact" units' copies, kernel busy tim
 import numpy as np
 
 from ...engine.contract import LinkCosts
-from .streams import busy_overlap
+from .streams import busy_overlap, span_times
 
 TRANSFERS = ("auto", "copy", "compact", "zerocopy")
 CALIBRATE_BYTES = 16 << 20
@@ -128,18 +128,17 @@ class ModeTimes:
         if unit.transfer == "zerocopy":
             self.kernels.append((unit.transfer, len(streams.kernel_spans)))
 
-    def report(self, streams, origin, mstats, packer, stats):
+    def report(self, streams, origin, mstats, packer, stats, times=None):
         """Fill ``stats.transfer_bytes`` / ``transfer_seconds`` / ``time_pack`` (after a sync,
-        before ``streams.timeline`` forgets the spans)."""
-        def span(pair):
-            s, e = pair
-            return (s.time_since(origin) / 1e3, e.time_since(origin) / 1e3)
+        before ``streams.timeline`` forgets the spans); ``times``: the spans'
+        ``streams.span_times(origin)``, when read already (the timeline takes the same)."""
+        copies, kernels = span_times(streams, origin) if times is None else times
         by_mode = {}
         for mode, a, b in mstats.get("copy_spans", ()):
-            by_mode.setdefault(mode, []).extend(span(p) for p in streams.copy_spans[a:b])
+            by_mode.setdefault(mode, []).extend(copies[a:b])
         for mode, k in self.kernels:
-            if k < len(streams.kernel_spans):
-                by_mode.setdefault(mode, []).append(span(streams.kernel_spans[k]))
+            if k < len(kernels):
+                by_mode.setdefault(mode, []).append(kernels[k])
         self.kernels = []
         for mode, nbytes in mstats.get("modes", {}).items():
             stats.transfer_bytes[mode] = stats.transfer_bytes.get(mode, 0) + int(nbytes)

@@ -114,3 +114,19 @@ def test_float_scalars_take_numbers():
     with pytest.raises(TypeError):
         ScalarArg(np.int8, "small")   # no struct character of its own: refused at declaration
 
+
+
+def test_allocations_convert_fast_and_still_checked():
+    """A class whose instances converted through ``__int__`` is remembered (a launch checks its
+    later ones first), and an address it gives below zero is still refused."""
+    from grstream.backends.cuda import kernelargs
+    arg = VectorArg("float", "x")
+
+    class Alloc(Allocation):
+        pass
+    assert arg.convert(Alloc(64)) == 64 and Alloc in kernelargs._ADDRESS_TYPES
+    assert arg.convert(Alloc(128)) == 128
+    with pytest.raises(TypeError):
+        arg.convert(Alloc(-8))
+    with pytest.raises(TypeError):
+        arg.convert(np.float64(3.0))

@@ -15,7 +15,7 @@ from grstream.backends.cuda.executor import CudaExecutor
 from grstream.backends.cuda.movement import Mover
 from grstream.backends.cuda.pinnedcache import PinnedCache
 from grstream.backends.cuda.buffers import ALIGN, vertex_state_bytes
-from grstream.backends.cuda.streams import busy_overlap
+from grstream.backends.cuda.streams import _union, busy_overlap
 from grstream.engine.capabilities import BatchResident, Batching, Capabilities, Feature, PushFacts
 from ...engine.contract_helpers import policies_for
 from grstream.engine.memory import Footprint, Ledger, plan_memory
@@ -954,3 +954,44 @@ def test_the_next_dense_plans_first_passes_are_queued_only_where_they_cannot_cha
     assert not ok(PageRank, dense=False)
     assert not ok(PageRank, seed=True)
     assert not ok(gr.algorithms.bfs.BFS)               # a frontier program's next plan may push
+
+
+def test_busy_overlap_sweep_matches_every_pair():
+    """The sweep over the two unions gives the overlap that summing over every pair of their
+    intervals gives (spans overlapping, nested, touching, empty)."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        spans = [[tuple(sorted(rng.uniform(0, 10, 2))) for _ in range(rng.integers(0, 12))] for _ in range(2)]
+        c, k, o = busy_overlap(*spans)
+        cu, ku = _union(spans[0]), _union(spans[1])
+        pairs = sum(max(0.0, min(b, d) - max(a, c_)) for a, b in cu for c_, d in ku)
+        assert o == pytest.approx(pairs) and c == pytest.approx(sum(b - a for a, b in cu))
+    assert busy_overlap([(0.0, 1.0)], [(1.0, 2.0)]) == (1.0, 1.0, 0.0)
+
+
+def test_read_back_reads_each_timing_event_once():
+    """The per-mode times and the timeline of one read back share one reading of the events."""
+    from types import SimpleNamespace
+    from grstream.backends.cuda.streams import Streams
+    from grstream.backends.cuda.transfer import ModeTimes
+    from grstream.engine.backend import IterationStats
+    read = []
+
+    class Event:
+        def __init__(self, t):
+            self.t = t
+
+        def time_since(self, origin):
+            read.append(self)
+            return (self.t - origin.t) * 1e3
+    streams = Streams.__new__(Streams)
+    streams.copy_spans = [(Event(0), Event(1)), (Event(0.5), Event(2))]
+    streams.kernel_spans = [(Event(1), Event(3))]
+    streams._pool, streams._slot_free, streams.ahead = [], {}, None
+    origin = Event(0)
+    times = streams.span_times(origin)
+    st = IterationStats()
+    ModeTimes().report(streams, origin, {"copy_spans": [("copy", 0, 2)], "modes": {"copy": 8}},
+                       SimpleNamespace(take_stats=lambda: (0, 0.0)), st, times)
+    assert streams.timeline(origin, times) == pytest.approx((2.0, 2.0, 1.0))
+    assert len(read) == 6 and st.transfer_seconds == pytest.approx({"copy": 2.0})
