@@ -104,7 +104,12 @@ class TransferPolicy:
             return units
         merged = merged or {}
         out, chosen = [], []
+        # the executor runs a push plan's zero-copied units as one launch (grouping.py)
+        tabled = self.caps.batching.resident is BatchResident.DENSE_PUSH
         for u in units:
+            if u.transfer != "copy" or len(u.shards) != 1:   # (allowed: "copy" alone)
+                out.append(u)
+                continue
             allowed = tuple(m for m in self.allowed(u) if not (seed and m == "compact"))
             if len(allowed) == 1:
                 out.append(u)
@@ -126,9 +131,7 @@ class TransferPolicy:
             else:
                 mode = cm.cheapest(est, allowed)
             b = est[mode][0]
-            # the executor runs a push plan's zero-copied units as one launch (grouping.py)
-            batched = u.direction == "push" and self.caps.batching.resident is BatchResident.DENSE_PUSH
-            chosen.append((mode, shape, int(counts[i]), fe, batched))
+            chosen.append((mode, shape, int(counts[i]), fe, tabled and u.direction == "push"))
             if mode != "copy":   # a zero-copy unit holds no slot
                 u = replace(u, transfer=mode, nbytes=int(b), slot=u.slot if mode == "compact" else None)
             out.append(u)

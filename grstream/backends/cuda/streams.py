@@ -173,8 +173,10 @@ class Streams:
 
     def reset(self):
         """Forget the spans recorded so far (after a sync), e.g. those of ``start``."""
-        for s, e in self.copy_spans + self.kernel_spans:
-            self._pool += [s, e]
+        pool = self._pool
+        for spans in (self.copy_spans, self.kernel_spans):
+            for pair in spans:
+                pool.extend(pair)
         self.copy_spans, self.kernel_spans = [], []
         self._slot_free = {}
         # (a copy running ahead stays the one the next copies follow)
@@ -206,11 +208,14 @@ def span_times(streams, origin):
 
 def _union(intervals):
     out = []
+    end = None
     for a, b in sorted(intervals):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
+        if end is not None and a <= end:
+            if b > end:
+                out[-1][1] = end = b
         else:
             out.append([a, b])
+            end = b
     return out
 
 
