@@ -92,12 +92,12 @@ def profile_hooks():
     from grstream.engine import planner, session
     # a run's host work before its start (init, the push check), and when each rank began the
     # run (after the run's first collective) and its start (wall clock: the ranks share a host)
-    _timed(session, "initial_state", "init")
+    _timed(session, "start_state", "init")   # (a declared start: the seed ids only)
     _timed(ranks.Ranks, "initial_state", "init")   # (ranks: with the seed's gather)
     _timed(planner.Planner, "allow_push", "allow_push")
     for name, key in (("_guarded", "entered_at"), ("_start", "start_at")):
         _stamped(session.Session, name, key)
-    for name in ("begin", "publish", "read_back", "set_frontier", "load_state"):
+    for name in ("begin", "publish", "read_back", "set_frontier", "load_state", "fill_state"):
         _timed(CudaExecutor, name, "cuda." + name)
         _timed(gpu_rank.CudaRankExecutor, name, "rank." + name)
     for name in ("push", "push_everywhere", "state", "union_bitmap"):

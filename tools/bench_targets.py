@@ -11,7 +11,8 @@ kernel-busy ms). Cases: BFS with the defaults at the 1/4 budget (bench_gpu's pus
 state with the push buffers + 1/4 of the pull and push regions), the same with the pull arrays
 held too (``push_memory=False``), and in GPU memory, each also with the push kernels' hub path
 off (``push_hub_edges=0``; docs/GPU.md "Hub rows"), without the edge-balanced push walk
-(``push_merge=False``; docs/GPU.md "Edge-balanced push") and with compacted-queue frontiers
+(``push_merge=False``; docs/GPU.md "Edge-balanced push"), started by a host init and an upload
+of the levels (``_host_init``: the peer of BFS's declared start) and with compacted-queue frontiers
 below n / 1024 changed vertices (``queue_fraction``; the GPU's default is bitmaps throughout);
 CC at the 1/4 budget pulled with Jacobi iterations (``publish_unit=False``), with Gauss-Seidel
 iterations (publish "unit"), and with the default direction (which now pulls that way); BFS at
@@ -98,6 +99,9 @@ def case(store, make, budget, repeat, field, profile=None, device="cuda", **opti
             "iteration_median_ms": float(np.median(per_it)) * 1e3 if per_it else 0.0,
             "iter_ms": float(np.median([sum(s.time_total for s in r.stats) for r in runs])) * 1e3,
             "start_ms": float(np.median([r.info.get("start_wall_s", 0.0) for r in runs])) * 1e3,
+            # Result.seconds: from the run's call to its last iteration, the host init and the
+            # push check included (what start_ms leaves out), the result's download not
+            "seconds_ms": float(np.median([r.seconds for r in runs])) * 1e3, "start_parts": last.info.get("start"),
             "iterations": last.iterations, "per_iter": per_iteration(last),
             "runs": [[(it["ms"], it["modes"], it["balance"]) for it in per_iteration(r)] for r in runs],
             "resident_shards": last.info["memory"]["resident_shards"], "slots": last.info["memory"]["slots"],
@@ -176,17 +180,23 @@ def main(argv=None):
     store = build_rmat(path, args, False)
     source = int(np.argmax(store.out_degree()))
     BFS, CC = gr.algorithms.bfs.BFS, gr.algorithms.cc.ConnectedComponents
+
+    class HostBFS(BFS):   # the declared start's peer: BFS started by a host init and an upload
+        def init(self, v):
+            return super().init(v)
     bq = budget_quarter(BFS(), store, push=True)[0]
     cq = {p: budget_quarter(CC(), store, push=p)[0] for p in (False, True)}
     PR = gr.algorithms.pagerank.PageRank
     pq = budget_quarter(PR(), store)[0]
     profiles = [] if args.profile else None
     cases = [("bfs_quarter", lambda: BFS(source=source), bq, "level", {}),
+             ("bfs_quarter_host_init", lambda: HostBFS(source=source), bq, "level", {}),
              ("bfs_quarter_pull_regions", lambda: BFS(source=source), bq, "level", {"push_memory": False}),
              ("bfs_quarter_queue", lambda: BFS(source=source), bq, "level", {"queue_fraction": 1 / 1024}),
              ("bfs_quarter_no_hubs", lambda: BFS(source=source), bq, "level", {"push_hub_edges": 0}),
              ("bfs_quarter_no_merge", lambda: BFS(source=source), bq, "level", {"push_merge": False}),
              ("bfs_inmem", lambda: BFS(source=source), None, "level", {}),
+             ("bfs_inmem_host_init", lambda: HostBFS(source=source), None, "level", {}),
              ("bfs_inmem_no_hubs", lambda: BFS(source=source), None, "level", {"push_hub_edges": 0}),
              ("bfs_inmem_queue", lambda: BFS(source=source), None, "level", {"queue_fraction": 1 / 1024}),
              ("bfs_inmem_no_merge", lambda: BFS(source=source), None, "level", {"push_merge": False}),
@@ -227,7 +237,7 @@ def main(argv=None):
             csource = int(cstore.to_internal(store.to_labels(np.array([source])))[0])
             for label, make, budget, field, options, _ in plain_cases:
                 if label.startswith("bfs"):
-                    make = (lambda s: lambda: BFS(source=s))(csource)
+                    make = (lambda s, c: lambda: c(source=s))(csource, HostBFS if "host_init" in label else BFS)
                 cases.append((label + suffix, make, budget, field, options, cstore))
                 peers[label + suffix] = (label, cstore)
             if args.cusparse and order != "none":   # (the same matrix as the plain store's otherwise)
@@ -246,7 +256,7 @@ def main(argv=None):
         out[label] = res
         finish(out, args)   # what ran so far survives a run stopped at its time limit
         log(f"{label}: {res['ms']:.1f} ms median of {args.repeat} {res['ms_all']} ({res['iter_ms']:.1f} ms in "
-            f"{res['iterations']} iterations, start {res['start_ms']:.1f} ms, median iteration "
+            f"{res['iterations']} iterations, start {res['start_ms']:.1f} ms {res['start_parts']}, seconds {res['seconds_ms']:.1f} ms, median iteration "
             f"{res['iteration_median_ms']:.2f} ms; {res['resident_shards']} resident "
             f"shards, {res['slots']} slots, budget {budget})")
         for it in res["per_iter"]:

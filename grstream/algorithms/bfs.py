@@ -27,16 +27,9 @@ class BFS(gr.GASProgram):
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
-    local_init = True   # (ranks run init over their own vertices)
-
-    def init(self, v):
-        # one pass over the state's own entries: no temporary array of n levels for the
-        # engine to copy in, no array of ids
-        level = v.entries("level")
-        level.fill(UNREACHED)
-        is_source = v.id_mask(self.source)
-        level[is_source] = 0
-        return is_source
+    # every vertex unreached, the source at level 0 and the seed: made where the state lives
+    initial = {"level": UNREACHED}
+    seeds = {"source": {"level": 0}}
 
     def gather_map(self, src, dst, edge):
         return src.level + 1

@@ -24,14 +24,9 @@ class BFSTree(gr.GASProgram):
     gather_dtype = "int64"
     params = {"source": 0}
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
-
-    def init(self, v):
-        is_source = v.id_mask(self.source)
-        level = v.entries("level")   # (in place, one pass)
-        level.fill(-1)
-        level[is_source] = 0
-        v.parent = -1
-        return is_source
+    # every vertex unreached without a parent, the source at level 0 and the seed
+    initial = {"level": -1, "parent": -1}
+    seeds = {"source": {"level": 0}}
 
     def gather_map(self, src, dst, edge):
         # 2**62: "no candidate"; the frontier is the previous level, so it is all that changed

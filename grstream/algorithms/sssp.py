@@ -24,15 +24,9 @@ class SSSP(gr.GASProgram):
     asynchronous = True   # min of monotone values: any order of updates reaches the same result
     params = {"source": 0}
     vertex_params = ("source",)   # an internal vertex id: checked against 0..n-1
-    local_init = True   # (ranks run init over their own vertices)
-
-    def init(self, v):
-        # in the state's own entries, one pass (as BFS's init)
-        dist = v.entries("dist")
-        dist.fill(np.inf)
-        is_source = v.id_mask(self.source)
-        dist[is_source] = 0.0
-        return is_source
+    # every vertex at inf, the source at 0 and the seed: made where the state lives
+    initial = {"dist": np.inf}
+    seeds = {"source": {"dist": 0.0}}
 
     def gather_map(self, src, dst, edge):
         return src.dist + edge.weight

@@ -127,6 +127,11 @@ class CudaRankExecutor(RankMixin):
         for f, dt in fields.items():
             dev.cuda.memcpy_dtod_async(dev.nxt[f], dev.cur[f], n * np.dtype(dt).itemsize, dev.ex.compute)
 
+    def fill_state(self, initial, edge_state):
+        """The backend's: a declared state, made whole on every rank's device (no exchange)."""
+        super().fill_state(initial, edge_state)
+        self._nxt_stale = False
+
     def _array(self, mem, length, dtype):
         return device_array(self.ranks.exchange.collectives().xp, mem, length, dtype)
 

@@ -18,7 +18,8 @@ Lifecycle (driven by :class:`grstream.engine.session.Session`)::
     ex = Cls(store, spec, memory, ledger, shared, setup)   # allocate, compile; once per session
     for each run of a program of this spec:
         ex.bind(program)                  # the instance whose parameters kernels read
-        ex.load_state(state, edge_state)  # initial vertex fields and edge state
+        ex.load_state(state, edge_state)  # initial vertex fields and edge state (or
+                                          # ex.fill_state(initial, edge_state): declared ones)
         ex.set_frontier(None or mask, ids)  # then, if seeded: the seed plan (below)
         for each iteration: [ex.set_active(ids) if scheduled]; run the plan (below)
         (checkpoint due: rs = ex.save_run(); resumed: ex.restore_run(rs) instead of
@@ -164,6 +165,19 @@ class Executor:
         dtype): ``cur`` and ``nxt`` both become ``state``. ``edge_state``: each of
         ``spec.edge_state`` in global CSR order (length m); current and next both take it."""
         raise NotImplementedError
+
+    def fill_state(self, initial, edge_state: Dict[str, np.ndarray]) -> None:
+        """As ``load_state``, of a declared initial state (engine/state.py ``ConstantState``):
+        every vertex's fields at ``initial.values``, the seed's entries at its seed values. This
+        default writes ``host_state``'s arrays and loads them; an executor whose state lives
+        elsewhere makes it there (the GPU's: fill kernels, no host array, no upload)."""
+        state = {}
+        for f, x in initial.values.items():
+            arr = state[f] = self.host_state(f, (initial.n,), x.dtype)
+            arr.fill(x)
+            if initial.seed is not None:
+                arr[initial.seed] = initial.seed_values[f]
+        self.load_state(state, edge_state)
 
     def set_frontier(self, mask: Optional[np.ndarray], ids: Optional[np.ndarray] = None) -> None:
         """None: every vertex is active. Else a bool mask of length n: the *seed* (vertices

@@ -32,6 +32,7 @@ from .direction import (DirectionRule, asynchronous, asynchronous_push, choose_d
                         threshold)
 from .capabilities import Capabilities, Feature, Policies
 from .rounds import allows_local_rounds, local_fraction
+from .state import ConstantState
 from ..program.push import seed_is_silent
 from .grouping import PARALLEL_EDGES, UnitGrouping
 from .memory import TIERS, MemoryModel
@@ -215,9 +216,12 @@ class Planner(UnitGrouping):
     def allow_push(self, program, state, seed, ranks=None):
         """Per run: push only where the vertices outside the seed send nothing that changes a
         neighbour (program/push.py ``seed_is_silent``; unknown counts as yes, as documented).
-        ``ranks``: each MPI rank checks its own vertices and the ranks agree (collective)."""
+        ``ranks``: each MPI rank checks its own vertices and the ranks agree (collective); a
+        declared state (``ConstantState``) is checked on its distinct rows."""
         self.run_push, self.run_reason = self.push_ok, self.push_reason
         world = () if ranks is None else (ranks.span, ranks.exchange.gather)
+        if isinstance(state, ConstantState) and seed is not None:   # (every rank alike, no pass of n)
+            (state, seed), world = state.rows(), ()
         if self.push_ok and seed is not None and seed_is_silent(self.spec, program, state, seed, *world) is False:
             self.run_push = False
             self.run_reason = ("vertices outside the seed hold values their messages would "

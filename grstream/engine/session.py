@@ -25,7 +25,7 @@ from .memory import Ledger, plan_memory, residency_key
 from .planner import Planner, gather_directions, is_dense, shard_facts
 from .schedule import needed_arrays
 from .checkpoint import Checkpoints, Saving
-from .state import VertexIds, initial_edge_state, initial_state, seed_ids
+from .state import ConstantState, VertexIds, initial_edge_state, run_seed_ids, start_state
 from .turns import schedule
 from .stopping import check_stops, default_limit, progress_bar, warn_limit
 from .result import Result
@@ -269,8 +269,8 @@ class Session:
             if resumed is not None:
                 resumed.restore_planner(planner)
             else:
-                init = initial_state if self.ranks is None else self.ranks.initial_state
-                state, seed = init(program, store, lanes=lanes, alloc=ex.host_state, ids=self._ids)
+                state, seed = start_state(program, store, lanes=lanes, alloc=ex.host_state,
+                                          ids=self._ids, ranks=self.ranks)
                 planner.allow_push(program, state, seed, self.ranks)
             if planner.run_push or planner.pull_room:   # else this run pulls: pull arrays needed
                 break
@@ -352,19 +352,19 @@ class Session:
                              seconds)
 
     def _start(self, ex, planner, program, state, seed, lanes, in_rank):
-        """A run's start: the initial state uploaded, the seed made the frontier (the seeding
-        plan), the first aggregates: ``(read back, active, all_active, start facts, turns)``."""
-        store, n, spec = self.store, self.n, type(program).spec
+        """A run's start: the initial state loaded (a declared one made by the executor), the seed
+        made the frontier (seeding plan), first aggregates: ``(rb, active, all_active, start, turns)``."""
+        store, spec = self.store, type(program).spec
         edge_init = initial_edge_state(store, spec, self._edge_init)
         t_up = time.perf_counter()   # start: state upload, seed ids, seeding plan, wall clock
-        ex.load_state(state, edge_init)
+        (ex.fill_state if isinstance(state, ConstantState) else ex.load_state)(state, edge_init)
         seeded = seed is not None and spec.activate == "frontier"
         counts, scan_s = self.sizes, 0.0
         if seeded:
             # the seed's ids, found once here: the executor takes them with the mask and the
             # per-shard counts come from a search over the ids (O(seeds log S), not an n pass)
             t0 = time.perf_counter()
-            idx = seed_ids(np.broadcast_to(seed, (n,)) if lanes is None else seed.any(axis=1))
+            idx = run_seed_ids(state, seed, lanes)
             scan_s = time.perf_counter() - t0
             counts = np.diff(np.searchsorted(idx, np.asarray(store.intervals, dtype=np.int64)))
             ex.set_frontier(seed, ids=idx)

@@ -1,4 +1,8 @@
-"""A run's initial state on the host: the program's ``init`` over every vertex, and edge state."""
+"""A run's initial state: declared constants (:class:`ConstantState`, made by the executor where
+the state lives) or the program's ``init`` over every vertex on the host; and edge state."""
+from dataclasses import dataclass
+from typing import Dict, Optional
+
 import numpy as np
 
 from ..errors import ProgramError
@@ -57,9 +61,77 @@ def initial_state(program, store, lanes=None, alloc=None, ids=None, span=None):
 
 def local_init(cls):
     """Whether ranks may run ``cls``'s init over their own vertices: the class that defines
-    ``init`` declares ``local_init`` itself (a subclass's own init is not covered by its base's)."""
+    ``init`` declares ``local_init`` itself (a subclass's own init is not covered by its base's);
+    the base's init (the declared ``initial`` and ``seeds``) is local."""
+    if cls.spec.constant_init:
+        return True
     owner = next((c for c in cls.__mro__ if "init" in vars(c)), None)
     return bool(owner is not None and vars(owner).get("local_init", False))
+
+
+@dataclass(frozen=True)
+class ConstantState:
+    """A run's initial state as its program declares it (``initial``, ``seeds``): every vertex's
+    fields at ``values``, the ``seed`` vertices' (sorted ids; None: no seed, every vertex active)
+    at ``seed_values`` (per field, one value per seed id). The executor makes it where the state
+    lives (``Executor.fill_state``): no host array of n values, no upload."""
+
+    n: int
+    values: Dict[str, np.generic]
+    seed: Optional[np.ndarray]
+    seed_values: Dict[str, np.ndarray]
+
+    def mask(self):
+        """The seed as a bool mask of n (what ``Executor.set_frontier`` takes), or None."""
+        if self.seed is None:
+            return None
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.seed] = True
+        return mask
+
+    def rows(self):
+        """``(state, seed)`` of the state's distinct rows, the values of the vertices outside
+        the seed (where there are any) and each seed vertex's: a program whose messages read
+        only the sender's fields sends from them what it sends from the whole state."""
+        k = 0 if self.seed is None else len(self.seed)
+        rest = [True] if self.n > k else []
+        state = {f: np.array([x] * len(rest) + list(self.seed_values[f]), dtype=x.dtype)
+                 for f, x in self.values.items()}
+        return state, np.array([False] * len(rest) + [True] * k, dtype=bool)
+
+
+def constant_state(program, n, lanes=None):
+    """The run's :class:`ConstantState` where its class has no ``init`` of its own (the declared
+    start); None where the host runs init: lanes, scheduled programs (the host reads the
+    schedule), and seeded push programs whose messages read the sender's built-ins (the push
+    check then needs every vertex's)."""
+    from ..program.push import sender_reads_builtins
+    spec = type(program).spec
+    if (not spec.constant_init or lanes is not None or spec.activate == "schedule"
+            or (spec.seeds and sender_reads_builtins(spec))):
+        return None
+    sources = {p: int(getattr(program, p)) for p in spec.seeds}
+    seed = np.unique(np.fromiter(sources.values(), dtype=np.int64, count=len(sources))) if sources else None
+    k = 0 if seed is None else len(seed)
+    seed_values = {f: np.full(k, x) for f, x in spec.initial.items()}
+    for p, given in spec.seeds.items():   # (in declaration order: a later param's values win)
+        at = int(np.searchsorted(seed, sources[p]))
+        for f, x in given.items():
+            seed_values[f][at] = x
+    return ConstantState(n, dict(spec.initial), seed, seed_values)
+
+
+def start_state(program, store, lanes=None, alloc=None, ids=None, ranks=None):
+    """A run's ``(state, seed)``: a :class:`ConstantState` and its seed mask where the program
+    declares its start, else ``initial_state``'s host arrays (under MPI ranks
+    ``Ranks.initial_state``'s). Every rank makes a declared state whole, exchanging nothing."""
+    made = constant_state(program, int(store.num_vertices), lanes)
+    if made is None:
+        init = initial_state if ranks is None else ranks.initial_state
+        return init(program, store, lanes=lanes, alloc=alloc, ids=ids)
+    if ranks is not None:
+        ranks.state_span = None   # (the executor's state is the whole state: no exchange)
+    return made, made.mask()
 
 
 class _ZeroedOnRead(dict):
@@ -180,6 +252,14 @@ def seed_ids(mask):
         if found is not None and len(found) > ARGMAX_SEEDS:
             found = None
     return np.flatnonzero(m) if found is None else np.asarray(found, dtype=np.int64)
+
+
+def run_seed_ids(state, seed, lanes=None):
+    """The sorted ids of a run's ``seed``: a declared state's own (:class:`ConstantState`), else
+    found in its mask (in lanes, the union of the lanes')."""
+    if isinstance(state, ConstantState):
+        return state.seed
+    return seed_ids(seed if lanes is None else seed.any(axis=1))
 
 
 def initial_edge_state(store, spec, cache=None):

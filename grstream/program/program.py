@@ -122,6 +122,11 @@ class ProgramSpec:
         for p in self.vertex_params:
             if p not in self.params or isinstance(self.params[p], (bool, float, np.bool_, np.floating)):
                 raise ProgramError(f"vertex_params: {p!r} is not an integer param", name)
+        # a declared start (initial, seeds): constants the executor makes where the state lives
+        self.initial, self.seeds = _declared_start(cls, self)
+        # the run's start is the declaration (or zeros, every vertex active) where no class
+        # defines init: no host array of the fields is needed (engine/state.py ConstantState)
+        self.constant_init = not _defined(cls, "init")
 
         self.aggregates = dict(getattr(cls, "aggregates", {}) or {})
         for agg, m in self.aggregates.items():
@@ -179,6 +184,44 @@ def _coerce_param(spec, name, value):
     return kind(value)
 
 
+def _declared_start(cls, spec):
+    """``initial`` and ``seeds`` checked: every vertex field's initial value (0 where not
+    declared) and each seed param's values, as numpy scalars of the fields' dtypes."""
+    name, fields = spec.name, spec.vertex_fields
+    initial, seeds = getattr(cls, "initial", None) or {}, getattr(cls, "seeds", None) or {}
+    owner = next((c for c in cls.__mro__ if "initial" in vars(c) or "seeds" in vars(c)), None)
+    if owner is not None and "init" in vars(owner):
+        raise ProgramError("declare the initial values (initial, seeds) or define init, not both", name)
+    if not isinstance(initial, dict) or not all(isinstance(v, dict) for v in (seeds, *seeds.values())):
+        raise ProgramError("initial is a dict {field: value}, seeds a dict {vertex param: "
+                           "{field: value}}", name)
+    for p in seeds:
+        if p not in spec.vertex_params:
+            raise ProgramError(f"seeds: {p!r} is not one of vertex_params {spec.vertex_params}", name)
+    values = {f: _constant(spec, "initial", f, initial.get(f, 0)) for f in fields}
+    for f in initial:
+        if f not in fields:
+            raise ProgramError(f"initial: {f!r} is not a vertex field", name)
+    return values, {p: {f: _constant(spec, f"seeds[{p!r}]", f, v) for f, v in given.items()}
+                    for p, given in seeds.items()}
+
+
+def _constant(spec, where, field, value):
+    """``value`` as field ``field``'s dtype; an int or bool field takes it only exactly."""
+    dtype = spec.vertex_fields.get(field)
+    if dtype is None:
+        raise ProgramError(f"{where}: {field!r} is not a vertex field", spec.name)
+    if not isinstance(value, (bool, int, float, np.number, np.bool_)):
+        raise ProgramError(f"{where}: v.{field} must be a number, not {type(value).__name__}", spec.name)
+    try:
+        x = dtype.type(value)
+    except (OverflowError, ValueError):
+        x = None
+    if x is None or (dtype.kind in "biu" and x != value):
+        raise ProgramError(f"{where}: {value!r} is not a value of v.{field} ({dtype})", spec.name)
+    return x
+
+
 def _defined(cls, name):
     fn = getattr(cls, name, None)
     base = getattr(GASProgram, name, None) if "GASProgram" in globals() else None
@@ -225,6 +268,12 @@ class GASProgram:
                       reduced over all vertices after init and after every iteration and readable
                       as ``self.<name>`` in the next iteration and in ``converged``.
     ``output``        the field returned as the result (default: the first vertex field).
+    ``initial``       dict field -> number: every vertex's initial value of the field (0 where
+                      not listed), in place of an ``init`` method.
+    ``seeds``         dict vertex param -> {field: number}: the vertex the param names starts
+                      with these values and is in the seed; without ``seeds`` every vertex
+                      starts active. A program declaring ``initial`` / ``seeds`` has its start
+                      made where the state lives (no host array of n values, no upload).
     ``local_init``    False (default); True promises that ``init`` gives each vertex its values
                       and seed from its own id, built-in properties and the program's parameters
                       alone (no array of every vertex, no sum over vertices), so that MPI ranks
@@ -234,7 +283,8 @@ class GASProgram:
 
     ``init(self, v)``                   host-side: set initial state; may return a bool mask of
                                         vertices considered changed (the seed of the frontier);
-                                        returning None activates every vertex.
+                                        returning None activates every vertex. The base's
+                                        writes the declared ``initial`` and ``seeds``.
     ``gather_map(self, src, dst, edge)`` message along an edge (restricted subset).
     ``apply(self, v, acc)``             update ``v``'s fields, return a bool "changed" per vertex.
     ``scatter(self, src, dst, edge)``   optional, along out-edges of changed vertices.
@@ -278,8 +328,18 @@ class GASProgram:
     def param_values(self):
         return {k: getattr(self, k) for k in type(self).spec.params}
 
-    def init(self, v):  # pragma: no cover - overridden
-        return None
+    def init(self, v):
+        """The declared start: every field at its ``initial`` value, each of ``seeds``' vertices
+        at its values; returns the seed vertices (None without seeds: every vertex active)."""
+        spec, seed = type(self).spec, None
+        for f, x in spec.initial.items():
+            v.entries(f).fill(x)
+        for p, given in spec.seeds.items():
+            at = v.id_mask(getattr(self, p))
+            for f, x in given.items():
+                v.entries(f)[at] = x
+            seed = at if seed is None else seed | at
+        return seed
 
     def converged(self):
         return False

@@ -176,6 +176,18 @@ def sender_map(spec, direction):
     return local["_sender_map"]
 
 
+def sender_reads_builtins(spec):
+    """Whether a message ``seed_is_silent`` tests (``sender_map``'s) reads a built-in property
+    of the sender (its id, a degree): vertices of equal fields may then send different ones."""
+    for direction, expr in (getattr(spec, "push_peeled", None) or {}).items():
+        sender = _SIDES[direction][0]
+        if any(isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+               and node.value.id == sender and node.attr not in spec.vertex_fields
+               for node in ast.walk(expr)):
+            return True
+    return False
+
+
 def message_field(spec, direction):
     """The vertex field whose value *is* the message over ``direction``-edges (gather_map
     returns ``<the other end>.<field>``, a field of the message dtype), else None: the field's

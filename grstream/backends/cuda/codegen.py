@@ -16,7 +16,7 @@ from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, MERGE_NID, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
                            PUSH_HUBS, PUSH_HUBS_BLOCKS, PUSH_MERGE, PUSH_PRELUDE, PUSH_TWC, PUSH_TWC_MULTI, QUEUE_START_BODY,
                            SELECT_BITMAP, SELECT_QUEUE, SKIP_IDEMPOTENT)
-from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
+from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, CONSTANT_BODY, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
                         MARK_BODY, MERGE_ROWS, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
                         WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, id_columns, merge_body, tab_width, walk)
 
@@ -116,6 +116,9 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None, comp
     elif phase.startswith("permute"):
         t = PERMUTE_TYPES[int(phase[len("permute"):])]
         args = [V("long long", "eid"), V(t, "state"), V(t, "out", False), S(I64, "ne")]
+    elif phase.startswith("constant"):
+        t = PERMUTE_TYPES[int(phase[len("constant"):])]
+        args = [V(t, "out", False), S(I64, "n"), S(np.uint64, "bits")]
     else:
         raise KeyError(f"no kernel phase {phase!r}")
     return KernelArgs(kernel, tuple(args))
@@ -368,6 +371,9 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
     if spec.edge_state:
         for size in PERMUTE_TYPES:
             mod.add(f"permute{size}", PERMUTE_BODY)
+    if spec.constant_init:   # the declared start, made in place (DeviceState.fill_state)
+        for size in sorted({dt.itemsize for dt in spec.vertex_fields.values()}):
+            mod.add(f"constant{size}", CONSTANT_BODY)
     if aggs:
         first, final = _aggregate_bodies(aggs)
         mod.add("aggregates", first)

@@ -279,6 +279,12 @@ class DeviceState:
                 else:
                     cuda.memcpy_htod(at, part)
                 cuda.memcpy_dtod_async(self.nxt[f], self.cur[f], host.nbytes, s)
+        self._load_edges(edge_state)
+
+    def _load_edges(self, edge_state):
+        """Upload the initial edge state (current and next) on the upload stream, and mark the
+        end of the state's upload there."""
+        cuda, s = self.cuda, self.upload_stream
         for p, dt in self.estate.items():
             host = np.ascontiguousarray(edge_state[p], dtype=dt)
             if self.m_edges:
@@ -288,6 +294,22 @@ class DeviceState:
         # for it before the first kernel that may read the state (executor.begin)
         self.state_ready = cuda.Event()
         self.state_ready.record(s)
+
+    def fill_state(self, initial, edge_state):
+        """Make a declared initial state (engine/state.py ``ConstantState``) in ``cur`` and
+        ``nxt``: every entry at its field's value, then the seed's entries, by kernels on the
+        compute stream (no host array, no upload; after any earlier upload); edge state as
+        :meth:`load_state`'s."""
+        self.wait_state()
+        n, seed = self.n, initial.seed
+        for f, dt in self.spec.vertex_fields.items():
+            size = dt.itemsize
+            kernel, bits = f"constant{size}", np.dtype(f"u{size}")
+            for mem in (self.cur[f], self.nxt[f]):
+                self.launch(kernel, n, mem, n, int(np.asarray(initial.values[f], dt).view(bits)))
+                for i, x in zip(() if seed is None else seed, initial.seed_values.get(f, ())):
+                    self.launch(kernel, 1, int(mem) + int(i) * size, 1, int(np.asarray(x, dt).view(bits)))
+        self._load_edges(edge_state)
 
     def wait_state(self):
         """Order the compute stream after the state upload (once per upload)."""

@@ -395,6 +395,12 @@ PERMUTE_BODY = r"""
   if (j < ne) out[j] = state[eid[j]];
 """
 
+#: one value in every entry of a vertex field (its bits, ``out``'s width): a declared initial state
+CONSTANT_BODY = r"""
+  const long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x;
+  if (k < n) out[k] = bits;
+"""
+
 
 def skeleton_hash():
     """Hash of the skeleton text: part of every compile-cache key."""
@@ -409,7 +415,7 @@ def skeleton_hash():
               pk.PUSH_HUBS_BLOCKS):
         h.update(t.template.encode())
     h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE, MERGE_WARP.template, pk.MERGE_NID)).encode())
-    for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY):
+    for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY, CONSTANT_BODY):
         h.update(body.encode())
     h.update(repr((BLOCK, WARP_MIN, BLOCK_MIN)).encode())
     return h.hexdigest()

@@ -61,8 +61,21 @@ def test_kernel_set_follows_the_program(program):
     for name in ks.kernels.values():
         assert f"void __launch_bounds__(GR_BLOCK)\n{name}(" in ks.source
         assert name.endswith("_" + spec.name)
+    # a declared start (no init of its own) is made by one fill kernel per field width
+    widths = {dt.itemsize for dt in spec.vertex_fields.values()} if spec.constant_init else set()
+    assert {k for k in ks.kernels if k.startswith("constant")} == {f"constant{w}" for w in widths}
     # the translator's contract comes first, untouched
     assert ks.source.startswith(ks.translated.source)
+
+
+@needs_nvcc
+def test_constant_kernels_of_every_width_compile():
+    """Fields of 1, 4 and 8 bytes: one fill kernel each, writing the value's bits."""
+    from ...engine.test_declared_start import Pair
+    ks = module_source(Pair.spec, np.int32, {})
+    assert sorted(k for k in ks.kernels if k.startswith("constant")) == ["constant1", "constant4", "constant8"]
+    assert [a.name for a in ks.args["constant1"].args] == ["out", "n", "bits"]
+    assert nvcc_check(ks.source, arch="sm_90", name="Pair")
 
 
 def test_hoisting_only_for_source_only_messages():
