@@ -193,10 +193,12 @@ def choose(shape: ShardShape, active: int, costs: LinkCosts, allowed: Iterable[s
 def cheapest(est, allowed: Iterable[str]) -> str:
     """The mode of least estimated seconds in ``est`` (:func:`estimate`) among ``allowed``
     (ties: the earlier of MODES); ``"copy"`` if none is allowed."""
-    allowed = [m for m in MODES if m in set(allowed)]
-    if not allowed:
-        return "copy"
-    return min(allowed, key=lambda m: (est[m][1], MODES.index(m)))
+    given = set(allowed)
+    best = None
+    for m in MODES:   # (in MODES' order: a tie keeps the earlier)
+        if m in given and (best is None or est[m][1] < est[best][1]):
+            best = m
+    return "copy" if best is None else best
 
 
 def _ema(old, new, alpha, base):

@@ -221,8 +221,8 @@ class UnitGrouping:
         strategy = {i: b for u in zc for i, b in zip(u.shards, u.balance)}
         merged = replace(zc[0], shards=tuple(shards), balance=tuple(strategy[i] for i in shards),
                          active=sum(u.active for u in zc), nbytes=sum(u.nbytes for u in zc))
-        first = units.index(zc[0])
-        return [merged if k == first else u for k, u in enumerate(units) if k == first or u not in zc]
+        first, batched = units.index(zc[0]), {id(u) for u in zc}
+        return [merged if k == first else u for k, u in enumerate(units) if k == first or id(u) not in batched]
 
     def _is_ready(self, i):
         """Resident shard ``i`` is loaded (remembered: it stays until the session evicts)."""

@@ -185,9 +185,8 @@ class Planner(UnitGrouping):
             raise InternalError(f"{self.spec.name}: a pull plan on a memory model without the pull arrays")
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = self._modes(iteration, self._units(shards, counts, dense=self.dense), counts)
-        plan = self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
-                          all_active=all_active)
-        return self._with_format(plan, counts)
+        return self._plan(iteration, units, shards, counts, phases=self.phases, seed=False,
+                          all_active=all_active, **self._format(all_active, counts))
 
     # ------------------------------------------------------------------ direction
     def _init_direction(self, store, rule, lanes, push_room):
@@ -279,33 +278,29 @@ class Planner(UnitGrouping):
                                                  merged=merged))
         if not asynchronous:
             units = self._spread_table(units, counts)
-        plan = self._plan(iteration, units, shards, counts, phases=("gather",), seed=False,
-                          all_active=False, per_unit=False)
-        plan = replace(plan, direction="push", hoist=False, dense=False, phase_scope="unit",
-                       workers=min(plan.workers, self.caps.push.workers or plan.workers))
-        if asynchronous and units:
-            plan = replace(plan, push_async=True, phases=("gather", "apply"), workers=1)
-        return self._with_format(replace(plan, apply_scope="all" if units and not
-                                         plan.push_async else "unit"), counts)
+        late = asynchronous and units   # (Gauss-Seidel: each unit applies at once, in order)
+        return self._plan(iteration, units, shards, counts, phases=("gather", "apply") if late else ("gather",),
+                          seed=False, all_active=False, per_unit=False,
+                          workers_cap=1 if late else self.caps.push.workers or None,
+                          direction="push", hoist=False, dense=False, phase_scope="unit",
+                          apply_scope="unit" if late or not units else "all", push_async=bool(late),
+                          **self._format(False, counts))
 
     def activation(self, iteration, counts) -> IterationPlan:
         """An activation-only plan over the changed set (``counts`` per shard): the pull
         frontier of the pull plan that follows a push one. No vertex field moves."""
         shards = [int(i) for i in np.flatnonzero(counts)]
         units = self._units(shards, counts, dense=False)
-        plan = self._plan(iteration, units, shards, counts, phases=("activate",), seed=False,
-                          all_active=False)
-        plan = replace(plan, activation="changed", publish="none", publish_fields=(),
-                       publish_edges=False, hoist=False, reduce=())
-        return self._with_format(plan, counts)
+        return self._plan(iteration, units, shards, counts, phases=("activate",), seed=False,
+                          all_active=False, activation="changed", publish="none", publish_fields=(),
+                          publish_edges=False, hoist=False, reduce=(), **self._format(False, counts))
 
-    def _with_format(self, plan, counts):
-        active = self.n if plan.all_active else int(np.sum(counts))
+    def _format(self, all_active, counts):
+        """The frontier format of a plan over ``counts`` active vertices per shard (every vertex
+        where ``all_active``) and its queue limit, as IterationPlan fields."""
+        active = self.n if all_active else int(np.sum(counts))
         fmt = choose_format(self.rule, self.caps, active, self.n)
-        queue = next_queue(fmt, self.n)
-        if fmt == plan.frontier_format and queue == plan.next_queue:   # a bitmap plan stays as built
-            return plan
-        return replace(plan, frontier_format=fmt, next_queue=queue)
+        return {"frontier_format": fmt, "next_queue": next_queue(fmt, self.n)}
 
     def observe(self, plan, stats):
         """After ``plan`` ran: its measured statistics refine the transfer cost model."""
@@ -335,7 +330,10 @@ class Planner(UnitGrouping):
         return out
 
     def _plan(self, iteration, units, shards, counts, phases, seed, all_active, frontier=None,
-              per_unit=True):
+              per_unit=True, workers_cap=None, **given):
+        """The plan over ``units``; ``given``: IterationPlan fields a kind of plan sets
+        otherwise (push, activation), given over the ones worked out here; ``workers_cap``: at
+        most that many workers."""
         spec, mem = self.spec, self.memory
         units = self._early(units)
         self.remember_slots(units)
@@ -353,6 +351,7 @@ class Planner(UnitGrouping):
         workers = 1
         if not seed and self.caps.workers > 1 and len(units) > 1 and edge_work >= PARALLEL_EDGES:
             workers = min(self.caps.workers, len(units))
+        workers = min(workers, workers_cap or workers)
         copy = sum(u.nbytes for u in units)
         store = self._store_bytes
         tiers = tier_counts(units, self._from_store, mem.regions)
@@ -368,7 +367,7 @@ class Planner(UnitGrouping):
                  and any(len(u.shards) > 1 for u in units) else "unit")
         # a dense pull's next plan starts with a copy that can start after this plan's units
         ahead = self._ahead(shards) if dense and ran and "gather" in phases and not seed else None
-        return IterationPlan(
+        return IterationPlan(**{**dict(
             iteration=iteration, units=tuple(units), skipped=skipped, phases=phases,
             phase_scope=scope,
             apply_scope="all" if (dense and ran) else "unit",
@@ -381,7 +380,7 @@ class Planner(UnitGrouping):
             bytes_device=mem.device_bytes, bytes_pinned=mem.pinned_bytes,
             bytes_scratch=mem.scratch_bytes, bytes_copy=int(copy), bytes_store=int(store), seed=seed,
             tiers=tiers, from_store=frozenset(i for i in shards if i in self._from_store),
-            local_rounds=local, local_fraction=local_fraction(local), ahead=ahead)
+            local_rounds=local, local_fraction=local_fraction(local), ahead=ahead), **given})
 
     def _hoist_pays(self, shards, counts):
         """Hoisting computes one message per vertex of the graph: an executor that may skip it
