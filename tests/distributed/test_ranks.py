@@ -110,6 +110,30 @@ def test_a_world_of_one_equals_a_plain_run(tmp_path):
 
 
 @needs_mpi
+def test_a_declared_start_is_made_whole_on_every_rank(tmp_path, monkeypatch):
+    """BFS and SSSP declare their start: a rank runs no init and loads its state without the
+    dense exchange of a local init (no span of its own to share)."""
+    from mpi4py import MPI
+    from grstream.distributed.rank_executor import RankExecutor
+    from grstream.distributed.ranks import Ranks
+    rng = np.random.default_rng(9)
+    edges = rng.integers(0, 150, (700, 2))
+    gr.build_shards((edges[:, 0], edges[:, 1], rng.uniform(1, 5, 700)), tmp_path / "g.h5",
+                    num_shards=3, progress=False, weighted=True)
+    store = gr.open(tmp_path / "g.h5")
+    plain = {P: gr.run(P(source=4), store) for P in (gr.algorithms.bfs.BFS, gr.algorithms.sssp.SSSP)}
+    spans, real = [], RankExecutor.load_state
+    monkeypatch.setattr(Ranks, "initial_state", lambda *a, **k: pytest.fail("init ran on a rank"))
+    monkeypatch.setattr(RankExecutor, "load_state",
+                        lambda self, *a: spans.append(self.ranks.state_span) or real(self, *a))
+    for P, want in plain.items():
+        got = gr.run(P(source=4), store, comm=MPI.COMM_SELF, device="cpu")
+        assert np.array_equal(got.value, want.value) and got.iterations == want.iterations
+    assert spans == [None, None]
+    store.close()
+
+
+@needs_mpi
 def test_the_command_line_under_mpiexec(tmp_path):
     rng = np.random.default_rng(11)
     path = tmp_path / "g.h5"
