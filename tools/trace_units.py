@@ -88,13 +88,13 @@ class Recorder:
             streams = self.dev.ex
             orig_timeline = streams.timeline
 
-            def timeline(origin):
-                def spans(pairs):
-                    return [(s.time_since(origin), e.time_since(origin)) for s, e in pairs]
-                if rec.cur is not None:
-                    rec.cur["copy_spans"] = spans(streams.copy_spans)
-                    rec.cur["kernel_spans"] = spans(streams.kernel_spans)
-                return orig_timeline(origin)
+            def timeline(origin, times=None):
+                if times is None:
+                    times = streams.span_times(origin)
+                if rec.cur is not None:   # (seconds since the origin -> ms)
+                    rec.cur["copy_spans"] = [(a * 1e3, b * 1e3) for a, b in times[0]]
+                    rec.cur["kernel_spans"] = [(a * 1e3, b * 1e3) for a, b in times[1]]
+                return orig_timeline(origin, times)
             streams.timeline = timeline
             try:
                 rb = orig_read_back(self, plan, stats)
