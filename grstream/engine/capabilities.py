@@ -31,7 +31,7 @@ class BatchResident(Enum):
     DENSE = "dense"              #: dense plans only (the GPU's multi-shard gather)
     #: dense plans and push plans: a push unit of several shards whose arrays stay put runs as
     #: one launch over a table of them (every loaded resident shard of a push plan in one unit,
-    #: after the first copies; the push units read in place (zerocopy) in one)
+    #: cut into chunks before the copies; the push units read in place (zerocopy) in one)
     DENSE_PUSH = "dense_push"
     NEVER = "never"              #: one shard per unit
 

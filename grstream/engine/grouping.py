@@ -108,43 +108,47 @@ class UnitGrouping:
                     out.append(chunk)
             return out
         if tabled and res:
-            # the table unit after the first copies, which fill the slots while it runs: each
-            # later copy then waits only for a streamed unit's kernels, not for the whole table's
+            # the table unit after the first streamed units; once the transfer modes are known,
+            # _spread_table cuts it into chunks queued right before the copies
             k = max(self.memory.slots, 1)
             return _alternate(sorted(loads, key=lambda u: u.shards[0]), moved[:k]) + res + moved[k:]
         return _alternate(sorted(res + loads, key=lambda u: u.shards[0]), moved)
 
     def _spread_table(self, units, counts):
         """A push plan's table unit of resident shards (one launch, :meth:`_units`), once the
-        executor's modes are known, cut into chunks placed between the copies that follow it:
-        chunk 0 where the table was, chunk m right after the m-th of them. A copy into a slot
-        waits for the kernels of the unit the slot held, which run on the one compute stream
-        after every unit issued before them; behind a whole table the link then idles while the
-        table's kernels run (a BFS level pushing from most of the graph: the table's kernels
-        outlast the copies the free slots take), behind a chunk it waits for that chunk only, as
-        the dense plans' resident chunks (:meth:`_units`). Units read in place or held are not
-        copies: a plan without copies after its table keeps the table whole (one launch)."""
+        executor's modes are known, cut into chunks placed right before the plan's copies (chunk
+        m before the copy at m / pieces of them; as many pieces as copies, at most one shard
+        each), after every held unit. The executor issues a unit's copy and then its kernels,
+        and one compute stream runs the units' kernels in plan order, each streamed unit's after
+        its copy: a chunk queued right before a copy's kernels runs while that copy moves, so
+        the link and the kernels work at once from the plan's first copy on, and the last copy
+        is followed by its own kernels alone; a copy into a held unit's slot waits for that
+        unit's kernels, which, queued first, end before the copies need their slots. A chunk
+        queued behind a copy's kernels waits for that copy (the whole table behind the first
+        ``slots`` copies: the resident work waits for them all, and a held unit's kernels behind
+        it hold back the copy into its slot). Units read in place or held are not copies: a plan
+        without copies keeps the table whole where it is (one launch)."""
         if self.caps.batching.resident is not BatchResident.DENSE_PUSH:
             return units
         tables = [k for k, u in enumerate(units) if u.transfer == "resident" and u.direction == "push"]
         if len(tables) != 1:
             return units
-        k = tables[0]
-        table = units[k]
-        copies = [j for j in range(k + 1, len(units)) if units[j].transfer in ("copy", "compact")]
-        pieces = min(len(copies) + 1, len(table.shards))
-        if pieces < 2:
+        table = units[tables[0]]
+        copies = [j for j, u in enumerate(units) if u.transfer in ("copy", "compact")]
+        pieces = min(len(copies), len(table.shards))
+        if pieces < 1:
             return units
         strategy = dict(zip(table.shards, table.balance))
         chunks = [replace(table, shards=tuple(int(i) for i in c), balance=tuple(strategy[int(i)] for i in c),
                           active=int(sum(int(counts[i]) for i in c)))
                   for c in np.array_split(np.asarray(table.shards, dtype=np.int64), pieces)]
-        after = dict(zip(copies, chunks[1:]))
-        out = []
+        before = {copies[m * len(copies) // pieces]: chunk for m, chunk in enumerate(chunks)}
+        out = [u for u in units if u.transfer == "held"]
         for j, u in enumerate(units):
-            out.append(chunks[0] if j == k else u)
-            if j in after:
-                out.append(after[j])
+            if j in before:
+                out.append(before[j])
+            if j != tables[0] and u.transfer != "held":
+                out.append(u)
         return out
 
     def _held_shards(self, push):

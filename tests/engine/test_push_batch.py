@@ -1,8 +1,7 @@
 """The GPU's batch_resident "dense_push": the loaded resident shards of a push plan are one unit
-(one launch over a table of them), placed after the first copies so that those fill the slots
-while it runs and cut into chunks between the copies that follow, and the push units read in
-place (zerocopy) are one unit too; pull plans and the "dense" executors keep one unit per
-shard."""
+(one launch over a table of them), cut into chunks queued right before the plan's copies (each
+chunk's kernels run while the copy after it moves), and the push units read in place (zerocopy)
+are one unit too; pull plans and the "dense" executors keep one unit per shard."""
 import numpy as np
 
 from grstream.algorithms.bfs import BFS
@@ -33,7 +32,7 @@ def test_push_plans_of_loaded_resident_shards_are_one_unit(chain):  # noqa: F811
     assert len(q.push(2, counts).units) == 3
 
 
-def test_push_plans_with_moved_shards_batch_the_resident_ones_after_the_first_copies(tmp_path):
+def test_push_plans_with_moved_shards_batch_the_resident_ones_before_the_copies(tmp_path):
     src = np.arange(79)
     store = build(tmp_path, 80, src, src + 1, num_shards=8)
     p, model = planner(store, BFS(source=0), caps=caps("dense_push"), budget=_resident(store, 3, slots=2),
@@ -46,13 +45,14 @@ def test_push_plans_with_moved_shards_batch_the_resident_ones_after_the_first_co
     kinds = [(u.transfer, u.shards) for u in plan.units]
     moved = [u for u in plan.units if u.transfer == "copy"]
     assert len(moved) == 8 - len(resident) and all(len(u.shards) == 1 for u in moved)
-    # the table of every resident shard (not adjacent ones only) after two copies, cut into
-    # chunks between the copies that follow it (each copy's slot frees after a chunk's kernels)
-    assert [k for k, _ in kinds[:3]] == ["copy", "copy", "resident"]
+    # the table of every resident shard (not adjacent ones only) cut into chunks, each right
+    # before a copy (its kernels run while that copy moves), the first before the first copy
+    assert [k for k, _ in kinds[:2]] == ["resident", "copy"]
     chunks = [s for k, s in kinds if k == "resident"]
     assert [i for c in chunks for i in c] == resident
-    assert len(chunks) == min(len(moved) - 2 + 1, len(resident)) >= 2
-    assert all(kinds[j - 1][0] == "copy" for j in range(3, len(kinds)) if kinds[j][0] == "resident")
+    assert len(chunks) == min(len(moved), len(resident)) >= 2
+    assert all(kinds[j + 1][0] == "copy" for j in range(len(kinds)) if kinds[j][0] == "resident")
+    assert kinds[-1][0] == "copy"
     assert sorted(i for u in plan.units for i in u.shards) == list(range(8))
     # the "dense" executors: one unit per resident shard
     q, _ = planner(store, BFS(source=0), caps=caps("dense"), budget=_resident(store, 3, slots=2), slots=2)
@@ -86,8 +86,9 @@ def test_push_units_read_in_place_are_one_unit(tmp_path):
 
 
 def test_a_table_without_copies_after_it_stays_one_unit(chain):  # noqa: F811
-    """Chunks go between copies only: units read in place or held after the table, or no unit
-    after it, leave it whole; a table of one shard has nothing to cut."""
+    """Chunks go right before copies: a plan without copies (units read in place or held, or
+    no other unit) leaves the table whole where it is; a table of one shard moves whole before
+    the first copy; a held unit stays right before the copy refilling its slot."""
     from grstream.engine.plan import Unit
     p, _ = planner(chain, BFS(source=0), caps=caps("dense_push"))
     counts = np.array([5, 6, 7, 8])
@@ -95,13 +96,23 @@ def test_a_table_without_copies_after_it_stays_one_unit(chain):  # noqa: F811
     copy = Unit((2,), "copy", ("twc",), direction="push", slot=0, active=7, nbytes=10)
     held = Unit((2,), "held", ("twc",), direction="push", slot=0, active=7)
     zc = Unit((2,), "zerocopy", ("twc",), direction="push", active=7, nbytes=10)
-    for units in ([copy, table, held], [table, zc], [copy, table], [table]):
+    for units in ([held, table], [table, zc], [table]):
         assert p._spread_table(units, counts) == units
     one = Unit((1,), "resident", ("twc",), direction="push", active=6)
     assert p._spread_table([one, copy], counts) == [one, copy]
-    out = p._spread_table([table, copy], counts)
+    assert p._spread_table([copy, one], counts) == [one, copy]
+    assert p._spread_table([held, copy, table], counts) == [held, table, copy]
+    copy2 = Unit((4,), "copy", ("twc",), direction="push", slot=1, active=9, nbytes=10)
+    out = p._spread_table([held, copy, table, copy2], counts)
     assert [(u.shards, u.transfer, u.balance, u.active) for u in out] == [
-        ((0, 1), "resident", ("merge", "twc"), 11), ((2,), "copy", ("twc",), 7), ((3,), "resident", ("hubs",), 8)]
+        ((2,), "held", ("twc",), 7), ((0, 1), "resident", ("merge", "twc"), 11), ((2,), "copy", ("twc",), 7),
+        ((3,), "resident", ("hubs",), 8), ((4,), "copy", ("twc",), 9)]
+    # every held unit first (the copy into its slot waits for its kernels only), then the
+    # chunks, each right before a copy
+    held1 = Unit((5,), "held", ("twc",), direction="push", slot=1, active=3)
+    out = p._spread_table([held, copy, held1, table, copy2], counts)
+    assert [(u.shards, u.transfer) for u in out] == [
+        ((2,), "held"), ((5,), "held"), ((0, 1), "resident"), ((2,), "copy"), ((3,), "resident"), ((4,), "copy")]
 
 
 def _resident(store, k, slots=1):

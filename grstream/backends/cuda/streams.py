@@ -23,6 +23,7 @@ class Streams:
         self.compute = cuda.Stream()
         self._rr = 0
         self._prev_copy = []          # (stream index, event) ending the previous shard's copies
+        self._retired = []            # events no longer waited for, pooled at the next reset
         self._slot_free = {}          # slot -> event recorded after the kernels that read it
         self._copy_events = []        # events the compute stream waits on before the next kernels
         self._used_streams = set()
@@ -81,7 +82,8 @@ class Streams:
 
     def _end_events(self):
         """(copy stream index, event recorded on it) ending the copy being enqueued, which the
-        next copies follow."""
+        next copies follow (the previous copy's go back to the pool after the plan, :meth:`reset`)."""
+        self._retired.extend(e for _, e in self._prev_copy)
         self._prev_copy = []
         for s in sorted(self._used_streams):
             e = self._event()
@@ -159,7 +161,7 @@ class Streams:
         except Exception:   # a failed launch already poisoned the context: still drop them
             pass
         self.copy_streams, self.compute, self._pool, self._kernel_start = [], None, [], None
-        self._prev_copy, self._slot_free, self._copy_events = [], {}, []
+        self._prev_copy, self._slot_free, self._copy_events, self._retired = [], {}, [], []
         self.copy_spans, self.kernel_spans, self.ahead = [], [], None
 
     def settle(self):
@@ -177,10 +179,16 @@ class Streams:
         for spans in (self.copy_spans, self.kernel_spans):
             for pair in spans:
                 pool.extend(pair)
-        self.copy_spans, self.kernel_spans = [], []
+        pool.extend(self._retired)
+        self.copy_spans, self.kernel_spans, self._retired = [], [], []
         self._slot_free = {}
-        # (a copy running ahead stays the one the next copies follow)
-        self._prev_copy = [] if self.ahead is None else list(self.ahead[0])
+        # (a copy running ahead stays the one the next copies follow; else the last copy's end
+        # events are done with too)
+        if self.ahead is None:
+            pool.extend(e for _, e in self._prev_copy)
+            self._prev_copy = []
+        else:
+            self._prev_copy = list(self.ahead[0])
 
     def span_times(self, origin):
         """(copy spans, kernel spans) recorded since the last :meth:`timeline`, as (start s,

@@ -988,6 +988,7 @@ def test_read_back_reads_each_timing_event_once():
     streams.copy_spans = [(Event(0), Event(1)), (Event(0.5), Event(2))]
     streams.kernel_spans = [(Event(1), Event(3))]
     streams._pool, streams._slot_free, streams.ahead = [], {}, None
+    streams._retired, streams._prev_copy = [], []
     origin = Event(0)
     times = streams.span_times(origin)
     st = IterationStats()
@@ -995,3 +996,39 @@ def test_read_back_reads_each_timing_event_once():
                        SimpleNamespace(take_stats=lambda: (0, 0.0)), st, times)
     assert streams.timeline(origin, times) == pytest.approx((2.0, 2.0, 1.0))
     assert len(read) == 6 and st.transfer_seconds == pytest.approx({"copy": 2.0})
+
+
+def test_every_event_of_a_plan_goes_back_to_the_pool(monkeypatch):
+    """After a plan's read back (``Streams.reset``) every event its copies and kernels recorded
+    is in the pool, the events ending each unit's copies (which the next copies waited for)
+    too: the next plans reuse them instead of making new ones."""
+    import types
+    from grstream.backends.cuda.streams import Streams
+    made = []
+
+    class Event:
+        def __init__(self):
+            made.append(self)
+
+        def record(self, stream):
+            pass
+
+    class Stream:
+        def wait_for_event(self, event):
+            pass
+    cuda = types.SimpleNamespace(Stream=Stream, Event=Event, memcpy_htod_async=lambda *a: None)
+    monkeypatch.setitem(sys.modules, "pycuda", types.SimpleNamespace(driver=cuda))
+    monkeypatch.setitem(sys.modules, "pycuda.driver", cuda)
+    streams = Streams(num_streams=2)
+    host = np.zeros(4, np.uint8)
+    for plan in range(2):
+        for k in range(3):
+            streams.begin_copy(k % 2)
+            streams.copy_array(host, 0)
+            streams.copy_array(host, 8)
+            streams.end_copy()
+            streams.begin_kernels()
+            streams.shard_done(k % 2)
+        streams.reset()
+        assert len(set(map(id, streams._pool))) == len(streams._pool) == len(made)
+    assert len(made) == 3 * (2 * 2 + 2 + 2)   # (the second plan took every event from the pool)
