@@ -215,7 +215,10 @@ def main(argv=None):
             walls.append(r.info.get("start_wall_s", 0.0) + sum(s.time_total for s in r.stats))
             log(f"run: {walls[-1] * 1e3:.2f} ms (start {r.info.get('start_wall_s', 0.0) * 1e3:.2f}); levels "
                 + " | ".join(f"{s.time_total * 1e3:.2f}" for s in r.stats))
-    log(f"{args.store} budget {budget} options {options}: median {np.median(walls) * 1e3:.2f} ms")
+    import hashlib
+    digest = hashlib.sha1(np.ascontiguousarray(r.values["level"]).tobytes()).hexdigest()[:16]
+    log(f"{args.store} budget {budget} options {options}: median {np.median(walls) * 1e3:.2f} ms; "
+        f"levels sha1 {digest} (the last run's, to compare trees on one store)")
     for p in rec.plans:
         if p["plan"].seed or (levels and p["plan"].iteration not in levels) or "stats" not in p:
             continue
