@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ...engine.contract import compaction
+from ...engine.contract import ID_NAMES, compaction
 
 
 class Packer:
@@ -77,3 +77,10 @@ class Packer:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
+
+
+def packed_edges(views):
+    """Edges per direction of a packed shard's arrays (``views``): its plain id arrays' lengths,
+    else (compressed ids, re-encoded by the packer) the end of its indptr."""
+    return {d: int(views[ids].size if ids in views else views[f"{d}/indptr"][-1])
+            for d, ids in ID_NAMES.items() if ids in views or f"{d}/indptr" in views}

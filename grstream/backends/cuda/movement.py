@@ -5,10 +5,11 @@ The plan says what moves (grstream/engine/plan.py): a "resident" unit is already
 streaming slot ``unit.slot`` from the pinned host cache (``source == "pinned"``; filled from the
 store the first time) or from the store through a pinned staging buffer. Store reads run on the
 engine's one read-ahead loop (grstream/readahead.py) into pinned memory, ``read_threads`` units'
-reads in flight at once (each array one large sequential read at its file offset); a staging
-buffer returns to its pool once the copy out of it has finished on the GPU. A unit's arrays are sprayed over the
-copy streams and joined by events before its kernels; a slot is refilled only after the kernels of
-the unit that held it finished (the copy streams wait on that event on the GPU, never the host).
+reads in flight at once (each array one large sequential read at its file offset); a staging buffer
+returns to its pool once the copy out of it has finished on the GPU. A unit's arrays are sprayed
+over the copy streams and joined by events before its kernels; a slot is refilled only after the
+kernels of the unit that held it finished (the copy streams wait on that event on the GPU, never
+the host). Views and device addresses of the pinned buffers' shards are made once.
 
 All CUDA calls go through ``streams`` (:class:`.streams.Streams`; tests use a synchronous stand-in
 with the same methods), so this module runs without a GPU. Every allocation is taken from the
@@ -23,6 +24,7 @@ import numpy as np
 from ...engine.contract import ID_NAMES, dataset_dtype, id_parts, residency_key
 from ...errors import DeviceError, InternalError
 from ...readahead import BufferPool, PoolClosed, map_ahead, read_ahead
+from .compact import packed_edges
 
 #: key prefix of the resident allocations a session's CUDA executors share (``shared`` dict)
 SHARED = "cuda-resident"
@@ -49,13 +51,6 @@ class DeviceArrays(dict):
         if name in self:
             return self[name]
         return tuple(self[p] for p in id_parts(name))
-
-
-def packed_edges(views):
-    """Edges per direction of a packed shard's arrays (``views``): its plain id arrays' lengths,
-    else (compressed ids, re-encoded by the packer) the end of its indptr."""
-    return {d: int(views[ids].size if ids in views else views[f"{d}/indptr"][-1])
-            for d, ids in ID_NAMES.items() if ids in views or f"{d}/indptr" in views}
 
 
 class Mover:
@@ -116,7 +111,7 @@ class Mover:
         self.cache_dev = self.pinned.device_address if mapped and cache else None
         self.cache_filled = set()
         self.bytes_read = 0
-        self._key_cache = {}
+        self._key_cache, self._made = {}, {}   # (_views, mapped_arrays: made once)
         self._resident, self._ahead = {}, None   # resident_arrays; (shards, slot, data, bytes) ahead
 
     def _take(self, kind, name, nbytes, alloc):
@@ -154,13 +149,15 @@ class Mover:
         return base
 
     def _views(self, i, block, base):
-        out = {}
-        for n in self.names:
-            off = base + self.memory.offsets[i][n]
-            length = self.memory.lengths[i][n]
-            dt = self.dtypes[n]
-            out[n] = block[off:off + length * dt.itemsize].view(dt)
-        return out
+        """Shard ``i``'s arrays in ``block`` (the pinned cache, a staging buffer) from ``base``:
+        made once per place (those buffers stay until :meth:`close`; host time per unit)."""
+        hit = self._made.get((i, base, id(block)))
+        if hit is None or hit[0] is not block:
+            hit = self._made[i, base, id(block)] = (block, {})
+            for n in self.names:
+                off, dt = base + self.memory.offsets[i][n], self.dtypes[n]
+                hit[1][n] = block[off:off + self.memory.lengths[i][n] * dt.itemsize].view(dt)
+        return hit[1]
 
     def _read(self, i, views, pool=None):
         """Read shard ``i``'s datasets into ``views``; once ``pool`` is closed (the consumer
@@ -410,10 +407,12 @@ class Mover:
                             self._edges(i))
 
     def mapped_arrays(self, i):
-        """``DeviceArrays`` of cached shard ``i`` read in place through the mapped cache."""
-        base = self.cache_dev + self.memory.pinned_offsets[i]
-        return DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names},
-                            self.memory.lengths[i], self._edges(i))
+        """``DeviceArrays`` of cached shard ``i`` read in place through the mapped cache (made once)."""
+        if ("mapped", i) not in self._made:
+            base = self.cache_dev + self.memory.pinned_offsets[i]
+            self._made["mapped", i] = DeviceArrays(i, {n: base + self.memory.offsets[i][n] for n in self.names},
+                                                   self.memory.lengths[i], self._edges(i))
+        return self._made["mapped", i]
 
     def _edges(self, i):
         """Shard ``i``'s edges per direction (a compressed store's id arrays are not edge long)."""
@@ -439,7 +438,7 @@ class Mover:
             self.pinned.close()
             self.ledger.give("pinned", "pinned cache", self.pinned.nbytes)
             self.pinned = None
-        self._owned, self.slots, self.staging, self.cache = [], [], [], None
+        self._owned, self.slots, self.staging, self.cache, self._made = [], [], [], None, {}
 
 
 def release_shared(shared, free):

@@ -1032,3 +1032,23 @@ def test_every_event_of_a_plan_goes_back_to_the_pool(monkeypatch):
         streams.reset()
         assert len(set(map(id, streams._pool))) == len(streams._pool) == len(made)
     assert len(made) == 3 * (2 * 2 + 2 + 2)   # (the second plan took every event from the pool)
+
+
+def test_cached_shards_views_and_mapped_arrays_are_made_once(tmp_path):
+    """A cached shard's views (copies out of the pinned cache) and its mapped arrays (zero-copy
+    units) are made once and reused by every plan; close drops them with the buffers."""
+    store = make_store(tmp_path)
+    spec = gr.algorithms.bfs.BFS.spec
+    model = model_for(store, needed_arrays(spec), "partial", "all")
+    ex = SyncExecutor()
+    mover = Mover(store, model, ex, Ledger(model), {}, mapped=True)
+    i = next(iter(model.pinned_offsets))
+    at = model.pinned_offsets[i]
+    views = mover._views(i, mover.cache, at)
+    assert mover._views(i, mover.cache, at) is views
+    assert mover._views(i, mover.staging[0], 0) is not views   # another place, its own views
+    arrays = mover.mapped_arrays(i)
+    assert mover.mapped_arrays(i) is arrays and arrays.shard == i
+    assert arrays["out/indptr"] == mover.cache_dev + at + model.offsets[i]["out/indptr"]
+    mover.close()
+    assert mover._made == {}
