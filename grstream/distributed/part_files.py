@@ -113,17 +113,28 @@ def held(store):
 
 
 class PartStore(ShardStore):
-    """An open part file: reading the edges of a shard another part holds is a UsageError
-    saying so (what reads every shard, such as a check of every weight, needs the whole
-    store), not a checksum mismatch against the data that was never written."""
+    """An open part file: reading the edges of a shard another part holds, or mapping them
+    (``mapped``, and so ``mapped_or_read``), is a UsageError saying so (what reads every shard,
+    such as a check of every weight, needs the whole store), not a checksum mismatch against
+    the data that was never written, nor that data where a tool gave it storage."""
 
     def read(self, i, name, out=None):
-        if not name.endswith(fmt.INDPTR) and int(i) not in held(self):
+        self._held(i, name)
+        return super().read(i, name, out)
+
+    def mapped(self, i, name):
+        self._held(i, name)
+        return super().mapped(i, name)
+
+    def _held(self, i, name):
+        """Refuse dataset ``name`` of shard ``i`` unless this part holds it (offsets it holds
+        for every shard)."""
+        i = self._shard_index(i)
+        if not name.endswith(fmt.INDPTR) and i not in held(self):
             part = part_of(self)
             raise UsageError(f"{self.path} is part {part['index']} of {part['parts']} of "
-                             f"{part['of']}: shard {int(i)}'s {name} is in another part (this "
+                             f"{part['of']}: shard {i}'s {name} is in another part (this "
                              f"reads every shard: run it on the whole store)")
-        return super().read(i, name, out)
 
 
 def as_part(store):
