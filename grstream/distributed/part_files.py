@@ -8,7 +8,9 @@ the world size it was written for) hold their edge datasets; the other shards' a
 no bytes on disk. A part has no shard index (docs/FORMAT.md: its offsets would place the
 undeclared data nowhere), so it opens from the shard objects. A part's size is its shards' plus the vertex arrays (degrees, offsets) that
 every rank holds anyway. The root attribute ``build`` records ``{"part": {"index", "parts",
-"shards", "of"}}``; a rank that opens a part checks that it is its own (ranks.py).
+"shards", "of"}}``; a rank that opens a part checks that it is its own (ranks.py), and any
+store object opened on a part (one process too) refuses to read or map the edges of the shards
+it does not hold (``ShardStore.part_shards``).
 
 A path holding ``{rank}`` names one file per rank: ``gr.Session("g.part{rank}.h5", comm=comm)``
 and ``mpiexec -n 2 grstream run pagerank /local/g.part{rank}.h5`` open ``g.part0.h5`` on rank 0
@@ -20,7 +22,6 @@ import os
 import h5py
 
 from ..errors import UsageError
-from ..store.shard_store import ShardStore
 from ..store import format as fmt
 from .ranks import partition
 
@@ -108,37 +109,5 @@ def check_part(store, rank, size, shards):
 def held(store):
     """The shards whose edge datasets ``store`` holds: its own run for a part file, every shard
     of a whole store."""
-    part = part_of(store)
-    return range(int(store.num_shards)) if part is None else range(*part["shards"])
-
-
-class PartStore(ShardStore):
-    """An open part file: reading the edges of a shard another part holds, or mapping them
-    (``mapped``, and so ``mapped_or_read``), is a UsageError saying so (what reads every shard,
-    such as a check of every weight, needs the whole store), not a checksum mismatch against
-    the data that was never written, nor that data where a tool gave it storage."""
-
-    def read(self, i, name, out=None):
-        self._held(i, name)
-        return super().read(i, name, out)
-
-    def mapped(self, i, name):
-        self._held(i, name)
-        return super().mapped(i, name)
-
-    def _held(self, i, name):
-        """Refuse dataset ``name`` of shard ``i`` unless this part holds it (offsets it holds
-        for every shard)."""
-        i = self._shard_index(i)
-        if not name.endswith(fmt.INDPTR) and i not in held(self):
-            part = part_of(self)
-            raise UsageError(f"{self.path} is part {part['index']} of {part['parts']} of "
-                             f"{part['of']}: shard {i}'s {name} is in another part (this "
-                             f"reads every shard: run it on the whole store)")
-
-
-def as_part(store):
-    """``store`` as a :class:`PartStore` where it is a part file (the same open file)."""
-    if isinstance(store, ShardStore) and part_of(store) is not None:
-        store.__class__ = PartStore
-    return store
+    run = store.part_shards
+    return range(int(store.num_shards)) if run is None else range(*run)

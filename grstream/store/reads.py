@@ -31,6 +31,7 @@ class DatasetReads:
         renaming a new file onto its path, which leaves an open one as it was.
         """
         i = self._shard_index(i)
+        self._held(i, name)
         desc = self._datasets[i].get(name)
         verify = self._verifies(i, name)
         got = self._map(desc, i, verify)
@@ -71,6 +72,19 @@ class DatasetReads:
             os.close(fd)
         array = np.frombuffer(pages, dtype=desc.dtype, count=desc.size, offset=desc.offset - start)
         return array, self._read_into(desc, array, shard=shard, verify=verify, landed=True)
+
+    def _held(self, i, name):
+        """Refuse dataset ``name`` of shard ``i`` where the store is a part file whose run of
+        shards (``part_shards``) leaves ``i`` out: the file declares that shard's edge datasets
+        without their data (docs/FORMAT.md, root attribute ``build``; only offsets are every
+        shard's). A UsageError saying so, whether read or mapped, never a checksum mismatch
+        against data that was never written, nor that data where a tool gave it storage."""
+        run = self.part_shards
+        if run is not None and not run[0] <= i < run[1] and not name.endswith(fmt.INDPTR):
+            part = self.build["part"]
+            raise UsageError(f"{self.path} is part {part['index']} of {part['parts']} of "
+                             f"{part['of']}: shard {i}'s {name} is in another part (this "
+                             f"reads every shard: run it on the whole store)")
 
     def _verifies(self, i, name):
         """Whether this read of dataset ``name`` of shard ``i`` checks it (the verify mode)."""

@@ -105,6 +105,9 @@ class ShardStore(DatasetReads, LabelledStore, ObjectLayout, CompressedIds):
         self.renumbered = bool(attrs["renumbered"])
         self._init_labels(attrs)
         self.build = self._json_attr(attrs, "build")
+        part = self.build.get("part")
+        #: a part file's own run of shards ``(first, end)`` (docs/FORMAT.md), else None
+        self.part_shards = None if part is None else (int(part["shards"][0]), int(part["shards"][1]))
         # optional (added within version 1): stores written before it have no edge ids
         self.edge_ids = bool(attrs.get(fmt.EDGE_ID_ATTR, False))
         self._init_codec(attrs)
@@ -211,6 +214,7 @@ class ShardStore(DatasetReads, LabelledStore, ObjectLayout, CompressedIds):
             Vertex or edge ids out of range, or the file is truncated.
         """
         i = self._shard_index(i)
+        self._held(i, name)
         desc = self._datasets[i].get(name)
         if desc is None and self._is_compressed_ids(name):
             return self._read_ids(i, name, out)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import grstream as gr
-from grstream.distributed.part_files import as_part, held, part_of, write_part
+from grstream.distributed.part_files import held, part_of, write_part
 from grstream.distributed.ranks import partition
 from grstream.errors import UsageError
 
@@ -56,15 +56,17 @@ def test_a_part_opens_as_the_store_holding_only_its_shards(store_path, tmp_path)
 
 @pytest.mark.parametrize("verify", ["first", "never"])
 def test_a_part_maps_its_own_shards_and_refuses_the_others(store_path, tmp_path, verify):
-    """``mapped`` and ``mapped_or_read`` (the CPU executor's resident shards, SSSP's weight check)
-    give a part's own shards' data and refuse another part's shards as ``read`` does, also
-    where a tool that rewrote the file gave the undeclared datasets storage (zeros): never
-    those zeros, nor a checksum mismatch against them."""
+    """A part file, however opened (by ranks or by ``gr.open`` in one process): ``read``,
+    ``mapped`` and ``mapped_or_read`` (the CPU executor's resident shards, SSSP's weight check)
+    give its own shards' data and refuse another part's shards, also where a tool that rewrote
+    the file gave the undeclared datasets storage (zeros): never those zeros, nor a checksum
+    mismatch against them; a run in one process on a part file is refused so too."""
     with gr.open(store_path) as whole:
         write_part(whole, 1, 3, tmp_path / "p1.h5")
         with h5py.File(tmp_path / "p1.h5", "r+") as f:   # another part's shard, given storage
             f["shards/0/in/src"][...] = 0
-        with as_part(gr.open(tmp_path / "p1.h5", verify=verify)) as part:
+            f["shards/0/out/dst"][...] = 0
+        with gr.open(tmp_path / "p1.h5", verify=verify) as part:
             own, other = list(held(part)), [i for i in range(whole.num_shards) if i not in held(part)]
             for i in own:
                 for name in whole.dataset_names(i):
@@ -77,6 +79,8 @@ def test_a_part_maps_its_own_shards_and_refuses_the_others(store_path, tmp_path,
                     for call in (part.read, part.mapped, part.mapped_or_read):
                         with pytest.raises(UsageError, match=f"shard {i}'s {name} is in another part"):
                             call(i, name)
+            with pytest.raises(UsageError, match="is in another part"):
+                gr.run(gr.algorithms.bfs.BFS(source=0), part)
 
 
 def test_split_refuses_bad_arguments(store_path, tmp_path):
