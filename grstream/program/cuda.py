@@ -27,6 +27,10 @@ Device functions (``MSG_T`` is ``msg_ctype``, the C type of ``spec.gather_dtype`
   reads the assigned value), writes each field it assigns to ``g.nxt_F[v]`` and returns the
   changed mask. Fields it does not assign are not written: ``nxt_F`` must already hold them;
 * ``AGG_T grstream_aggregate_<name>(long long v)``: the aggregate's per-vertex term;
+* ``AGG_T grstream_aggnext_<name>(long long v)``: the same term right after ``grstream_apply(v,
+  ...)`` wrote ``v``'s new state, before it is published: the fields apply assigns are read from
+  ``g.nxt_F[v]``, the others from ``g.cur_F[v]`` (a dense apply reduces the aggregates as it
+  applies, instead of a pass over the published state after it);
 * ``void <monoid.cuda_atomic>(T* addr, T val)`` (``grstream_atomic_add/min/max/or/and/mul``) for
   the gather monoid on MSG_T and each aggregate's monoid on its dtype.
 
@@ -202,6 +206,8 @@ def translate(program, edge_dtypes=None):
         edge_props[mname] = emitter.edge_args
         if emitter.return_type is not None:
             return_types[mname] = emitter.return_type
+        if mname.startswith("aggregate_"):   # its term over the state apply just wrote
+            funcs.append(_Emitter(spec, info, edge_dtypes, after_apply=True).function())
 
     pairs = []
     if spec.has_gather:

@@ -32,8 +32,10 @@ def cast(val, c):
 class _Emitter:
     """Emits one device function from one checked method."""
 
-    def __init__(self, spec, info, edge_dtypes):
+    def __init__(self, spec, info, edge_dtypes, after_apply=False):
         self.spec = spec
+        # an aggregate term read right after apply: the fields apply writes from g.nxt_F
+        self.after_apply = after_apply
         self.info = info
         self.edge_dtypes = edge_dtypes
         self.env = {}         # Python local -> Val of its current binding
@@ -79,7 +81,7 @@ class _Emitter:
         else:
             agg = name[len("aggregate_"):]
             args, ret = ["long long v"], ctype(spec.aggregate_dtype[agg])
-            cname = "grstream_" + name
+            cname = ("grstream_aggnext_" + agg) if self.after_apply else ("grstream_" + name)
         body = self.info.tree.body
         result_code = None
         for stmt in body:
@@ -101,7 +103,8 @@ class _Emitter:
         for st, val in self.edge_fields.items():
             self.lines.append(f"    g.enxt_{st}[e] = {cast(val, ctype(spec.edge_state[st]))};")
         self.lines.append(f"    return {result_code};" if result_code is not None else "    return;")
-        head = (f"/* {self.spec.name}.{name}, Python line {self.info.lineno} */\n"
+        after = " (the state apply just wrote)" if self.after_apply else ""
+        head = (f"/* {self.spec.name}.{name}{after}, Python line {self.info.lineno} */\n"
                 f"__device__ __forceinline__ {ret} {cname}({', '.join(args)}) {{")
         return "\n".join([head, *self.lines, "}"]) + "\n"
 
@@ -198,6 +201,8 @@ class _Emitter:
             return Val(f"g.{attr}[{role}]", np.dtype(np.int64))
         if scatter and role == "src":  # the source's state after this iteration's apply
             return Val(f"g.nxt_{attr}[src]", spec.vertex_fields[attr])
+        if self.after_apply and attr in spec.analysis.apply_writes:
+            return Val(f"g.nxt_{attr}[{role}]", spec.vertex_fields[attr])
         return Val(f"g.cur_{attr}[{role}]", spec.vertex_fields[attr])
 
     def binop(self, op, a, b, node):

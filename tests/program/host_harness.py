@@ -2,7 +2,7 @@
 
 The C harness fills ``g`` from the bytes of ``TranslatedProgram.pack_args`` (then points the
 array members at its own buffers), evaluates gather_map on every edge, each aggregate and apply on
-every vertex, and writes the results back; it also reports the struct's member offsets so the
+every vertex, then each aggregate's term over the state apply wrote, and writes the results back; it also reports the struct's member offsets so the
 numpy ``args_dtype`` layout is checked against the C compiler's.
 """
 import importlib.util
@@ -77,6 +77,10 @@ def harness_source(t):
     lines += ["    bool* changed = (bool*)malloc(n);",
               "    for (long long v = 0; v < n; v++) changed[v] = grstream_apply(v, acc[v]);",
               "    fwrite(changed, 1, n, out);"]
+    for a, dt in spec.aggregate_dtype.items():   # each term right after apply wrote the vertex
+        c = ctype(dt)
+        lines += [f"    for (long long v = 0; v < n; v++) agg_{a}[v] = grstream_aggnext_{a}(v);",
+                  f"    fwrite(agg_{a}, sizeof({c}), n, out);"]
     for f, c in t.field_ctypes.items():
         lines.append(f"    fwrite(nxt_{f}, sizeof({c}), n, out);")
     lines += ["    fclose(out);", "    return 0;", "}"]
@@ -132,6 +136,7 @@ class HostProgram:
             out["msg"] = take(spec.gather_dtype, E)
         out["aggregates"] = {a: take(dt, n) for a, dt in spec.aggregate_dtype.items()}
         out["changed"] = take(np.bool_, n)
+        out["aggnext"] = {a: take(dt, n) for a, dt in spec.aggregate_dtype.items()}
         out["nxt"] = {f: take(dt, n) for f, dt in spec.vertex_fields.items()}
         assert pos == len(buf)
         return out
@@ -170,6 +175,11 @@ def numpy_reference(program, inputs):
                 out["nxt"][f] = np.broadcast_to(np.asarray(getattr(v, f)), (n,)).astype(dt)
             else:
                 out["nxt"][f] = inputs["nxt"][f].astype(dt)
+        # each term over the state apply wrote (as stored: its fields' dtypes), the rest as it was
+        after = _view({f: out["nxt"][f] if f in spec.analysis.apply_writes else arr for f, arr in cur.items()},
+                      slice(None), inputs)
+        out["aggnext"] = {a: np.broadcast_to(np.asarray(getattr(program, "aggregate_" + a)(after)), (n,)).astype(dt)
+                          for a, dt in spec.aggregate_dtype.items()}
     return out
 
 
@@ -216,5 +226,7 @@ def assert_same(host, ref, exact=True, rtol=1e-6):
     for a in ref["aggregates"]:
         check(host["aggregates"][a], ref["aggregates"][a], f"aggregate {a}")
     check(host["changed"], ref["changed"], "apply's changed mask")
+    for a in ref["aggnext"]:
+        check(host["aggnext"][a], ref["aggnext"][a], f"aggregate {a} after apply")
     for f in ref["nxt"]:
         check(host["nxt"][f], ref["nxt"][f], f"apply's {f}")

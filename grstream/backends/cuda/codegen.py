@@ -11,6 +11,7 @@ from typing import Dict, List
 
 import numpy as np
 
+from ...engine.contract import is_dense
 from .blockids import IdsArg, loops, prelude as ids_prelude
 from .kernelargs import KernelArgs, ScalarArg, VectorArg, ctype
 from .push_kernels import (COMPACT_BODY, MERGE_NID, PUSH_APPLY_BITMAP, PUSH_APPLY_ONE, PUSH_APPLY_TAIL, PUSH_EDGE,
@@ -18,7 +19,7 @@ from .push_kernels import (COMPACT_BODY, MERGE_NID, PUSH_APPLY_BITMAP, PUSH_APPL
                            SELECT_BITMAP, SELECT_QUEUE, SKIP_IDEMPOTENT)
 from .skeletons import (APPLY_BODY, BLOCK, BLOCK_MIN, CONSTANT_BODY, COUNT_BODY, FILL_BODY, HOIST_BODY, KERNEL,
                         MARK_BODY, MERGE_ROWS, MULTI_BODY, MULTI_IDS, PERMUTE_BODY, PRELUDE, SCATTER_BODY, TWC,
-                        WARP_MIN, AGGREGATE_BODY, _reducers, c_literal, id_columns, merge_body, tab_width, walk)
+                        WARP_MIN, AGGREGATE_BODY, APPLY_AGG_BODY, _reducers, c_literal, id_columns, merge_body, tab_width, walk)
 
 I32, I64 = np.int32, np.int64
 #: element C types of the permute kernels, by element size
@@ -109,6 +110,9 @@ def kernel_args(kernel, phase, props=(), prop_ctypes=None, aggregates=None, comp
         args = [S(I64, "n"), V("gr_msg_t", "hmsg", False)]
     elif phase == "aggregates":
         args = [S(I64, "n")] + [V(c, f"p_{a}", False) for a, c in aggregates.items()]
+    elif phase == "apply_agg":
+        args = ([S(I64, "lo"), S(I64, "nv"), V("gr_msg_t", "acc"), V("unsigned long long", "counters", False)]
+                + [V(c, f"p_{a}", False) for a, c in aggregates.items()])
     elif phase == "aggfinal":
         args = [S(I32, "count"), V("unsigned char", "out", False)] + [V(c, f"p_{a}") for a, c in aggregates.items()]
     elif phase == "scatter":
@@ -202,21 +206,24 @@ def push_walks(spec, merge_ok=True):
 
 
 def _aggregate_bodies(aggs):
-    """Bodies of the fused two-pass reduction of every aggregate (``aggregates``, ``aggfinal``)."""
+    """Bodies of the fused two-pass reduction of every aggregate (``aggregates``, ``aggfinal``) and
+    of the dense apply that makes the first pass as it applies (``apply_agg``)."""
     tags = list(aggs)
     c = {a: ctype(aggs[a]) for a in tags}
-    first = AGGREGATE_BODY.substitute(
-        INIT="\n".join(f"  {c[a]} a_{a} = gr_identity_agg_{a}();" for a in tags),
-        TERMS="\n".join(f"    a_{a} = gr_combine_agg_{a}(a_{a}, ({c[a]})grstream_aggregate_{a}(v));"
-                        for a in tags),
-        REDUCE="\n".join(f"  a_{a} = gr_block_reduce_agg_{a}(a_{a});\n"
-                         f"  if (threadIdx.x == 0) p_{a}[blockIdx.x] = a_{a};" for a in tags))
+    slots = dict(INIT="\n".join(f"  {c[a]} a_{a} = gr_identity_agg_{a}();" for a in tags),
+                 REDUCE="\n".join(f"  a_{a} = gr_block_reduce_agg_{a}(a_{a});\n"
+                                  f"  if (threadIdx.x == 0) p_{a}[blockIdx.x] = a_{a};" for a in tags))
+
+    def terms(fn):   # every vertex's terms: of the published state, or of the state apply wrote
+        return "\n".join(f"    a_{a} = gr_combine_agg_{a}(a_{a}, ({c[a]}){fn}_{a}(v));" for a in tags)
+    first = AGGREGATE_BODY.substitute(TERMS=terms("grstream_aggregate"), **slots)
+    fused = APPLY_AGG_BODY.substitute(TERMS=terms("grstream_aggnext"), **slots)
     final = "\n".join(f"  {{\n    {c[a]} a = gr_identity_agg_{a}();\n"
                       f"    for (int i = threadIdx.x; i < count; i += GR_BLOCK) a = gr_combine_agg_{a}(a, p_{a}[i]);\n"
                       f"    a = gr_block_reduce_agg_{a}(a);\n"
                       f"    if (threadIdx.x == 0) *({c[a]}*)(out + {8 * k}) = a;\n  }}"
                       for k, a in enumerate(tags))
-    return first, final
+    return first, fused, final
 
 
 class _Module:
@@ -375,9 +382,11 @@ def generate(translated, spec, id_dtype, edge_dtypes=None, hoist=None, id_bits=0
         for size in sorted({dt.itemsize for dt in spec.vertex_fields.values()}):
             mod.add(f"constant{size}", CONSTANT_BODY)
     if aggs:
-        first, final = _aggregate_bodies(aggs)
+        first, fused, final = _aggregate_bodies(aggs)
         mod.add("aggregates", first)
         mod.add("aggfinal", final)
+        if is_dense(spec):   # (dense plans apply every vertex in one launch)
+            mod.add("apply_agg", fused)
     return KernelSource(source="\n".join(parts + mod.parts), name=name, kernels=mod.kernels, gather_props=props,
                         hoisted=hoist, merge_ok=merge_ok, push_dirs=tuple(walks), msg_dtype=msg_dt, id_dtype=np.dtype(id_dtype),
                         aggregates=aggs, translated=translated, args=mod.args, id_bits=int(id_bits))

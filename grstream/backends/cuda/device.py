@@ -61,6 +61,14 @@ def release_context():
             _CONTEXT.clear()
 
 
+def resident_blocks(regs, sms, regs_per_sm=65536, threads_per_sm=2048, blocks_per_sm=32, block=BLOCK):
+    """Blocks of ``block`` threads of a kernel using ``regs`` registers a thread that ``sms``
+    multiprocessors hold at once (registers are given to warps in units of 256: 8 a thread)."""
+    warp_regs = -(-max(int(regs), 1) // 8) * 256
+    per_sm = min(int(regs_per_sm) // warp_regs // (block // 32), int(threads_per_sm) // block, blocks_per_sm)
+    return max(1, per_sm) * max(1, int(sms))
+
+
 #: CU_STREAM_NON_BLOCKING (cuStreamCreate's flags)
 STREAM_NON_BLOCKING = 1
 
@@ -153,6 +161,7 @@ class DeviceState:
             cuda.memcpy_htod(self.pdeg, push_degree_words(deg))
         self.agg_partials = [self.mem[f"aggregate partials {k}"] for k in range(len(self.agg_names))]
         self.aggregates = {}
+        self._resident = None   # blocks of apply_agg the device holds at once (apply_aggregates)
 
     def _alloc(self, name, nbytes, kind):
         cuda = self.cuda
@@ -219,13 +228,36 @@ class DeviceState:
         return int(self.rb_dev) + 8 * (self.counts_word + which * max(self.S, 1))
 
     def reduce_aggregates(self):
+        """Every aggregate over the published state (``cur``) into the readback block."""
         if not self.agg_names:
             return
-        s = self.ex.compute
         blocks = max(1, min(AGG_BLOCKS, (self.n + BLOCK - 1) // BLOCK))
         parts = [int(p) for p in self.agg_partials]
-        self.fn["aggregates"].launch((blocks, 1), (BLOCK, 1, 1), s, self.n, *parts)
-        self.fn["aggfinal"].launch((1, 1), (BLOCK, 1, 1), s, blocks, int(self.rb_dev) + 8 * _COUNTERS, *parts)
+        self.fn["aggregates"].launch((blocks, 1), (BLOCK, 1, 1), self.ex.compute, self.n, *parts)
+        self._agg_final(blocks, parts)
+
+    def apply_aggregates(self, lo, count, acc):
+        """A dense apply of vertices ``lo .. lo + count - 1`` (accumulator address ``acc``) that
+        takes every aggregate's terms from the state it writes as it goes (``apply_agg``), then
+        their final pass: the aggregates :meth:`reduce_aggregates` would take from the published
+        state, without a second pass over it. Its grid is the aggregates' pass's, at most what the
+        device holds at once (the fused kernel takes more registers: one wave, no tail)."""
+        if self._resident is None:
+            fn, attr = self.fn["apply_agg"].function, self.cuda.device_attribute
+            get = self.device.get_attribute
+            self._resident = resident_blocks(
+                fn.get_attribute(self.cuda.function_attribute.NUM_REGS), get(attr.MULTIPROCESSOR_COUNT),
+                get(attr.MAX_REGISTERS_PER_MULTIPROCESSOR), get(attr.MAX_THREADS_PER_MULTIPROCESSOR))
+        blocks = max(1, min(AGG_BLOCKS, (count + BLOCK - 1) // BLOCK, self._resident))
+        parts = [int(p) for p in self.agg_partials]
+        self.fn["apply_agg"].launch((blocks, 1), (BLOCK, 1, 1), self.ex.compute, lo, count, acc, self.rb_dev,
+                                    *parts)
+        self._agg_final(blocks, parts)
+
+    def _agg_final(self, blocks, parts):
+        """The aggregates' partials of ``blocks`` blocks combined into the readback block."""
+        self.fn["aggfinal"].launch((1, 1), (BLOCK, 1, 1), self.ex.compute, blocks,
+                                   int(self.rb_dev) + 8 * _COUNTERS, *parts)
 
     def clear_counters(self, everything=False):
         words = 2 * (self.rb_host.size if everything else _COUNTERS)

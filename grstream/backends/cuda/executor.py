@@ -256,9 +256,8 @@ class CudaExecutor(RunStart, VertexPhases, CudaFacts, Executor):
 
     def _apply(self, plan, unit, data):
         dev, spec = self.dev, self.spec
-        if unit is None:   # dense: every vertex (of the span), one launch over the accumulator
-            lo, hi = self.span
-            dev.launch("apply", hi - lo, lo, hi - lo, 0, self._acc_at(lo), 0, 0, 0, 0, 0, dev.rb_dev)
+        if unit is None:   # dense: every vertex (of the span), one launch (phases.py)
+            self._apply_all(plan)
             return
         # a computing iteration's changed vertices go into the changed bitmap a push walks next
         chg = dev.chg[1] if self._computing and (self.pushes.available or self.from_changed) else 0
@@ -314,10 +313,6 @@ class CudaExecutor(RunStart, VertexPhases, CudaFacts, Executor):
         if plan.frontier:
             lanes.front.reverse()
             lanes.leave()
-
-    def reduce(self, plan):
-        if plan.reduce:
-            self.dev.reduce_aggregates()
 
     def read_back(self, plan, stats):
         dev = self.dev

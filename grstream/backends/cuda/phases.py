@@ -1,6 +1,7 @@
-"""The GPU executor's vertex-set phases: activation (the seeding pass too) and scatter, and the
-changed set a gather_from "changed" program gathers from; mixed into :class:`.executor.CudaExecutor`
-(``self.dev``, ``self.store``, ``self.sizes``, ``self.act_pairs``, ``self.seed_idx`` are its)."""
+"""The GPU executor's vertex-set phases: activation (the seeding pass too), scatter, a dense plan's
+apply and the aggregates, and the changed set a gather_from "changed" program gathers from;
+mixed into :class:`.executor.CudaExecutor` (``self.dev``, ``self.store``, ``self.sizes``,
+``self.act_pairs``, ``self.seed_idx``, ``self.span`` are its)."""
 import numpy as np
 
 #: seeds up to this many mark their neighbours edge-parallel; more go through the activation kernel
@@ -12,6 +13,27 @@ class VertexPhases:
     next dense plan's first passes queued behind a read back."""
 
     _begun = False   # the next plan's hoist and fill are queued (_early_begin)
+    _reduced = None   # the plan whose dense apply reduced its aggregates (_apply_all)
+
+    def _apply_all(self, plan):
+        """A dense plan's apply: every vertex (of the span), one launch over the accumulator.
+        Where the plan reduces aggregates over the whole graph (one executor, no lanes), the
+        same launch takes their terms from the state it writes (``apply_agg``): the vertex state
+        is passed over once, and :meth:`reduce` finds the plan's aggregates done."""
+        dev = self.dev
+        lo, hi = self.span
+        if (plan.reduce and "apply_agg" in dev.fn and self.lane_runs is None and self.setup_span is None
+                and (lo, hi) == (0, dev.n)):
+            dev.apply_aggregates(lo, hi - lo, self._acc_at(lo))
+            self._reduced = plan
+            return
+        dev.launch("apply", hi - lo, lo, hi - lo, 0, self._acc_at(lo), 0, 0, 0, 0, 0, dev.rb_dev)
+
+    def reduce(self, plan):
+        """The plan's aggregates over the published state, unless its apply reduced them."""
+        if plan.reduce and self._reduced is not plan:
+            self.dev.reduce_aggregates()
+        self._reduced = None
 
     def _early_begin_ok(self, plan):
         """Whether the next plan's hoisted messages and accumulator fill can be queued behind

@@ -29,6 +29,10 @@ atomics prelude, device functions ``grstream_gather_map`` / ``grstream_apply`` /
 ``mark``                  sets the frontier bit of a range of neighbour ids (a seed vertex's edges).
 ``aggregates`` + ``aggfinal``  every aggregate in one two-pass block reduction (deterministic
                           order), results 8 bytes apart in one buffer.
+``apply_agg``             a dense apply over every vertex fused with the first pass of
+                          ``aggregates`` (programs with aggregates): each vertex's terms are taken
+                          from the state its apply just wrote (``grstream_aggnext_<name>``), in
+                          the grid-stride order of ``aggregates``; ``aggfinal`` follows.
 
 Every kernel is ``KERNEL`` around one body: its parameter list comes from the kernel's
 :class:`~.kernelargs.KernelArgs` (:mod:`.codegen`), never from the template text.
@@ -379,6 +383,25 @@ $TERMS
 $REDUCE
 """)
 
+# A dense apply and the aggregates' first pass in one pass over the vertices: the vertex state is
+# read once, not once to apply and again (published) to reduce. The grid-stride loop is that of
+# AGGREGATE_BODY, so a grid of the same size combines the terms in the same order; changed
+# vertices are counted as APPLY_BODY counts them (counters[0]). Not unrolled: apply's stores may
+# alias the next vertex's loads (the state's pointers are not restrict), so an unrolled loop gains
+# no reads in flight, and its registers would cost resident threads.
+APPLY_AGG_BODY = Template(r"""
+$INIT
+  unsigned long long ch = 0;
+#pragma unroll 1
+  for (long long k = (long long)blockIdx.x * GR_BLOCK + threadIdx.x; k < nv; k += (long long)gridDim.x * GR_BLOCK) {
+    const long long v = lo + k;
+    if (grstream_apply(v, acc ? acc[k] : (gr_msg_t)0)) ++ch;
+$TERMS
+  }
+  gr_block_count(counters, ch);
+$REDUCE
+""")
+
 #: scatter over the out-edges of a shard's changed vertices (thread per vertex); ``e`` is the
 #: edge's global CSR position, ``ebase`` the shard's first one
 SCATTER_BODY = Template(r"""
@@ -411,8 +434,8 @@ def skeleton_hash():
     for body in (pk.PUSH_PRELUDE, pk.PUSH_APPLY_TAIL, pk.QUEUE_START_BODY, pk.COMPACT_BODY,
                  pk.SELECT_BITMAP, pk.SELECT_QUEUE, pk.SKIP_IDEMPOTENT):
         h.update(body.encode())
-    for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, SCATTER_BODY, MARK_BODY,
-              pk.PUSH_HUBS_BLOCKS):
+    for t in (PRELUDE, TWC, KERNEL, MERGE_BODY, MULTI_BODY, AGGREGATE_BODY, APPLY_AGG_BODY, SCATTER_BODY,
+              MARK_BODY, pk.PUSH_HUBS_BLOCKS):
         h.update(t.template.encode())
     h.update(repr((LOOPS, MULTI_IDS, IDS_PRELUDE, MERGE_WARP.template, pk.MERGE_NID)).encode())
     for body in (FILL_BODY, APPLY_BODY, COUNT_BODY, HOIST_BODY, PERMUTE_BODY, CONSTANT_BODY):

@@ -9,6 +9,7 @@ from grstream.algorithms import bc, bfs, cc, pagerank, predecessors, sssp
 from grstream.backends.cuda.compile import module_source, nvcc_check, nvcc_path
 from grstream.backends.cuda.codegen import can_hoist, generate
 from grstream.backends.cuda.skeletons import c_literal
+from grstream.engine.schedule import is_dense
 from grstream.errors import KernelCompileError
 
 
@@ -58,6 +59,13 @@ def test_kernel_set_follows_the_program(program):
     assert ("aggregates" in ks.kernels) == bool(spec.aggregates) == ("aggfinal" in ks.kernels)
     for agg in spec.aggregates:
         assert f"grstream_aggregate_{agg}(v)" in ks.source
+    # dense programs apply every vertex in one launch that also makes the aggregates' first pass,
+    # each term read from the state apply just wrote
+    fused = bool(spec.aggregates) and is_dense(spec)
+    assert ("apply_agg" in ks.kernels) == fused
+    if fused:
+        body = ks.source[ks.source.index(ks.kernels["apply_agg"] + "("):]
+        assert all(f"grstream_aggnext_{agg}(v)" in body for agg in spec.aggregates)
     for name in ks.kernels.values():
         assert f"void __launch_bounds__(GR_BLOCK)\n{name}(" in ks.source
         assert name.endswith("_" + spec.name)
