@@ -189,9 +189,12 @@ def _declared_start(cls, spec):
     declared) and each seed param's values, as numpy scalars of the fields' dtypes."""
     name, fields = spec.name, spec.vertex_fields
     initial, seeds = getattr(cls, "initial", None) or {}, getattr(cls, "seeds", None) or {}
+    # the class declaring them must not have an init, its own or inherited: that init would
+    # run in place of the declarations (a subclass's init may still call the base's, below)
     owner = next((c for c in cls.__mro__ if "initial" in vars(c) or "seeds" in vars(c)), None)
-    if owner is not None and "init" in vars(owner):
-        raise ProgramError("declare the initial values (initial, seeds) or define init, not both", name)
+    if owner is not None and _defined(owner, "init"):
+        raise ProgramError("declare the initial values (initial, seeds) or define init, not both "
+                           "(an init of a base class counts)", name)
     if not isinstance(initial, dict) or not all(isinstance(v, dict) for v in (seeds, *seeds.values())):
         raise ProgramError("initial is a dict {field: value}, seeds a dict {vertex param: "
                            "{field: value}}", name)

@@ -176,6 +176,17 @@ def test_declarations_are_checked(body, fragment):
         type("Bad", (_Checked,), body)
 
 
+def test_a_declaration_below_an_inherited_init_is_refused():
+    """A subclass declaring ``initial`` or ``seeds`` where a base defines ``init``: that init
+    would run and the declarations would be ignored, so the class is refused; a subclass's own
+    init above a declaring base (the base's init writes the declarations) stays allowed."""
+    base = type("WithInit", (_Checked,), {"init": lambda self, v: None})
+    for body in ({"initial": {"x": 1}}, {"seeds": {"source": {"x": 0}}}):
+        with pytest.raises(ProgramError, match="not both"):
+            type("Below", (base,), body)
+    assert not _twin(BFS).spec.constant_init
+
+
 def test_constant_init_and_local_init():
     """A class without an init of its own starts from its declaration (or zeros) and is local
     to MPI ranks; a subclass defining init starts from it on the host."""
