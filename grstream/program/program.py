@@ -210,17 +210,21 @@ def _declared_start(cls, spec):
 
 
 def _constant(spec, where, field, value):
-    """``value`` as field ``field``'s dtype; an int or bool field takes it only exactly."""
+    """``value`` as field ``field``'s dtype; an int or bool field takes it only exactly, a float
+    field any finite value it holds without overflow (inf where ``value`` is)."""
     dtype = spec.vertex_fields.get(field)
     if dtype is None:
         raise ProgramError(f"{where}: {field!r} is not a vertex field", spec.name)
     if not isinstance(value, (bool, int, float, np.number, np.bool_)):
         raise ProgramError(f"{where}: v.{field} must be a number, not {type(value).__name__}", spec.name)
     try:
-        x = dtype.type(value)
+        with np.errstate(over="ignore"):   # (an overflow is refused below, not warned of)
+            x = dtype.type(value)
     except (OverflowError, ValueError):
         x = None
-    if x is None or (dtype.kind in "biu" and x != value):
+    infinite = isinstance(value, (float, np.floating)) and np.isinf(value)   # (an int never is)
+    if x is None or (dtype.kind in "biu" and x != value) or \
+            (dtype.kind == "f" and np.isinf(x) and not infinite):
         raise ProgramError(f"{where}: {value!r} is not a value of v.{field} ({dtype})", spec.name)
     return x
 

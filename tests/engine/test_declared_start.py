@@ -147,7 +147,7 @@ def test_lanes_of_a_declared_program(store):
 
 class _Checked(gr.GASProgram):
     abstract = True
-    vertex = {"x": "int64", "flag": "bool"}
+    vertex = {"x": "int64", "flag": "bool", "w": "float32"}
     gather_reduce = gr.monoid.min
     params = {"source": 0}
     vertex_params = ("source",)
@@ -164,6 +164,8 @@ class _Checked(gr.GASProgram):
     ({"initial": {"nope": 1}}, "'nope' is not a vertex field"),
     ({"initial": {"x": 1.5}}, "is not a value of v.x"),
     ({"initial": {"x": 1 << 70}}, "is not a value of v.x"),
+    ({"initial": {"w": 1e300}}, r"is not a value of v.w \(float32\)"),
+    ({"initial": {"w": 1 << 200}}, r"is not a value of v.w \(float32\)"),
     ({"initial": {"x": "a"}}, "must be a number"),
     ({"initial": [1]}, "initial is a dict"),
     ({"seeds": {"other": {"x": 0}}}, "not one of vertex_params"),
@@ -194,3 +196,6 @@ def test_constant_init_and_local_init():
     assert not _twin(BFS).spec.constant_init
     assert BFS.spec.initial == {"level": UNREACHED} and BFS.spec.seeds == {"source": {"level": 0}}
     assert SSSP.spec.initial["dist"] == np.inf
+    fine = type("Fine", (_Checked,), {"initial": {"w": -np.inf, "x": True}, "seeds": {"source": {"w": 0.1}}})
+    assert fine.spec.initial["w"] == -np.inf and fine.spec.initial["x"] == 1
+    assert fine.spec.seeds["source"]["w"] == np.float32(0.1)
