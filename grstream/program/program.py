@@ -201,10 +201,8 @@ def _declared_start(cls, spec):
     for p in seeds:
         if p not in spec.vertex_params:
             raise ProgramError(f"seeds: {p!r} is not one of vertex_params {spec.vertex_params}", name)
-    values = {f: _constant(spec, "initial", f, initial.get(f, 0)) for f in fields}
-    for f in initial:
-        if f not in fields:
-            raise ProgramError(f"initial: {f!r} is not a vertex field", name)
+    # every field, 0 where not declared (a declared name that is no field: _constant refuses it)
+    values = {f: _constant(spec, "initial", f, x) for f, x in {**dict.fromkeys(fields, 0), **initial}.items()}
     return values, {p: {f: _constant(spec, f"seeds[{p!r}]", f, v) for f, v in given.items()}
                     for p, given in seeds.items()}
 
