@@ -34,3 +34,27 @@ def test_the_bench_profiles_every_rank(tmp_path):
             assert run_["start_ms"] > 0 and first["mpi.counts"] > 0   # (the start's counts)
             assert len(rest) == ranks["iterations"] - 1 and all(it["ms"] > 0 for it in rest)
     assert len(report["one"]["bfs"]["profile"]) == 3   # (one process: its own runs)
+
+
+def test_the_profile_counts_a_ranks_init_once(tmp_path):
+    """``--profile``'s "init" is a run's start_state, which under ranks calls Ranks.initial_state
+    (a host init): timed once, not again inside it (a 0.2 s init reads 0.2 s, not 0.4 s)."""
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import json, sys, time\n"
+        "from tests._tools import tool_module\n"
+        "from grstream.algorithms.cc import ConnectedComponents\n"
+        "from grstream.distributed.ranks import Ranks\n"
+        "from grstream.engine import session\n"
+        "Ranks.initial_state = lambda self, *a, **k: time.sleep(0.2) or ('state', None)\n"
+        "bench = tool_module('bench_gpu_ranks')\n"
+        "bench.profile_hooks()\n"
+        "class Store:\n    num_vertices = 10\n"
+        "got = session.start_state(ConnectedComponents(), Store(), ranks=Ranks.__new__(Ranks))\n"
+        "print(json.dumps([got[0], bench.PHASES['init']]))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-3000:]
+    state, init = json.loads(run.stdout.strip().splitlines()[-1])
+    assert state == "state" and 0.2 <= init < 0.35

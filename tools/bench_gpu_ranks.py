@@ -92,8 +92,9 @@ def profile_hooks():
     from grstream.engine import planner, session
     # a run's host work before its start (init, the push check), and when each rank began the
     # run (after the run's first collective) and its start (wall clock: the ranks share a host)
-    _timed(session, "start_state", "init")   # (a declared start: the seed ids only)
-    _timed(ranks.Ranks, "initial_state", "init")   # (ranks: with the seed's gather)
+    # (a declared start: the seed ids only; a host init under ranks: Ranks.initial_state, which
+    # start_state calls, with the seed's gather)
+    _timed(session, "start_state", "init")
     _timed(planner.Planner, "allow_push", "allow_push")
     for name, key in (("_guarded", "entered_at"), ("_start", "start_at")):
         _stamped(session.Session, name, key)
