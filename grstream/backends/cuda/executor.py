@@ -319,7 +319,7 @@ class CudaExecutor(RunStart, VertexPhases, CudaFacts, Executor):
         dev.ex.shard_done(None)
         d2h = dev.readback(self._early_begin if self._early_begin_ok(plan) else None)
         times = dev.ex.span_times(self._origin)   # (each timing event read once)
-        self.mode_times.report(dev.ex, self._origin, self._mstats, self.packer, stats, times)
+        self.mode_times.report(times, self._mstats, self.packer, stats)
         t_copy, t_kernel, hidden = dev.ex.timeline(self._origin, times)
         m = self._mstats
         stats.bytes_h2d += self._h2d + int(m.get("bytes_h2d", 0))

@@ -194,7 +194,9 @@ class Streams:
         """(copy spans, kernel spans) recorded since the last :meth:`timeline`, as (start s,
         end s) since ``origin`` (an event recorded before any of them): each event is read once,
         for the per-mode times and the timeline of one read back. Needs every span finished."""
-        return span_times(self, origin)
+        def spans(pairs):
+            return [(s.time_since(origin) / 1e3, e.time_since(origin) / 1e3) for s, e in pairs]
+        return spans(self.copy_spans), spans(self.kernel_spans)
 
     def timeline(self, origin, times=None):
         """(copy busy s, kernel busy s, overlap s) of the spans since the last call; resets them.
@@ -205,13 +207,6 @@ class Streams:
         copies, kernels = self.span_times(origin) if times is None else times
         self.reset()
         return busy_overlap(copies, kernels)
-
-
-def span_times(streams, origin):
-    """:meth:`Streams.span_times` of anything holding ``copy_spans`` and ``kernel_spans``."""
-    def spans(pairs):
-        return [(s.time_since(origin) / 1e3, e.time_since(origin) / 1e3) for s, e in pairs]
-    return spans(streams.copy_spans), spans(streams.kernel_spans)
 
 
 def _union(intervals):

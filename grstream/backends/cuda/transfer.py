@@ -20,7 +20,7 @@ copy-engine busy time of the "copy" and "compact" units' copies, kernel busy tim
 import numpy as np
 
 from ...engine.contract import LinkCosts
-from .streams import busy_overlap, span_times
+from .streams import busy_overlap
 
 TRANSFERS = ("auto", "copy", "compact", "zerocopy")
 CALIBRATE_BYTES = 16 << 20
@@ -128,11 +128,11 @@ class ModeTimes:
         if unit.transfer == "zerocopy":
             self.kernels.append((unit.transfer, len(streams.kernel_spans)))
 
-    def report(self, streams, origin, mstats, packer, stats, times=None):
-        """Fill ``stats.transfer_bytes`` / ``transfer_seconds`` / ``time_pack`` (after a sync,
-        before ``streams.timeline`` forgets the spans); ``times``: the spans'
-        ``streams.span_times(origin)``, when read already (the timeline takes the same)."""
-        copies, kernels = span_times(streams, origin) if times is None else times
+    def report(self, times, mstats, packer, stats):
+        """Fill ``stats.transfer_bytes`` / ``transfer_seconds`` / ``time_pack`` from ``times``:
+        the plan's (copy spans, kernel spans), ``Streams.span_times`` (read after a sync, before
+        ``Streams.timeline`` forgets them; the timeline takes the same)."""
+        copies, kernels = times
         by_mode = {}
         for mode, a, b in mstats.get("copy_spans", ()):
             by_mode.setdefault(mode, []).extend(copies[a:b])

@@ -992,8 +992,8 @@ def test_read_back_reads_each_timing_event_once():
     origin = Event(0)
     times = streams.span_times(origin)
     st = IterationStats()
-    ModeTimes().report(streams, origin, {"copy_spans": [("copy", 0, 2)], "modes": {"copy": 8}},
-                       SimpleNamespace(take_stats=lambda: (0, 0.0)), st, times)
+    ModeTimes().report(times, {"copy_spans": [("copy", 0, 2)], "modes": {"copy": 8}},
+                       SimpleNamespace(take_stats=lambda: (0, 0.0)), st)
     assert streams.timeline(origin, times) == pytest.approx((2.0, 2.0, 1.0))
     assert len(read) == 6 and st.transfer_seconds == pytest.approx({"copy": 2.0})
 

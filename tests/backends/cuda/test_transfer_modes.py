@@ -274,6 +274,7 @@ class Event:
 def test_mode_times_split_copies_and_zero_copy_kernels():
     from types import SimpleNamespace
     from grstream.backends.cuda.transfer import ModeTimes
+    from grstream.backends.cuda.streams import Streams
     from grstream.engine.backend import IterationStats
     from grstream.engine.plan import Unit
     streams = SimpleNamespace(copy_spans=[(Event(0), Event(1)), (Event(0.5), Event(2)), (Event(3), Event(4))],
@@ -285,7 +286,7 @@ def test_mode_times_split_copies_and_zero_copy_kernels():
     mstats = {"copy_spans": [("copy", 0, 2), ("compact", 2, 3)], "modes": {"copy": 10, "compact": 4, "zerocopy": 3}}
     packer = SimpleNamespace(take_stats=lambda: (4, 0.25))
     st = IterationStats()
-    times.report(streams, Event(0), mstats, packer, st)
+    times.report(Streams.span_times(streams, Event(0)), mstats, packer, st)
     assert st.transfer_bytes == {"copy": 10, "compact": 4, "zerocopy": 3}
     assert st.transfer_seconds == pytest.approx({"copy": 2.0, "compact": 1.0, "zerocopy": 2.0})
     assert st.time_pack == 0.25 and times.kernels == []
