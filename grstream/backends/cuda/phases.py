@@ -8,6 +8,11 @@ import numpy as np
 SEED_LIST = 64
 
 
+def whole_graph(ex):
+    """Whether executor ``ex`` holds every vertex's state alone: no lanes, no MPI rank's span."""
+    return ex.lane_runs is None and ex.setup_span is None and ex.span == (0, ex.dev.n)
+
+
 class VertexPhases:
     """Activation, seeding, scatter and the changed set of gather_from "changed" programs; the
     next dense plan's first passes queued behind a read back."""
@@ -22,8 +27,7 @@ class VertexPhases:
         is passed over once, and :meth:`reduce` finds the plan's aggregates done."""
         dev = self.dev
         lo, hi = self.span
-        if (plan.reduce and "apply_agg" in dev.fn and self.lane_runs is None and self.setup_span is None
-                and (lo, hi) == (0, dev.n)):
+        if plan.reduce and "apply_agg" in dev.fn and whole_graph(self):
             dev.apply_aggregates(lo, hi - lo, self._acc_at(lo))
             self._reduced = plan
             return
@@ -41,9 +45,8 @@ class VertexPhases:
         is one (``activate = "all"``), whose messages read nothing that changes between
         iterations (aggregates, ``self.iteration``), on one executor of the whole graph."""
         if not (plan.dense and plan.hoist and plan.direction == "pull" and not plan.seed
-                and not plan.activation and self.spec.activate == "all" and self.lane_runs is None
-                and not self.pushes.available and self.span == (0, self.dev.n)
-                and self.setup_span is None):
+                and not plan.activation and self.spec.activate == "all" and not self.pushes.available
+                and whole_graph(self)):
             return False
         info = self.spec.analysis.methods.get("gather_map")
         return info is not None and not info.aggregates and "iteration" not in info.self_builtins
