@@ -6,6 +6,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from ..errors import ProgramError
+from ..program.push import sender_reads_builtins
 from ..program.views import FieldValueError, VertexView
 
 
@@ -105,7 +106,6 @@ def constant_state(program, n, lanes=None):
     start); None where the host runs init: lanes, scheduled programs (the host reads the
     schedule), and seeded push programs whose messages read the sender's built-ins (the push
     check then needs every vertex's)."""
-    from ..program.push import sender_reads_builtins
     spec = type(program).spec
     if (not spec.constant_init or lanes is not None or spec.activate == "schedule"
             or (spec.seeds and sender_reads_builtins(spec))):
