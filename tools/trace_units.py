@@ -32,7 +32,8 @@ from bench_gpu import PINNED, budget_quarter, log  # noqa: E402
 
 
 class Recorder:
-    """Host times and device spans of each plan the executor runs (the last ``keep`` runs)."""
+    """Host times and device spans of each plan the executor runs (``plans``: main empties it
+    before each timed run, so it ends with the last run's)."""
 
     def __init__(self):
         self.plans = []
