@@ -179,7 +179,10 @@ class Streams:
         for spans in (self.copy_spans, self.kernel_spans):
             for pair in spans:
                 pool.extend(pair)
-        pool.extend(self._retired)
+        # (a copy ahead's end events stay its own until it is joined, also where a later copy
+        # retired them and its plan ended without the join: an interrupted delivery)
+        kept = () if self.ahead is None else {id(e) for _, e in self.ahead[0]}
+        pool.extend(e for e in self._retired if id(e) not in kept)
         self.copy_spans, self.kernel_spans, self._retired = [], [], []
         self._slot_free = {}
         # (a copy running ahead stays the one the next copies follow; else the last copy's end

@@ -106,3 +106,25 @@ def test_a_copy_ahead_is_waited_for_by_the_next_plan_only(cuda):
     assert at == (2, 4) and ex.ahead is None
     assert set(ends) <= set(waits(cuda.log, ex.compute, start))
     assert ex.join_ahead() is None
+
+
+def test_a_copy_ahead_never_joined_keeps_its_end_events_out_of_the_pool(cuda):
+    """A plan that copies after a copy ahead and ends without joining it (an interrupted
+    delivery) leaves the ahead's end events to the ahead: the read back's reset does not pool
+    them too, so no event is handed out for two uses at once."""
+    ex = Streams(2)
+    copy(ex, 0, [0, 64])
+    ex.end_ahead()
+    ex.timeline(cuda.Event())             # this plan's read back: the copy ahead stays
+    ends = {id(e) for _, e in ex.ahead[0]}
+    copy(ex, 1, [128, 192])               # the next plan's copy (it follows the ahead), then no join
+    ex.end_copy()
+    ex.timeline(cuda.Event())
+    pooled = [id(e) for e in ex._pool]
+    assert not ends & set(pooled) and ends == {id(e) for _, e in ex._prev_copy}
+    copy(ex, 0, [0, 64])                  # a later plan joins it: each event pooled once
+    ex.end_copy()
+    assert ex.join_ahead() is not None
+    ex.timeline(cuda.Event())
+    pooled = [id(e) for e in ex._pool]
+    assert len(pooled) == len(set(pooled)) and ends <= set(pooled)
