@@ -20,7 +20,7 @@ Lifecycle (driven by :class:`grstream.engine.session.Session`)::
         ex.bind(program)                  # the instance whose parameters kernels read
         ex.load_state(state, edge_state)  # initial vertex fields and edge state (or
                                           # ex.fill_state(initial, edge_state): declared ones)
-        ex.set_frontier(None or mask, ids)  # then, if seeded: the seed plan (below)
+        ex.set_frontier(None or mask, ids)  # (or ids alone) then, if seeded: the seed plan
         for each iteration: [ex.set_active(ids) if scheduled]; run the plan (below)
         (checkpoint due: rs = ex.save_run(); resumed: ex.restore_run(rs) instead of
          load_state, set_frontier and the seed plan)
@@ -180,10 +180,11 @@ class Executor:
         self.load_state(state, edge_state)
 
     def set_frontier(self, mask: Optional[np.ndarray], ids: Optional[np.ndarray] = None) -> None:
-        """None: every vertex is active. Else a bool mask of length n: the *seed* (vertices
-        treated as changed before iteration 1), consumed by the seed plan's ``activate``.
-        ``ids``: the mask's True positions, sorted (the engine finds them once, so an executor
-        need not scan the n-sized mask again); None: the executor finds them itself."""
+        """Both None: every vertex is active. Else the *seed* (vertices treated as changed before
+        iteration 1), consumed by the seed plan's ``activate``: ``ids``, its sorted vertex ids
+        (the engine finds them once, so an executor need not scan an n-sized mask), or where
+        ``ids`` is None a bool mask of length n, whose ids the executor finds itself. A declared
+        start gives the ids alone (no mask of n is made); lanes give an (n, lanes) mask."""
         raise NotImplementedError
 
     def set_active(self, ids: np.ndarray) -> None:

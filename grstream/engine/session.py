@@ -361,13 +361,14 @@ class Session:
         seeded = seed is not None and spec.activate == "frontier"
         counts, scan_s = self.sizes, 0.0
         if seeded:
-            # the seed's ids, found once here: the executor takes them with the mask and the
-            # per-shard counts come from a search over the ids (O(seeds log S), not an n pass)
+            # the seed's ids, found once here (a declared start's are its own: no mask of n):
+            # the executor takes them, and the per-shard counts come from a search over the
+            # ids (O(seeds log S), not an n pass)
             t0 = time.perf_counter()
             idx = run_seed_ids(state, seed, lanes)
             scan_s = time.perf_counter() - t0
             counts = np.diff(np.searchsorted(idx, np.asarray(store.intervals, dtype=np.int64)))
-            ex.set_frontier(seed, ids=idx)
+            ex.set_frontier(None if isinstance(state, ConstantState) else seed, ids=idx)
         else:
             ex.set_frontier(None)
         local = counts if self.ranks is None else self.ranks.local(counts)

@@ -82,14 +82,6 @@ class ConstantState:
     seed: Optional[np.ndarray]
     seed_values: Dict[str, np.ndarray]
 
-    def mask(self):
-        """The seed as a bool mask of n (what ``Executor.set_frontier`` takes), or None."""
-        if self.seed is None:
-            return None
-        mask = np.zeros(self.n, dtype=bool)
-        mask[self.seed] = True
-        return mask
-
     def rows(self):
         """``(state, seed)`` of the state's distinct rows, the values of the vertices outside
         the seed (where there are any) and each seed vertex's: a program whose messages read
@@ -122,16 +114,17 @@ def constant_state(program, n, lanes=None):
 
 
 def start_state(program, store, lanes=None, alloc=None, ids=None, ranks=None):
-    """A run's ``(state, seed)``: a :class:`ConstantState` and its seed mask where the program
-    declares its start, else ``initial_state``'s host arrays (under MPI ranks
-    ``Ranks.initial_state``'s). Every rank makes a declared state whole, exchanging nothing."""
+    """A run's ``(state, seed)``: a :class:`ConstantState` and its seed's sorted ids (no mask of
+    n) where the program declares its start, else ``initial_state``'s host arrays and seed mask
+    (under MPI ranks ``Ranks.initial_state``'s). Every rank makes a declared state whole,
+    exchanging nothing."""
     made = constant_state(program, int(store.num_vertices), lanes)
     if made is None:
         init = initial_state if ranks is None else ranks.initial_state
         return init(program, store, lanes=lanes, alloc=alloc, ids=ids)
     if ranks is not None:
         ranks.state_span = None   # (the executor's state is the whole state: no exchange)
-    return made, made.mask()
+    return made, made.seed
 
 
 class _ZeroedOnRead(dict):

@@ -96,10 +96,28 @@ def test_pair_seed_values():
         {"hops": [0], "seen": [True], "mass": [0.5], "tag": [7]}
     made = state_mod.constant_state(Pair(a=6, b=2), 10)
     assert made.seed.tolist() == [2, 6] and made.seed_values["tag"].tolist() == [7, -3]
-    assert made.mask().tolist() == [i in (2, 6) for i in range(10)]
     rows, seed = made.rows()
     assert rows["tag"].tolist() == [-3, 7, -3] and seed.tolist() == [False, True, True]
     assert rows["hops"].dtype == np.int32 and rows["seen"].dtype == np.bool_
+
+
+def test_a_declared_seed_reaches_the_executor_as_ids_alone(store, monkeypatch):
+    """No seed mask of n is made for a declared start: the executor's set_frontier gets the
+    seed's ids and no mask, and the run equals the host-started twin's."""
+    from grstream.backends.cpu.executor import CpuExecutor
+    calls = []
+    real = CpuExecutor.set_frontier
+
+    def spy(self, mask, ids=None):
+        calls.append((mask, None if ids is None else np.asarray(ids).tolist()))
+        return real(self, mask, ids)
+
+    monkeypatch.setattr(CpuExecutor, "set_frontier", spy)
+    got = gr.run(BFS(source=5), store)
+    assert calls == [(None, [5])]
+    want = gr.run(_twin(BFS)(source=5), store)
+    assert isinstance(calls[1][0], np.ndarray) and calls[1][1] == [5]   # the host path's mask
+    np.testing.assert_array_equal(got.value, want.value)
 
 
 def test_loud_start_pulls(store):

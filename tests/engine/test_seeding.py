@@ -54,8 +54,8 @@ class HostBFS(BFS):
 
 @pytest.mark.parametrize("cls", [HostBFS, BFS])
 def test_seed_mask_is_scanned_once_per_run(store, monkeypatch, cls):
-    """The session finds the ids once (a declared start: never, its ids are known); the
-    executor takes them and scans no n-sized mask."""
+    """The session finds the ids once (a declared start: never, its ids are known and it makes
+    no mask); the executor takes them and scans no n-sized mask."""
     n = int(store.num_vertices)
     scans, frontiers = [], []
     real_ids, real_flat = state_mod.seed_ids, np.flatnonzero
@@ -85,7 +85,8 @@ def test_seed_mask_is_scanned_once_per_run(store, monkeypatch, cls):
         r = s.run(cls(source=17))
         r2 = s.run(cls(source=150))
     assert scans == ([n, n] if cls is HostBFS else [])
-    assert frontiers == [(False, [17], 0), (False, [150], 0)]
+    host = cls is HostBFS   # (a declared start hands over its ids alone: no mask of n)
+    assert frontiers == [(not host, [17], 0), (not host, [150], 0)]
     ref = gr.run(BFS(source=150), store)
     np.testing.assert_array_equal(r2.values["level"], ref.values["level"])
     assert r.values["level"][17] == 0 and r.info["seed_scan_s"] >= 0

@@ -163,7 +163,7 @@ class CpuExecutor(CpuFacts, Executor):
     def set_frontier(self, mask, ids=None):
         if self.lane_runs is not None:
             mask, ids = self.lane_runs.start(mask), None
-        ids = None if mask is None else np.flatnonzero(mask) if ids is None else np.asarray(ids)
+        ids = np.asarray(ids) if ids is not None else None if mask is None else np.flatnonzero(mask)
         self.frontier.start(ids)
         self.sources.record(ids)
 

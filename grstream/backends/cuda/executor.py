@@ -99,10 +99,10 @@ class CudaExecutor(RunStart, VertexPhases, CudaFacts, Executor):
         t0 = time.perf_counter()
         if self.lane_runs is not None:   # an (n, lanes) seed: each lane's own, its union
             self.seed_idx = self.lane_runs.set_seed(mask)
-        elif mask is None:
-            self.seed_idx = None
+        elif ids is not None:
+            self.seed_idx = np.asarray(ids, dtype=np.int64)
         else:
-            self.seed_idx = seed_ids(mask) if ids is None else np.asarray(ids, dtype=np.int64)
+            self.seed_idx = None if mask is None else seed_ids(mask)
         if self.pushes.available:
             self.pushes.seed(self.seed_idx, self.sizes)
         elif self.from_changed:   # the changed set before iteration 1: the seed, or every vertex
