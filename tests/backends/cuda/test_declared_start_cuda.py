@@ -26,7 +26,7 @@ def store(tmp_path):
 
 
 @pytest.mark.parametrize("budget", ["all", "minimum"])
-@pytest.mark.parametrize("cls, params", CASES, ids=lambda c: getattr(c, "__name__", str(c)))
+@pytest.mark.parametrize("cls, params", CASES, ids=lambda c: getattr(c, "__name__", None) or "-".join(f"{k}{v}" for k, v in c.items()))
 def test_declared_start_on_the_gpu(gpu, store, cls, params, budget, monkeypatch):
     """In GPU memory and streamed at the minimum budget: values equal the CPU's and the
     host-init twin's on the GPU (iterations and changed sets too, where the program is not
