@@ -361,9 +361,8 @@ class Session:
         seeded = seed is not None and spec.activate == "frontier"
         counts, scan_s = self.sizes, 0.0
         if seeded:
-            # the seed's ids, found once here (a declared start's are its own: no mask of n):
-            # the executor takes them, and the per-shard counts come from a search over the
-            # ids (O(seeds log S), not an n pass)
+            # the seed's ids, found once (a declared start's own: no mask of n); the executor takes
+            # them, and per-shard counts come from a search over them (O(seeds log S), no n pass)
             t0 = time.perf_counter()
             idx = run_seed_ids(state, seed, lanes)
             scan_s = time.perf_counter() - t0
